@@ -1,0 +1,91 @@
+/**
+ * The kit's error hierarchy: one class per protocol error, with its JSON-RPC code, HTTP status and
+ * google.rpc reason in one table. Handlers throw these; exactly one place turns them into replies.
+ */
+
+export const A2A_ERROR_DOMAIN = 'a2a-protocol.org';
+
+/** Every error the kit answers with, keyed by a stable name. */
+export const ERROR_TABLE = {
+  ParseError: { code: -32700, http: 400, status: 'INVALID_ARGUMENT', reason: undefined, message: 'Parse error: the body is not valid JSON' },
+  InvalidRequest: { code: -32600, http: 400, status: 'INVALID_ARGUMENT', reason: undefined, message: 'Invalid request' },
+  MethodNotFound: { code: -32601, http: 404, status: 'NOT_FOUND', reason: undefined, message: 'Method not found' },
+  InvalidParams: { code: -32602, http: 400, status: 'INVALID_ARGUMENT', reason: undefined, message: 'Invalid params' },
+  Internal: { code: -32603, http: 500, status: 'INTERNAL', reason: undefined, message: 'Internal error' },
+  TaskNotFound: { code: -32001, http: 404, status: 'NOT_FOUND', reason: 'TASK_NOT_FOUND', message: 'Task not found' },
+  TaskNotCancelable: { code: -32002, http: 400, status: 'FAILED_PRECONDITION', reason: 'TASK_NOT_CANCELABLE', message: 'Task cannot be canceled' },
+  PushNotificationNotSupported: { code: -32003, http: 400, status: 'FAILED_PRECONDITION', reason: 'PUSH_NOTIFICATION_NOT_SUPPORTED', message: 'Push notifications are not supported' },
+  UnsupportedOperation: { code: -32004, http: 400, status: 'FAILED_PRECONDITION', reason: 'UNSUPPORTED_OPERATION', message: 'This operation is not supported' },
+  ContentTypeNotSupported: { code: -32005, http: 400, status: 'INVALID_ARGUMENT', reason: 'CONTENT_TYPE_NOT_SUPPORTED', message: 'Content type not supported' },
+  InvalidAgentResponse: { code: -32006, http: 500, status: 'INTERNAL', reason: 'INVALID_AGENT_RESPONSE', message: 'The agent produced an invalid response' },
+  ExtendedAgentCardNotConfigured: { code: -32007, http: 400, status: 'FAILED_PRECONDITION', reason: 'EXTENDED_AGENT_CARD_NOT_CONFIGURED', message: 'No extended agent card is configured' },
+  ExtensionSupportRequired: { code: -32008, http: 400, status: 'FAILED_PRECONDITION', reason: 'EXTENSION_SUPPORT_REQUIRED', message: 'A required extension was not requested' },
+  VersionNotSupported: { code: -32009, http: 400, status: 'FAILED_PRECONDITION', reason: 'VERSION_NOT_SUPPORTED', message: 'Protocol version not supported' },
+  Unauthenticated: { code: -32600, http: 401, status: 'UNAUTHENTICATED', reason: undefined, message: 'Authentication required' },
+  PayloadTooLarge: { code: -32600, http: 413, status: 'INVALID_ARGUMENT', reason: undefined, message: 'Request body too large' },
+} as const;
+
+export type A2AErrorName = keyof typeof ERROR_TABLE;
+
+/** One offending field, as google.rpc.BadRequest's fieldViolations. */
+export interface FieldViolation {
+  readonly field: string;
+  readonly description: string;
+}
+
+/** An error the client may see: its message is safe to send. */
+export class A2AError extends Error {
+  readonly kind: A2AErrorName;
+  readonly code: number;
+  readonly httpStatus: number;
+  /** ErrorInfo metadata (string values only, per google.rpc.ErrorInfo). */
+  readonly metadata?: Readonly<Record<string, string>>;
+  readonly fieldViolations?: readonly FieldViolation[];
+
+  constructor(
+    kind: A2AErrorName,
+    message?: string,
+    extra?: { metadata?: Record<string, string>; fieldViolations?: FieldViolation[]; cause?: unknown },
+  ) {
+    super(message ?? ERROR_TABLE[kind].message, extra?.cause === undefined ? undefined : { cause: extra.cause });
+    this.name = `A2AError(${kind})`;
+    this.kind = kind;
+    this.code = ERROR_TABLE[kind].code;
+    this.httpStatus = ERROR_TABLE[kind].http;
+    this.metadata = extra?.metadata;
+    this.fieldViolations = extra?.fieldViolations;
+  }
+}
+
+/** TaskNotFound for an id: the same bytes whether the task never existed or belongs to someone else. */
+export function taskNotFound(taskId: string): A2AError {
+  return new A2AError('TaskNotFound', `Task ${taskId} not found`, { metadata: { taskId } });
+}
+
+export function invalidParams(violations: FieldViolation[]): A2AError {
+  const text = violations.map((v) => (v.field ? `${v.field}: ${v.description}` : v.description)).join('; ');
+  return new A2AError('InvalidParams', `Invalid params: ${text}`, { fieldViolations: violations });
+}
+
+/** Any thrown value as an A2AError; unexpected ones become a generic Internal error (no text leaks). */
+export function toA2AError(error: unknown): A2AError {
+  return error instanceof A2AError ? error : new A2AError('Internal');
+}
+
+/** The `error.data` array of a JSON-RPC error: google.rpc detail objects, each with `@type`. */
+export function errorDetails(error: A2AError): unknown[] | undefined {
+  const entry = ERROR_TABLE[error.kind];
+  const details: unknown[] = [];
+  if (entry.reason) {
+    details.push({
+      '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+      reason: entry.reason,
+      domain: A2A_ERROR_DOMAIN,
+      ...(error.metadata ? { metadata: error.metadata } : {}),
+    });
+  }
+  if (error.fieldViolations?.length) {
+    details.push({ '@type': 'type.googleapis.com/google.rpc.BadRequest', fieldViolations: error.fieldViolations });
+  }
+  return details.length ? details : undefined;
+}

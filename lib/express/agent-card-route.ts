@@ -1,0 +1,58 @@
+/**
+ * GET <mount>/.well-known/agent-card.json: the public card, with the JSON-RPC interface URL filled
+ * in from where the router is mounted unless the card states one. Cached per origin, with ETag.
+ */
+import { createHash } from 'node:crypto';
+import type { Request, Response } from 'express';
+import type { AgentCard } from '../protocol/schemas.js';
+import { SERVED_VERSION } from '../protocol/version.js';
+
+/** The JSON-RPC v1.0 interface of a card, if it states one. */
+export function statedJsonRpcInterface(card: AgentCard | Omit<AgentCard, 'supportedInterfaces'> & { supportedInterfaces?: AgentCard['supportedInterfaces'] }) {
+  return card.supportedInterfaces?.find((i) => i.protocolBinding === 'JSONRPC' && i.protocolVersion === SERVED_VERSION);
+}
+
+/** The card with our JSON-RPC interface first when the card does not state it. */
+export function cardForBaseUrl(card: AgentCard, baseUrl: string): AgentCard {
+  if (statedJsonRpcInterface(card)) return card;
+  return {
+    ...card,
+    supportedInterfaces: [{ url: baseUrl, protocolBinding: 'JSONRPC', protocolVersion: SERVED_VERSION }, ...card.supportedInterfaces],
+  };
+}
+
+interface Rendered {
+  readonly body: string;
+  readonly etag: string;
+}
+
+const MAX_CACHED_ORIGINS = 32;
+
+export function agentCardRoute(card: AgentCard, maxAgeSeconds: number): (req: Request, res: Response) => void {
+  const cache = new Map<string, Rendered>();
+  const render = (baseUrl: string): Rendered => {
+    let rendered = cache.get(baseUrl);
+    if (!rendered) {
+      const body = JSON.stringify(cardForBaseUrl(card, baseUrl));
+      rendered = { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
+      if (cache.size >= MAX_CACHED_ORIGINS) cache.delete(cache.keys().next().value!);
+      cache.set(baseUrl, rendered);
+    }
+    return rendered;
+  };
+
+  return function a2aAgentCard(req: Request, res: Response): void {
+    const { body, etag } = render(`${req.protocol}://${req.get('host') ?? 'localhost'}${req.baseUrl}`);
+    res.setHeader('Cache-Control', `public, max-age=${maxAgeSeconds}`);
+    res.setHeader('ETag', etag);
+    if (req.get('if-none-match') === etag) {
+      res.statusCode = 304;
+      res.end();
+      return;
+    }
+    res.statusCode = 200;
+    res.setHeader('Content-Type', 'application/json');
+    res.setHeader('Content-Length', Buffer.byteLength(body));
+    res.end(body);
+  };
+}

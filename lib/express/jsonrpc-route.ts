@@ -1,0 +1,168 @@
+/**
+ * POST <mount>: the JSON-RPC 2.0 binding. Reads the envelope, negotiates version and extensions,
+ * validates params with zod, enters the request's A2A context and calls the request handler.
+ * Unary results are JSON responses; SendStreamingMessage and SubscribeToTask answer with SSE.
+ */
+import type { Request, Response } from 'express';
+import type { z } from 'zod';
+import { runWithA2AContext, type A2ACaller, type A2ARequestContext } from '../context/carrier.js';
+import { readA2AState } from '../context/request-state.js';
+import { A2AError, invalidParams, toA2AError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { ExtensionNegotiator } from '../protocol/extensions.js';
+import { EnvelopeError, errorResponse, parseParams, readEnvelope, successResponse, type JsonRpcId } from '../protocol/jsonrpc.js';
+import {
+  CancelTaskRequestSchema,
+  GetExtendedAgentCardRequestSchema,
+  GetTaskRequestSchema,
+  ListTasksRequestSchema,
+  SendMessageRequestSchema,
+  SubscribeToTaskRequestSchema,
+} from '../protocol/requests.js';
+import { negotiateVersion } from '../protocol/version.js';
+import type { A2ARequestHandler, CallContext, StreamObserver } from '../server/request-handler.js';
+import { SseWriter } from './sse.js';
+
+/** Who is calling, as an application states it itself (overrides what middlewares contributed). */
+export interface CallerResolution {
+  readonly caller?: A2ACaller;
+  readonly tenant?: string;
+}
+export type CallContextHook = (req: Request) => CallerResolution | undefined | Promise<CallerResolution | undefined>;
+
+export interface JsonRpcRouteOptions {
+  readonly handler: A2ARequestHandler;
+  readonly logger: Logger;
+  readonly extensions: ExtensionNegotiator;
+  readonly heartbeatIntervalMs: number;
+  readonly callContext?: CallContextHook;
+}
+
+/** Without auth every caller is the same anonymous principal (one bucket); a2aAuth changes that. */
+export const ANONYMOUS_CALLER: A2ACaller = Object.freeze({ id: 'anonymous', authenticated: false });
+
+type Unary = { schema: z.ZodType<{ tenant?: string }>; run: (call: CallContext, params: never) => Promise<unknown> };
+type Streaming = {
+  schema: z.ZodType<{ tenant?: string }>;
+  open: (call: CallContext, params: never, observer: StreamObserver) => Promise<() => void>;
+};
+
+const PUSH_METHODS = new Set([
+  'CreateTaskPushNotificationConfig',
+  'GetTaskPushNotificationConfig',
+  'ListTaskPushNotificationConfigs',
+  'DeleteTaskPushNotificationConfig',
+]);
+
+export function jsonRpcRoute(options: JsonRpcRouteOptions): (req: Request, res: Response) => Promise<void> {
+  const { handler, logger, extensions, heartbeatIntervalMs, callContext } = options;
+
+  const unary: Record<string, Unary> = {
+    SendMessage: { schema: SendMessageRequestSchema, run: (call, p) => handler.sendMessage(call, p) },
+    GetTask: { schema: GetTaskRequestSchema, run: (call, p) => handler.getTask(call, p) },
+    ListTasks: { schema: ListTasksRequestSchema, run: (call, p) => handler.listTasks(call, p) },
+    CancelTask: { schema: CancelTaskRequestSchema, run: (call, p) => handler.cancelTask(call, p) },
+    GetExtendedAgentCard: { schema: GetExtendedAgentCardRequestSchema, run: (call) => handler.getExtendedAgentCard(call) },
+  };
+  const streaming: Record<string, Streaming> = {
+    SendStreamingMessage: { schema: SendMessageRequestSchema, open: (call, p, o) => handler.sendStreamingMessage(call, p, o) },
+    SubscribeToTask: { schema: SubscribeToTaskRequestSchema, open: (call, p, o) => handler.subscribeToTask(call, p, o) },
+  };
+
+  const sendJson = (res: Response, status: number, body: string): void => {
+    if (res.headersSent) return;
+    res.statusCode = status;
+    res.setHeader('Content-Type', 'application/json');
+    res.setHeader('Content-Length', Buffer.byteLength(body));
+    res.end(body);
+  };
+
+  const sendError = (res: Response, id: JsonRpcId, thrown: unknown): void => {
+    if (!(thrown instanceof A2AError)) logger.error({ err: thrown }, 'unexpected error while handling a JSON-RPC request');
+    const error = toA2AError(thrown);
+    if (error.kind === 'Unauthenticated') res.setHeader('WWW-Authenticate', 'Bearer realm="a2a"');
+    sendJson(res, error.kind === 'Unauthenticated' ? 401 : error.kind === 'PayloadTooLarge' ? 413 : 200, errorResponse(id, error));
+  };
+
+  /** Builds the call and the carrier from what middlewares and the hook resolved, and the params' tenant. */
+  const resolveCall = async (req: Request, res: Response, stated: string | undefined, active: string[]) => {
+    const state = readA2AState(req);
+    let caller = state?.caller;
+    let tenant = state?.tenant;
+    if (callContext) {
+      const resolved = await callContext(req);
+      caller = resolved?.caller ?? caller;
+      tenant = resolved?.tenant ?? tenant;
+    }
+    if (tenant !== undefined && stated && stated !== tenant) {
+      throw invalidParams([{ field: 'tenant', description: 'does not match the tenant this request was authorized for' }]);
+    }
+    const abort = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) abort.abort(new Error('the client closed the request'));
+    });
+    const requestContext: A2ARequestContext = {
+      caller: caller ?? ANONYMOUS_CALLER,
+      tenant: tenant ?? stated ?? '',
+      requestId: state?.requestId,
+      trace: state?.trace,
+      signal: abort.signal,
+    };
+    const call: CallContext = { caller: requestContext.caller, tenant: requestContext.tenant, extensions: active, requestContext };
+    return call;
+  };
+
+  const stream = async (res: Response, id: JsonRpcId, call: CallContext, method: Streaming, params: never): Promise<void> => {
+    const writer = new SseWriter(res, heartbeatIntervalMs);
+    let detach: (() => void) | undefined;
+    const observer: StreamObserver = {
+      onEvent: (event) => writer.send(successResponse(id, event)),
+      onEnd: (outcome) => {
+        if (outcome.kind === 'error') {
+          if (!writer.opened) return sendError(res, id, outcome.error);
+          writer.sendError(errorResponse(id, outcome.error));
+        }
+        writer.end();
+      },
+    };
+    // A client that goes away stops following; the task itself goes on.
+    res.once('close', () => {
+      writer.stop();
+      detach?.();
+    });
+    try {
+      detach = await runWithA2AContext(call.requestContext, () => method.open(call, params, observer));
+      if (writer.closed) detach();
+    } catch (error) {
+      if (writer.opened) {
+        writer.sendError(errorResponse(id, toA2AError(error)));
+        writer.end();
+      } else sendError(res, id, error);
+    }
+  };
+
+  return async function a2aJsonRpc(req: Request, res: Response): Promise<void> {
+    let id: JsonRpcId = null;
+    try {
+      const envelope = readEnvelope(req.body);
+      id = envelope.id;
+      negotiateVersion(req.get('a2a-version') ?? (req.query['A2A-Version'] as string | undefined));
+      const active = extensions.activate(req.get('a2a-extensions'));
+      if (active.length > 0) res.setHeader('A2A-Extensions', active.join(', '));
+
+      const method = envelope.method;
+      if (PUSH_METHODS.has(method)) handler.pushNotificationsNotSupported();
+      const unaryMethod = unary[method];
+      const streamingMethod = unaryMethod ? undefined : streaming[method];
+      const schema = unaryMethod?.schema ?? streamingMethod?.schema;
+      if (!schema) throw new A2AError('MethodNotFound', `Method not found: ${method}`);
+      const params = parseParams(schema, envelope.params);
+      const call = await resolveCall(req, res, params.tenant || undefined, active);
+      if (streamingMethod) return await stream(res, id, call, streamingMethod, params as never);
+      const result = await runWithA2AContext(call.requestContext, () => unaryMethod!.run(call, params as never));
+      sendJson(res, 200, successResponse(id, result));
+    } catch (error) {
+      sendError(res, error instanceof EnvelopeError ? error.id : id, error);
+    }
+  };
+}

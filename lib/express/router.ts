@@ -1,0 +1,168 @@
+/**
+ * createA2ARouter(): an Express sub-app that serves one A2A agent where it is mounted:
+ * the agent card at `<mount>/.well-known/agent-card.json` and JSON-RPC at `POST <mount>`.
+ * Options are checked with zod here, at construction, not at the first request.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import asyncHandler from 'express-async-handler';
+import { z } from 'zod';
+import { A2AError } from '../errors.js';
+import { consoleLogger, type Logger } from '../logger.js';
+import { parseOptions } from '../options.js';
+import { ExtensionNegotiator } from '../protocol/extensions.js';
+import { errorResponse } from '../protocol/jsonrpc.js';
+import { AgentCardSchema, AgentInterfaceSchema, type AgentCard } from '../protocol/schemas.js';
+import type { AgentExecutor } from '../server/executor.js';
+import { A2ARequestHandler, type ExtendedAgentCardProvider } from '../server/request-handler.js';
+import { InMemoryTaskStore } from '../server/stores/in-memory-task-store.js';
+import type { TaskStore } from '../server/stores/task-store.js';
+import { agentCardRoute, statedJsonRpcInterface } from './agent-card-route.js';
+import { jsonRpcRoute, type CallContextHook } from './jsonrpc-route.js';
+
+/** An agent card as given to the router: `supportedInterfaces` may be left out (filled from the mount path). */
+export type AgentCardInput = Omit<AgentCard, 'supportedInterfaces'> & { supportedInterfaces?: AgentCard['supportedInterfaces'] };
+
+export interface A2ARouterOptions {
+  readonly agentCard: AgentCardInput;
+  readonly executor: AgentExecutor;
+  /** Where tasks live; an in-memory store by default. */
+  readonly taskStore?: TaskStore;
+  /** pino-compatible; warnings and errors go to the console by default. */
+  readonly logger?: Logger;
+  /** Resolves the caller and tenant per request (overrides what a2aAuth/a2aTenant contributed). */
+  readonly callContext?: CallContextHook;
+  /** How long CancelTask waits for the agent before writing CANCELED itself. Default 5000 ms. */
+  readonly cancelGracePeriodMs?: number;
+  /** Interval of `: ping` comments on idle SSE streams. Default 15000 ms; 0 disables. */
+  readonly heartbeatIntervalMs?: number;
+  /** Served by GetExtendedAgentCard to authenticated callers when the card declares it. */
+  readonly extendedAgentCard?: ExtendedAgentCardProvider;
+  /** Largest accepted request body (bytes or a string such as '1mb'). Default '1mb'. */
+  readonly bodyLimit?: string | number;
+  /** Cache-Control max-age of the public card. Default 300 s. */
+  readonly agentCardMaxAgeSeconds?: number;
+}
+
+/** The router, plus read-only gauges for tests and operators. */
+export type A2ARouter = express.Express & {
+  /** Tasks with a live execution (0 when every task is parked or finished). */
+  readonly liveExecutions: number;
+  /** Blocking sends, streams and subscribers attached to live executions. */
+  readonly liveObservers: number;
+};
+
+const hasMethods = (...names: string[]) => (value: unknown) =>
+  typeof value === 'object' && value !== null && names.every((n) => typeof (value as Record<string, unknown>)[n] === 'function');
+
+const RouterOptionsSchema = z.strictObject({
+  agentCard: AgentCardSchema.extend({ supportedInterfaces: z.array(AgentInterfaceSchema).optional() }),
+  executor: z.custom<AgentExecutor>(hasMethods('execute'), { error: 'must be an object with an execute(context, events) method' }),
+  taskStore: z
+    .custom<TaskStore>(hasMethods('get', 'create', 'update', 'list'), { error: 'must implement get, create, update and list' })
+    .optional(),
+  logger: z.custom<Logger>(hasMethods('debug', 'info', 'warn', 'error'), { error: 'must have debug, info, warn and error methods' }).optional(),
+  callContext: z.custom<CallContextHook>((v) => typeof v === 'function', { error: 'must be a function (req) => ({ caller, tenant })' }).optional(),
+  cancelGracePeriodMs: z.number().int().min(0).max(600_000).default(5_000),
+  heartbeatIntervalMs: z.number().int().min(0).max(3_600_000).default(15_000),
+  extendedAgentCard: z
+    .custom<ExtendedAgentCardProvider>((v) => typeof v === 'function' || (typeof v === 'object' && v !== null), {
+      error: 'must be an agent card or a function (caller) => card',
+    })
+    .optional(),
+  bodyLimit: z.union([z.string().min(1), z.number().int().positive()]).default('1mb'),
+  agentCardMaxAgeSeconds: z.number().int().min(0).default(300),
+});
+
+const JSON_TYPES = ['application/json', 'application/*+json'];
+
+export function createA2ARouter(options: A2ARouterOptions): A2ARouter {
+  const settings = parseOptions('createA2ARouter', RouterOptionsSchema, options);
+  const logger = settings.logger ?? consoleLogger;
+  // Parsed copy of the card (validated, unknown fields dropped); the interface list may still be empty.
+  const card: AgentCard = { ...settings.agentCard, supportedInterfaces: settings.agentCard.supportedInterfaces ?? [] };
+  const handler = new A2ARequestHandler({
+    agentCard: card,
+    executor: settings.executor,
+    taskStore: settings.taskStore ?? new InMemoryTaskStore(),
+    logger,
+    cancelGracePeriodMs: settings.cancelGracePeriodMs,
+    extendedAgentCard: settings.extendedAgentCard,
+  });
+
+  const app = express() as A2ARouter;
+  app.disable('x-powered-by');
+  app.disable('etag');
+  Object.defineProperties(app, {
+    liveExecutions: { get: () => handler.liveExecutions, enumerable: true },
+    liveObservers: { get: () => handler.liveObservers, enumerable: true },
+  });
+
+  app.on('mount', () => warnOnMountMismatch(app.mountpath, card, logger));
+
+  // Parse JSON unless the host app already did; resume in the async context the request had before
+  // parsing, since a body parser's stream callbacks do not carry AsyncLocalStorage values over.
+  const parseJson = express.json({ limit: settings.bodyLimit, type: JSON_TYPES });
+  const jsonBody = (req: Request, res: Response, next: NextFunction): void => {
+    const resume = AsyncLocalStorage.snapshot();
+    parseJson(req, res, (error?: unknown) => resume(() => next(error)));
+  };
+
+  app.get('/.well-known/agent-card.json', agentCardRoute(card, settings.agentCardMaxAgeSeconds));
+  app.post(
+    '/',
+    jsonBody,
+    asyncHandler(
+      jsonRpcRoute({
+        handler,
+        logger,
+        extensions: new ExtensionNegotiator(card),
+        heartbeatIntervalMs: settings.heartbeatIntervalMs,
+        callContext: settings.callContext,
+      }),
+    ),
+  );
+
+  // The one error handler of the router: body-parser failures and anything unexpected, as JSON-RPC errors.
+  app.use((error: unknown, _req: Request, res: Response, next: NextFunction) => {
+    if (res.headersSent) return next(error);
+    const type = (error as { type?: string } | null)?.type;
+    let a2aError: A2AError;
+    if (type === 'entity.parse.failed') a2aError = new A2AError('ParseError');
+    else if (type === 'entity.too.large') a2aError = new A2AError('PayloadTooLarge');
+    else if (error instanceof A2AError) a2aError = error;
+    else {
+      const status = (error as { status?: number } | null)?.status;
+      if (status && status >= 400 && status < 500) a2aError = new A2AError('InvalidRequest', 'Invalid request: the body could not be read');
+      else {
+        logger.error({ err: error }, 'unexpected error in the A2A router');
+        a2aError = new A2AError('Internal');
+      }
+    }
+    const body = errorResponse(null, a2aError);
+    res.statusCode = a2aError.kind === 'PayloadTooLarge' ? 413 : 200;
+    res.setHeader('Content-Type', 'application/json');
+    res.end(body);
+  });
+
+  return app;
+}
+
+function warnOnMountMismatch(mountpath: string | string[], card: AgentCard, logger: Logger): void {
+  const stated = statedJsonRpcInterface(card);
+  if (!stated || typeof mountpath !== 'string') return;
+  let statedPath: string;
+  try {
+    statedPath = new URL(stated.url).pathname;
+  } catch {
+    logger.warn({ url: stated.url }, 'the agent card states a JSON-RPC interface URL that is not an absolute URL');
+    return;
+  }
+  const trim = (p: string) => (p.length > 1 && p.endsWith('/') ? p.slice(0, -1) : p);
+  if (trim(statedPath) !== trim(mountpath)) {
+    logger.warn(
+      { statedUrl: stated.url, mountPath: mountpath },
+      `the agent card's JSON-RPC interface URL (${stated.url}) does not match where the router is mounted (${mountpath}); clients will post to the wrong place`,
+    );
+  }
+}

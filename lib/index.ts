@@ -1,0 +1,28 @@
+/** a2a-express-kit: serve an A2A v1.0 agent from the Express app you already run. */
+export { createA2ARouter } from './express/router.js';
+export type { A2ARouter, A2ARouterOptions, AgentCardInput } from './express/router.js';
+export type { CallContextHook, CallerResolution } from './express/jsonrpc-route.js';
+export { ANONYMOUS_CALLER } from './express/jsonrpc-route.js';
+
+export type { AgentExecutor, ExecutionContext, CancelContext } from './server/executor.js';
+export { TaskEvents } from './server/task-events.js';
+export type { ArtifactInput, MessageContent } from './server/task-events.js';
+export { InvalidAgentEventError } from './server/agent-event-error.js';
+export { A2ARequestHandler } from './server/request-handler.js';
+export type { CallContext, ExtendedAgentCardProvider } from './server/request-handler.js';
+export { InMemoryTaskStore } from './server/stores/in-memory-task-store.js';
+export { InvalidPageTokenError } from './server/stores/task-store.js';
+export type { TaskStore, TaskScope, ListTasksQuery, TaskPage } from './server/stores/task-store.js';
+export { TERMINAL_STATES, INTERRUPTED_STATES, isTerminal, isInterrupted } from './server/task-state.js';
+
+export { getA2ARequestContext, tryGetA2ARequestContext, contributeA2AState, readA2AState } from './context/index.js';
+export type { A2ACaller, A2ARequestContext, A2ATraceContext, A2ARequestState } from './context/index.js';
+
+export { A2AError, ERROR_TABLE } from './errors.js';
+export type { A2AErrorName, FieldViolation } from './errors.js';
+export { A2AOptionsError } from './options.js';
+export type { Logger } from './logger.js';
+export { silentLogger } from './logger.js';
+
+export * from './protocol/schemas.js';
+export * from './protocol/requests.js';

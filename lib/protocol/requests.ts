@@ -1,0 +1,188 @@
+/**
+ * Zod schemas for the request parameters of the 11 A2A v1.0 operations (the JSON-RPC `params`
+ * object, or the REST body/query/path merged into one object) and the types of their results.
+ *
+ * The REST layer must coerce query strings (numbers, booleans) before parsing: these schemas
+ * take JSON types only. `tenant` is optional everywhere; it must match the interface's tenant.
+ */
+import { z } from 'zod';
+import {
+  MessageSchema,
+  TaskPushNotificationConfigSchema,
+  TaskSchema,
+  TASK_STATES,
+  fieldError,
+  optionalBoolean,
+  optionalMetadata,
+  optionalString,
+  optionalStringList,
+  requiredString,
+  type Message,
+  type Task,
+} from './schemas.js';
+
+const INT32_MAX = 2_147_483_647;
+
+/** A request object; the whole params/body must be a JSON object. */
+const request = <Shape extends z.core.$ZodLooseShape>(shape: Shape) =>
+  z.object(shape, fieldError('params', 'a JSON object'));
+
+/** Optional int32 history cap: 0 means "no history", absent means server default. */
+const historyLength = () =>
+  z
+    .int(fieldError('historyLength', 'an integer'))
+    .min(0, { error: 'historyLength must be >= 0' })
+    .max(INT32_MAX, { error: 'historyLength is too large' })
+    .optional();
+
+const tenant = () => optionalString('tenant');
+
+// ---------------------------------------------------------------------------
+// SendMessage / SendStreamingMessage
+// ---------------------------------------------------------------------------
+
+export const SendMessageConfigurationSchema = z.object(
+  {
+    acceptedOutputModes: optionalStringList('acceptedOutputModes'),
+    // Registers a webhook for the new task; its taskId is left empty by the client.
+    taskPushNotificationConfig: z
+      .object(TaskPushNotificationConfigSchema.shape, fieldError('taskPushNotificationConfig', 'an object'))
+      .optional(),
+    historyLength: historyLength(),
+    // false/absent = wait for a terminal or interrupted state (v0.3 `blocking` inverted).
+    returnImmediately: optionalBoolean('returnImmediately'),
+  },
+  fieldError('configuration', 'an object'),
+);
+export type SendMessageConfiguration = z.infer<typeof SendMessageConfigurationSchema>;
+
+export const SendMessageRequestSchema = request({
+  tenant: tenant(),
+  message: z.object(MessageSchema.shape, fieldError('message', 'a message object')),
+  configuration: SendMessageConfigurationSchema.optional(),
+  metadata: optionalMetadata(),
+});
+export type SendMessageRequest = z.infer<typeof SendMessageRequestSchema>;
+
+/** Result of SendMessage: always wrapped, never a bare Task or Message. */
+export type SendMessageResponse = { task: Task } | { message: Message };
+
+const SendMessageResponseObjectSchema = z.object({
+  task: TaskSchema.optional(),
+  message: MessageSchema.optional(),
+});
+
+export const SendMessageResponseSchema = SendMessageResponseObjectSchema.refine(
+  (value) => (value.task !== undefined) !== (value.message !== undefined),
+  { error: 'a send message response must have exactly one of task, message' },
+) as unknown as z.ZodType<SendMessageResponse, z.input<typeof SendMessageResponseObjectSchema>>;
+
+// ---------------------------------------------------------------------------
+// Task queries
+// ---------------------------------------------------------------------------
+
+export const GetTaskRequestSchema = request({
+  tenant: tenant(),
+  id: requiredString('id'),
+  historyLength: historyLength(),
+});
+export type GetTaskRequest = z.infer<typeof GetTaskRequestSchema>;
+
+/** Default page size for ListTasks when the client sends none. */
+export const LIST_TASKS_DEFAULT_PAGE_SIZE = 50;
+
+export const ListTasksRequestSchema = request({
+  tenant: tenant(),
+  contextId: optionalString('contextId'),
+  status: z.enum(TASK_STATES, fieldError('status', 'a task state such as TASK_STATE_WORKING')).optional(),
+  pageSize: z
+    .int(fieldError('pageSize', 'an integer'))
+    .min(1, { error: 'pageSize must be between 1 and 100' })
+    .max(100, { error: 'pageSize must be between 1 and 100' })
+    .optional(),
+  pageToken: optionalString('pageToken'),
+  historyLength: historyLength(),
+  // Inclusive lower bound on status.timestamp.
+  statusTimestampAfter: z.iso
+    .datetime({ offset: true, ...fieldError('statusTimestampAfter', 'an RFC 3339 timestamp') })
+    .optional(),
+  // Without it, tasks are listed without `artifacts`.
+  includeArtifacts: optionalBoolean('includeArtifacts'),
+});
+export type ListTasksRequest = z.infer<typeof ListTasksRequestSchema>;
+
+/** All four fields are always emitted, even when empty or zero. */
+export const ListTasksResponseSchema = z.object({
+  tasks: z.array(TaskSchema),
+  nextPageToken: z.string(),
+  pageSize: z.int(),
+  totalSize: z.int(),
+});
+export type ListTasksResponse = z.infer<typeof ListTasksResponseSchema>;
+
+export const CancelTaskRequestSchema = request({
+  tenant: tenant(),
+  id: requiredString('id'),
+  metadata: optionalMetadata(),
+});
+export type CancelTaskRequest = z.infer<typeof CancelTaskRequestSchema>;
+
+export const SubscribeToTaskRequestSchema = request({
+  tenant: tenant(),
+  id: requiredString('id'),
+});
+export type SubscribeToTaskRequest = z.infer<typeof SubscribeToTaskRequestSchema>;
+
+// ---------------------------------------------------------------------------
+// Push notification configs
+// ---------------------------------------------------------------------------
+
+/** Params of CreateTaskPushNotificationConfig: the flat config, with the task named. */
+export const CreateTaskPushNotificationConfigRequestSchema = request({
+  ...TaskPushNotificationConfigSchema.shape,
+  taskId: requiredString('taskId'),
+});
+export type CreateTaskPushNotificationConfigRequest = z.infer<typeof CreateTaskPushNotificationConfigRequestSchema>;
+
+export const GetTaskPushNotificationConfigRequestSchema = request({
+  tenant: tenant(),
+  taskId: requiredString('taskId'),
+  id: requiredString('id'),
+});
+export type GetTaskPushNotificationConfigRequest = z.infer<typeof GetTaskPushNotificationConfigRequestSchema>;
+
+export const DeleteTaskPushNotificationConfigRequestSchema = request({
+  tenant: tenant(),
+  taskId: requiredString('taskId'),
+  id: requiredString('id'),
+});
+export type DeleteTaskPushNotificationConfigRequest = z.infer<typeof DeleteTaskPushNotificationConfigRequestSchema>;
+
+export const ListTaskPushNotificationConfigsRequestSchema = request({
+  tenant: tenant(),
+  taskId: requiredString('taskId'),
+  // Plain int32 in the proto: 0/absent means "server default".
+  pageSize: z
+    .int(fieldError('pageSize', 'an integer'))
+    .min(0, { error: 'pageSize must be >= 0' })
+    .max(INT32_MAX, { error: 'pageSize is too large' })
+    .optional(),
+  pageToken: optionalString('pageToken'),
+});
+export type ListTaskPushNotificationConfigsRequest = z.infer<typeof ListTaskPushNotificationConfigsRequestSchema>;
+
+export const ListTaskPushNotificationConfigsResponseSchema = z.object({
+  configs: z.array(TaskPushNotificationConfigSchema),
+  nextPageToken: z.string().optional(),
+});
+export type ListTaskPushNotificationConfigsResponse = z.infer<typeof ListTaskPushNotificationConfigsResponseSchema>;
+
+// ---------------------------------------------------------------------------
+// Extended agent card
+// ---------------------------------------------------------------------------
+
+/** Params may be omitted entirely for this method; absent params parse as `{}`. */
+export const GetExtendedAgentCardRequestSchema = request({
+  tenant: tenant(),
+}).default(() => ({}));
+export type GetExtendedAgentCardRequest = z.infer<typeof GetExtendedAgentCardRequestSchema>;
