@@ -1,10 +1,27 @@
-/** Jest runs the TypeScript sources through ts-jest (CommonJS); the built package is checked by the consumer tests. */
-module.exports = {
+/**
+ * Jest runs the TypeScript sources through ts-jest (CommonJS). Every HTTP test runs twice: once on
+ * Express 5 and once on Express 4 (the `express4` alias replaces `express` for app and library).
+ */
+const base = {
   testEnvironment: 'node',
   roots: ['<rootDir>/__tests__'],
   testMatch: ['**/*.test.ts'],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.test.json' }] },
   // Sources use NodeNext-style '.js' specifiers; map them back to the .ts files.
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1', '^a2a-express-kit$': '<rootDir>/lib/index.ts' },
+};
+
+module.exports = {
   testTimeout: 30000,
+  projects: [
+    { ...base, displayName: 'express5', globals: { EXPRESS_MAJOR: 5 } },
+    {
+      ...base,
+      displayName: 'express4',
+      globals: { EXPRESS_MAJOR: 4 },
+      moduleNameMapper: { ...base.moduleNameMapper, '^express$': 'express4' },
+      // Express-independent suites run once, in the express5 project.
+      testPathIgnorePatterns: ['/__tests__/unit/', '/__tests__/bench/', '/__tests__/package/'],
+    },
+  ],
 };

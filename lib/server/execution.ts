@@ -112,8 +112,11 @@ export class Execution {
     return this.#current?.request !== undefined;
   }
 
+  /** Observers attached now, plus those of queued turns waiting to start. */
   get observerCount(): number {
-    return this.#observers.size;
+    let queued = 0;
+    for (const { turn } of this.#pending) if (turn.request?.observer) queued++;
+    return this.#observers.size + queued;
   }
 
   /** Runs `request` now, or after the turns already queued (in its own request context). */

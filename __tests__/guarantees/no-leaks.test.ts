@@ -1,0 +1,97 @@
+/**
+ * Guarantee 2: after a direct Message reply, an interrupted state, a terminal state or a cancel, the
+ * engine holds nothing for the task: no live execution, no observer, no timer. Parked tasks live in
+ * the store only, and a follow-up rebuilds from the store.
+ */
+import type { AgentExecutor } from '../../lib';
+import { InMemoryTaskStore } from '../../lib';
+import { startAgent, type TestServer } from '../helpers/fixtures';
+import { rpc, rpcStream, userMessage } from '../helpers/http';
+
+const executor: AgentExecutor = {
+  async execute(ctx, events) {
+    if (ctx.userText === 'message') return events.reply('hi');
+    if (ctx.userText === 'complete') {
+      await events.start();
+      return events.complete('done');
+    }
+    if (ctx.task) return events.complete('resumed');
+    return events.requireInput('more?');
+  },
+  async cancel(_ctx, events) {
+    await events.canceled();
+  },
+};
+
+const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+
+describe('no leaked task state', () => {
+  let server: TestServer;
+  let store: InMemoryTaskStore;
+  beforeEach(async () => {
+    store = new InMemoryTaskStore();
+    server = await startAgent(executor, { taskStore: store, heartbeatIntervalMs: 50 });
+  });
+  afterEach(() => server.close());
+
+  async function inBatches(n: number, one: (i: number) => Promise<void>) {
+    for (let i = 0; i < n; i += 50) await Promise.all(Array.from({ length: Math.min(50, n - i) }, (_, k) => one(i + k)));
+  }
+
+  it('1000 requests each of message / completed / input-required / cancel-of-parked leave nothing live', async () => {
+    const timersBefore = timers();
+    await inBatches(1000, async () => {
+      const r = await rpc(server.url, 'SendMessage', userMessage('message'));
+      expect(r.body.result.message).toBeDefined();
+    });
+    await inBatches(1000, async () => {
+      const r = await rpc(server.url, 'SendMessage', userMessage('complete'));
+      expect(r.body.result.task.status.state).toBe('TASK_STATE_COMPLETED');
+    });
+    const parked: string[] = [];
+    await inBatches(1000, async () => {
+      const r = await rpc(server.url, 'SendMessage', userMessage('park'));
+      expect(r.body.result.task.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
+      parked.push(r.body.result.task.id);
+    });
+    expect(server.router.liveExecutions).toBe(0);
+    await inBatches(1000, async (i) => {
+      const r = await rpc(server.url, 'CancelTask', { id: parked[i] });
+      expect(r.body.result.status.state).toBe('TASK_STATE_CANCELED');
+    });
+    expect(server.router.liveExecutions).toBe(0);
+    expect(server.router.liveObservers).toBe(0);
+    expect(timers()).toBeLessThanOrEqual(timersBefore);
+    // Completed and canceled tasks are in the store; direct replies left nothing there.
+    expect(store.size).toBe(2000);
+  }, 120_000);
+
+  it('streams release their observers and heartbeat timers when the task parks or ends', async () => {
+    const timersBefore = timers();
+    const runs = Array.from({ length: 50 }, async () => {
+      const first = await rpcStream(server.url, 'SendStreamingMessage', userMessage('park'));
+      const taskId = first.events[0].result.task.id;
+      await rpcStream(server.url, 'SendStreamingMessage', userMessage('again', { taskId }));
+      await rpcStream(server.url, 'SendStreamingMessage', userMessage('message'));
+    });
+    await Promise.all(runs);
+    expect(server.router.liveExecutions).toBe(0);
+    expect(server.router.liveObservers).toBe(0);
+    expect(timers()).toBeLessThanOrEqual(timersBefore);
+  });
+
+  it('a follow-up on a parked task is rebuilt from the store', async () => {
+    const first = await rpc(server.url, 'SendMessage', userMessage('park'));
+    const taskId = first.body.result.task.id;
+    expect(server.router.liveExecutions).toBe(0);
+    const second = await rpc(server.url, 'SendMessage', userMessage('go on', { taskId }));
+    expect(second.body.result.task.status.state).toBe('TASK_STATE_COMPLETED');
+    expect(second.body.result.task.history.map((m: { parts: { text: string }[] }) => m.parts[0].text)).toEqual([
+      'park',
+      'more?',
+      'go on',
+      'resumed',
+    ]);
+    expect(server.router.liveExecutions).toBe(0);
+  });
+});

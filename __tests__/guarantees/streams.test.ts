@@ -1,0 +1,163 @@
+/**
+ * Guarantee 5: SSE streams are faithful: first event Task or Message, events in generation order,
+ * the stream ends after a terminal or interrupted state, a client disconnect does not cancel the
+ * task, SubscribeToTask follows running tasks and snapshots parked ones, heartbeats keep idle
+ * streams alive.
+ */
+import type { AgentExecutor } from '../../lib';
+import { deferred, until, type Deferred } from '../helpers/async';
+import { startAgent, testCard, type TestServer } from '../helpers/fixtures';
+import { openStream, rpc, rpcStream, sseFrames, userMessage } from '../helpers/http';
+
+let gate: Deferred;
+let started: Deferred;
+let cancelCalls = 0;
+
+const executor: AgentExecutor = {
+  async execute(ctx, events) {
+    switch (ctx.userText) {
+      case 'message':
+        return events.reply('just a message');
+      case 'burst': {
+        // Published without awaiting each one: order must still hold.
+        const pending = [events.start()];
+        for (let i = 0; i < 20; i++) pending.push(events.progress(`step ${i}`));
+        pending.push(events.artifact({ artifactId: 'a', text: 'part 1' }));
+        pending.push(events.artifact({ artifactId: 'a', text: 'part 2', append: true, lastChunk: true }));
+        pending.push(events.complete('done'));
+        await Promise.all(pending);
+        return;
+      }
+      case 'park':
+        await events.start();
+        return events.requireInput('which day?');
+      case 'gated':
+        await events.start('waiting');
+        started.resolve();
+        await gate.promise;
+        await events.progress('released');
+        return events.complete('finished');
+      default:
+        return events.complete('ok');
+    }
+  },
+  cancel() {
+    cancelCalls++;
+  },
+};
+
+const results = (events: { result: unknown }[]) => events.map((e) => e.result as Record<string, any>);
+
+describe('faithful streams', () => {
+  let server: TestServer;
+  beforeEach(async () => {
+    gate = deferred();
+    started = deferred();
+    cancelCalls = 0;
+    server = await startAgent(executor, { heartbeatIntervalMs: 25 });
+  });
+  afterEach(async () => {
+    gate.resolve();
+    await server.close();
+  });
+
+  it('a message reply is exactly one message event, then the stream closes', async () => {
+    const reply = await rpcStream(server.url, 'SendStreamingMessage', userMessage('message'), { id: 'abc' });
+    expect(reply.status).toBe(200);
+    expect(reply.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    expect(reply.events).toHaveLength(1);
+    expect(reply.events[0]).toMatchObject({ jsonrpc: '2.0', id: 'abc', result: { message: { role: 'ROLE_AGENT' } } });
+  });
+
+  it('a task stream starts with the Task, keeps generation order and closes after the terminal state', async () => {
+    const reply = await rpcStream(server.url, 'SendStreamingMessage', userMessage('burst'));
+    const events = results(reply.events);
+    expect(Object.keys(events[0])).toEqual(['task']);
+    expect(events[0].task.status.state).toBe('TASK_STATE_WORKING');
+    const progress = events.filter((e) => e.statusUpdate?.status.state === 'TASK_STATE_WORKING');
+    expect(progress.map((e) => e.statusUpdate.status.message.parts[0].text)).toEqual(Array.from({ length: 20 }, (_, i) => `step ${i}`));
+    expect(events.slice(-3).map((e) => Object.keys(e)[0])).toEqual(['artifactUpdate', 'artifactUpdate', 'statusUpdate']);
+    expect(events.at(-1)!.statusUpdate.status.state).toBe('TASK_STATE_COMPLETED');
+    expect(events.every((e) => Object.keys(e).length === 1)).toBe(true);
+    const stored = await rpc(server.url, 'GetTask', { id: events[0].task.id });
+    expect(stored.body.result.artifacts[0].parts.map((p: { text: string }) => p.text)).toEqual(['part 1', 'part 2']);
+  });
+
+  it('the stream closes after an interrupted state', async () => {
+    const reply = await rpcStream(server.url, 'SendStreamingMessage', userMessage('park'));
+    expect(results(reply.events).at(-1)!.statusUpdate.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
+    expect(server.router.liveExecutions).toBe(0);
+  });
+
+  it('a client disconnect does not cancel the task', async () => {
+    const abort = new AbortController();
+    const response = await openStream(server.url, 'SendStreamingMessage', userMessage('gated'), { signal: abort.signal });
+    const frames = sseFrames(response);
+    const first = JSON.parse((await frames.next()).value!.data!);
+    const taskId = first.result.task.id;
+    await started.promise;
+    abort.abort();
+    await until(() => server.router.liveObservers === 0, 'the stream observer to detach');
+    expect(server.router.liveExecutions).toBe(1);
+    gate.resolve();
+    await until(() => server.router.liveExecutions === 0, 'the task to finish');
+    const stored = await rpc(server.url, 'GetTask', { id: taskId });
+    expect(stored.body.result.status.state).toBe('TASK_STATE_COMPLETED');
+    expect(cancelCalls).toBe(0);
+  });
+
+  it('SubscribeToTask on a running task: the current Task, then the live events, for every subscriber alike', async () => {
+    const sent = await rpc(server.url, 'SendMessage', { ...userMessage('gated'), configuration: { returnImmediately: true } });
+    const taskId = sent.body.result.task.id;
+    await started.promise;
+    const a = rpcStream(server.url, 'SubscribeToTask', { id: taskId });
+    const leaving = new AbortController();
+    const b = await openStream(server.url, 'SubscribeToTask', { id: taskId }, { signal: leaving.signal });
+    const bFrames = sseFrames(b);
+    await bFrames.next();
+    // Two subscribers (plus the returnImmediately sender's own observer, attached until the turn ends).
+    await until(() => server.router.liveObservers === 3, 'both subscribers');
+    leaving.abort();
+    await until(() => server.router.liveObservers === 2, 'one subscriber to leave');
+    gate.resolve();
+    const events = results((await a).events);
+    expect(events[0].task.id).toBe(taskId);
+    expect(events[0].task.status.state).toBe('TASK_STATE_WORKING');
+    expect(events.slice(1).map((e) => e.statusUpdate.status.state)).toEqual(['TASK_STATE_WORKING', 'TASK_STATE_COMPLETED']);
+  });
+
+  it('SubscribeToTask on a parked task returns the snapshot and ends; on a terminal task it is refused', async () => {
+    const parked = (await rpc(server.url, 'SendMessage', userMessage('park'))).body.result.task;
+    const snapshot = await rpcStream(server.url, 'SubscribeToTask', { id: parked.id });
+    expect(results(snapshot.events)).toEqual([{ task: parked }]);
+
+    const done = (await rpc(server.url, 'SendMessage', userMessage('quick'))).body.result.task;
+    const refused = await rpcStream(server.url, 'SubscribeToTask', { id: done.id });
+    expect(refused.json.error.code).toBe(-32004);
+  });
+
+  it('idle streams get comment heartbeats', async () => {
+    const response = await openStream(server.url, 'SendStreamingMessage', userMessage('gated'));
+    const seen: string[] = [];
+    for await (const frame of sseFrames(response)) {
+      seen.push(frame.comment !== undefined ? 'comment' : 'data');
+      if (frame.comment === 'ping') gate.resolve();
+    }
+    expect(seen[0]).toBe('data');
+    expect(seen).toContain('comment');
+  });
+});
+
+describe('streaming not declared', () => {
+  it('SendStreamingMessage and SubscribeToTask answer UnsupportedOperation', async () => {
+    const server = await startAgent(executor, { agentCard: { ...testCard, capabilities: {} } });
+    try {
+      const send = await rpcStream(server.url, 'SendStreamingMessage', userMessage('quick'));
+      expect(send.json.error.code).toBe(-32004);
+      const sub = await rpcStream(server.url, 'SubscribeToTask', { id: 'x' });
+      expect(sub.json.error.code).toBe(-32004);
+    } finally {
+      await server.close();
+    }
+  });
+});

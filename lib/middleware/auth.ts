@@ -1,0 +1,299 @@
+/**
+ * a2aAuth: turns the app's own authentication result (or a bearer JWT) into the A2A caller, and
+ * answers 401 + `WWW-Authenticate` when there is none, unless anonymous access is allowed.
+ */
+import type { NextFunction, Request, Response } from 'express';
+import { z } from 'zod';
+import { contributeA2AState, readA2AState, type A2ACaller } from '../context/index.js';
+import { ANONYMOUS_CALLER_PREFIX, ANONYMOUS_SESSION_KEY_PATTERN, createAnonymousCaller } from './anonymous.js';
+import {
+  defineCallerSource,
+  invalidCredentials,
+  isCallerSource,
+  snapshotClaims,
+  type A2ACallerInit,
+  type A2ACallerSource,
+} from './caller-source.js';
+import { A2AOptionsError } from '../options.js';
+import { A2AMiddlewareError, A2AWiringError, reportMiddlewareError, type A2AErrorMode } from './errors.js';
+import { detectUncalledFactory } from './misuse.js';
+import { fn, parseOptions } from './options.js';
+import { brandMiddleware, type A2AMiddleware, type A2AMiddlewareLogger } from './types.js';
+
+/** What a custom `challenge` function is told about the failure. */
+export interface A2AAuthChallengeInput {
+  readonly code: 'A2A_AUTH_REQUIRED' | 'A2A_AUTH_INVALID';
+  readonly realm: string;
+  /** Safe, generic description (never token contents). */
+  readonly description?: string;
+}
+
+export interface A2AAuthOptions {
+  /** Where the caller comes from; several sources are tried in order, the first caller wins. */
+  readonly user?: A2ACallerSource | readonly A2ACallerSource[];
+  /**
+   * Let requests without credentials through as anonymous callers (default false). Requests with
+   * credentials that fail to verify are rejected either way. See anonymous.ts for the bucket design;
+   * `{ sessionHeader }` lets a client keep one private anonymous bucket with an opaque key.
+   */
+  readonly allowAnonymous?: boolean | { readonly sessionHeader: string };
+  /** `realm` of the default `WWW-Authenticate: Bearer` challenge (default 'a2a'). */
+  readonly realm?: string;
+  /** Replaces the whole `WWW-Authenticate` value (a string, or built per failure). */
+  readonly challenge?: string | ((failure: A2AAuthChallengeInput) => string);
+  /** 'respond' (default) writes 401 itself; 'next' passes the error to an A2A-aware error handler. */
+  readonly errors?: A2AErrorMode;
+  /** Gets one `warn` line per rejected request (code, source, request id; never credentials). */
+  readonly logger?: A2AMiddlewareLogger;
+}
+
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const QUOTABLE = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/; // printable ASCII without '"' and '\'
+
+const sourceSchema = z.custom<A2ACallerSource>(isCallerSource, {
+  error: (issue) =>
+    typeof issue.input === 'function'
+      ? `must be a caller source; "${(issue.input as { name?: string }).name || 'function'}" looks like a helper passed without being called (write fromRequestUser(), not fromRequestUser), or wrap a function with fromVerify(fn)`
+      : 'must be a caller source: fromRequestUser(), bearerJwt({...}) or fromVerify(fn)',
+});
+
+const authSchema = z.strictObject({
+  user: z.union([sourceSchema, z.array(sourceSchema).min(1)]).optional(),
+  allowAnonymous: z
+    .union([
+      z.boolean(),
+      z.strictObject({ sessionHeader: z.string().regex(HEADER_NAME, { error: 'must be an HTTP header name' }) }),
+    ])
+    .default(false),
+  realm: z.string().min(1).max(128).regex(QUOTABLE, { error: 'must be printable ASCII without quotes or backslashes' }).default('a2a'),
+  challenge: z.union([z.string().min(1).regex(/^[\x20-\x7e]+$/, { error: 'must be printable ASCII' }), fn<(failure: A2AAuthChallengeInput) => string>('a function (failure) => string')]).optional(),
+  errors: z.enum(['respond', 'next']).default('respond'),
+  logger: z.custom<A2AMiddlewareLogger>((v) => v !== null && typeof v === 'object' && typeof (v as { warn?: unknown }).warn === 'function', {
+    error: 'must be a logger with a warn(obj, msg) method (pino-compatible)',
+  }).optional(),
+});
+
+const MAX_CALLER_ID_LENGTH = 512;
+
+/** Checks what a source returned; a bad shape is a server-side mapping bug (500), not the client's. */
+function toCaller(init: A2ACallerInit, source: A2ACallerSource): A2ACaller {
+  const { id, displayName, claims } = init as { id?: unknown; displayName?: unknown; claims?: unknown };
+  if (typeof id !== 'string' || id.length === 0 || id.length > MAX_CALLER_ID_LENGTH || /[\x00-\x1f\x7f]/.test(id)) {
+    throw new A2AWiringError(
+      'A2A_AUTH_MISCONFIGURED',
+      `${source.name}: the caller id must be a non-empty string of at most ${MAX_CALLER_ID_LENGTH} printable characters`,
+    );
+  }
+  if (id.startsWith(ANONYMOUS_CALLER_PREFIX)) {
+    // Reserved for anonymous buckets: never let an authenticated principal alias one.
+    throw invalidCredentials('The credential names a reserved principal');
+  }
+  return Object.freeze({
+    id,
+    authenticated: true,
+    ...(typeof displayName === 'string' ? { displayName } : {}),
+    ...(claims !== null && typeof claims === 'object' ? { claims: claims as Readonly<Record<string, unknown>> } : {}),
+  });
+}
+
+function headerValue(req: Request, name: string): string | undefined {
+  const value = req.headers[name.toLowerCase()];
+  return Array.isArray(value) ? value.join(',') : value;
+}
+
+/**
+ * a2aAuth(options): resolves the caller and contributes it to the request's A2A state.
+ *
+ * Failures: no credentials → 401 `A2A_AUTH_REQUIRED` with `WWW-Authenticate: Bearer realm="…"`
+ * (unless `allowAnonymous`); credentials that fail → 401 `A2A_AUTH_INVALID` with
+ * `error="invalid_token"`; an unreachable JWKS → 503. The body is a JSON-RPC error envelope
+ * (code -32600, `error.data[0]` an ErrorInfo whose `reason` is the code) for JSON-RPC posts, and a
+ * `google.rpc.Status` for REST routes.
+ */
+export function a2aAuth(options: A2AAuthOptions): A2AMiddleware {
+  const misused = detectUncalledFactory('a2aAuth', 'a2aAuth({ user: fromRequestUser() })', arguments);
+  if (misused) return misused;
+
+  const parsed = parseOptions('a2aAuth', authSchema, options);
+  if (parsed.user === undefined && parsed.allowAnonymous === false) {
+    throw new A2AOptionsError('a2aAuth: option "user" is required unless allowAnonymous is true (e.g. user: fromRequestUser())');
+  }
+  const sources: readonly A2ACallerSource[] =
+    parsed.user === undefined ? [] : Array.isArray(parsed.user) ? parsed.user : [parsed.user as A2ACallerSource];
+  const anonymous = parsed.allowAnonymous;
+  const sessionHeader = typeof anonymous === 'object' ? anonymous.sessionHeader.toLowerCase() : undefined;
+  const { realm, challenge, errors: mode, logger } = parsed;
+
+  function challengeFor(err: A2AMiddlewareError): string {
+    const code = err.reason === 'A2A_AUTH_INVALID' ? 'A2A_AUTH_INVALID' : 'A2A_AUTH_REQUIRED';
+    const description = code === 'A2A_AUTH_INVALID' ? err.message.replace(/["\\\x00-\x1f\x7f]/g, '') : undefined;
+    if (typeof challenge === 'string') return challenge;
+    if (typeof challenge === 'function') return challenge({ code, realm, description });
+    return code === 'A2A_AUTH_INVALID'
+      ? `Bearer realm="${realm}", error="invalid_token", error_description="${description}"`
+      : `Bearer realm="${realm}"`;
+  }
+
+  async function identify(req: Request): Promise<A2ACaller> {
+    for (const source of sources) {
+      const init = await source.resolve(req);
+      if (init !== undefined) return toCaller(init, source);
+    }
+    if (anonymous === false) throw new A2AMiddlewareError('A2A_AUTH_REQUIRED');
+    const key = sessionHeader === undefined ? undefined : headerValue(req, sessionHeader);
+    if (key === undefined || key === '') return createAnonymousCaller();
+    if (!ANONYMOUS_SESSION_KEY_PATTERN.test(key)) {
+      throw invalidCredentials('The anonymous session key must be 32-256 characters of [A-Za-z0-9._~+/=-]');
+    }
+    return createAnonymousCaller(key);
+  }
+
+  function fail(err: unknown, req: Request, res: Response, next: NextFunction): void {
+    let reported = err;
+    if (err instanceof A2AMiddlewareError && (err.reason === 'A2A_AUTH_REQUIRED' || err.reason === 'A2A_AUTH_INVALID')) {
+      let header: string;
+      try {
+        header = challengeFor(err);
+      } catch (challengeError) {
+        next(challengeError);
+        return;
+      }
+      reported = new A2AMiddlewareError(err.reason, err.message, {
+        headers: { ...err.headers, 'WWW-Authenticate': header },
+        metadata: err.metadata,
+        cause: err.cause,
+      });
+    }
+    if (logger && err instanceof A2AMiddlewareError) {
+      logger.warn({ reason: err.reason, requestId: readA2AState(req)?.requestId, detail: err.message }, 'A2A authentication failed');
+    }
+    reportMiddlewareError(reported, req, res, next, mode);
+  }
+
+  return brandMiddleware(function a2aAuth(req: Request, res: Response, next: NextFunction): void {
+    identify(req).then(
+      (caller) => {
+        contributeA2AState(req, { caller });
+        next();
+      },
+      (err: unknown) => fail(err, req, res, next),
+    );
+  }, 'auth');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sources
+
+/** Which request property fromRequestUser() reads. */
+export type RequestUserProvider = 'auto' | 'passport' | 'express-jwt' | 'express-openid-connect';
+
+export interface FromRequestUserOptions {
+  /**
+   * 'passport' → `req.user`, 'express-jwt' → `req.auth`, 'express-openid-connect' →
+   * `req.oidc.user`; 'auto' (default) tries them in that order.
+   */
+  readonly from?: RequestUserProvider;
+  /**
+   * Maps the found object to the caller. Default: id = `sub`, else `id` (string or number);
+   * displayName = `displayName`/`name`/`preferred_username`/`username`; claims = a shallow copy of
+   * the object (use `map` to pick claims when `req.user` is a database row).
+   */
+  readonly map?: (user: Record<string, unknown>, req: Request) => A2ACallerInit | undefined;
+}
+
+const fromRequestUserSchema = z.strictObject({
+  from: z.enum(['auto', 'passport', 'express-jwt', 'express-openid-connect']).default('auto'),
+  map: fn<NonNullable<FromRequestUserOptions['map']>>('a function (user, req) => ({ id, displayName?, claims? })').optional(),
+});
+
+type UserLookup = (req: Request) => { where: string; user: Record<string, unknown> } | undefined;
+
+function asObject(value: unknown): Record<string, unknown> | undefined {
+  return value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : undefined;
+}
+
+const lookups: Record<Exclude<RequestUserProvider, 'auto'>, UserLookup> = {
+  passport: (req) => {
+    const r = req as Request & { user?: unknown; isAuthenticated?: () => boolean };
+    if (typeof r.isAuthenticated === 'function' && !r.isAuthenticated()) return undefined;
+    const user = asObject(r.user);
+    return user && { where: 'req.user', user };
+  },
+  'express-jwt': (req) => {
+    const user = asObject((req as Request & { auth?: unknown }).auth);
+    return user && { where: 'req.auth', user };
+  },
+  'express-openid-connect': (req) => {
+    const oidc = asObject((req as Request & { oidc?: unknown }).oidc);
+    if (!oidc) return undefined;
+    if (typeof oidc.isAuthenticated === 'function' && !(oidc.isAuthenticated as () => boolean)()) return undefined;
+    const user = asObject(oidc.user);
+    return user && { where: 'req.oidc.user', user };
+  },
+};
+
+function defaultUserMap(user: Record<string, unknown>): A2ACallerInit | undefined {
+  const raw = typeof user.sub === 'string' && user.sub !== '' ? user.sub : user.id;
+  const id = typeof raw === 'string' ? raw : typeof raw === 'number' && Number.isFinite(raw) ? String(raw) : undefined;
+  if (id === undefined || id === '') return undefined;
+  const displayName = [user.displayName, user.name, user.preferred_username, user.username].find(
+    (value): value is string => typeof value === 'string' && value !== '',
+  );
+  return { id, ...(displayName === undefined ? {} : { displayName }), claims: snapshotClaims(user) };
+}
+
+/**
+ * Reads the principal the app's own authentication left on the request: passport (`req.user`),
+ * express-jwt (`req.auth`), express-openid-connect (`req.oidc.user`). No object there means no
+ * credentials; the app's auth middleware is responsible for verifying them.
+ */
+export function fromRequestUser(options: FromRequestUserOptions = {}): A2ACallerSource {
+  const { from, map } = parseOptions('fromRequestUser', fromRequestUserSchema, options);
+  const order = from === 'auto' ? (['passport', 'express-jwt', 'express-openid-connect'] as const) : [from];
+  return defineCallerSource('fromRequestUser', (req) => {
+    for (const provider of order) {
+      const found = lookups[provider](req);
+      if (!found) continue;
+      const init = map ? map(found.user, req) : defaultUserMap(found.user);
+      if (init === undefined) {
+        if (map) return undefined;
+        throw new A2AWiringError(
+          'A2A_AUTH_MISCONFIGURED',
+          `fromRequestUser: ${found.where} has no string "sub" or "id"; pass map: (user) => ({ id: ... })`,
+        );
+      }
+      return init;
+    }
+    return undefined;
+  });
+}
+
+/**
+ * The result of a custom verify function: a caller; `undefined`/`null` when the request carries no
+ * credentials (anonymous may apply); `false` when it carries credentials that are not valid (401).
+ * A thrown error is a server error (500) unless it is an A2AMiddlewareError.
+ */
+export type A2AVerifyResult = A2ACallerInit | undefined | null | false;
+
+export interface FromVerifyOptions {
+  /** Name used in errors and logs (default 'fromVerify'). */
+  readonly name?: string;
+}
+
+/** A caller source from a custom `verify(req)` (API keys, mTLS subject, an upstream gateway header). */
+export function fromVerify(
+  verify: (req: Request) => A2AVerifyResult | Promise<A2AVerifyResult>,
+  options: FromVerifyOptions = {},
+): A2ACallerSource {
+  const { verify: checked, name } = parseOptions(
+    'fromVerify',
+    z.strictObject({ verify: fn<typeof verify>('a function (req) => caller | undefined | false'), name: z.string().min(1).default('fromVerify') }),
+    { verify, ...options },
+  );
+  return defineCallerSource(name, async (req) => {
+    const result = await checked(req);
+    if (result === undefined || result === null) return undefined;
+    if (result === false) throw invalidCredentials('The credentials are not valid');
+    return result;
+  });
+}

@@ -1,0 +1,100 @@
+/**
+ * Options parsing for the middleware factories and their helpers: the core's A2AOptionsError and
+ * message format, plus what the middlewares need on top (typo hints inside nested options, the
+ * failing branch of a union, single-argument helpers).
+ */
+import { z } from 'zod';
+import { A2AOptionsError, closestKey } from '../options.js';
+
+type Issue = z.core.$ZodIssue;
+
+/** `factory: option "path": detail` (the core's wording). */
+export function optionsError(factory: string, option: string, detail: string): A2AOptionsError {
+  return new A2AOptionsError(`${factory}: option "${option}": ${detail}`);
+}
+
+/** Object keys a schema accepts at `path` (through optional/default/nullable wrappers and unions). */
+function knownKeysAt(schema: z.ZodType, path: readonly PropertyKey[]): string[] {
+  const def = (schema as unknown as { _zod: { def: Record<string, unknown> } })._zod.def;
+  switch (def.type) {
+    case 'optional':
+    case 'default':
+    case 'nullable':
+    case 'prefault':
+    case 'readonly':
+      return knownKeysAt(def.innerType as z.ZodType, path);
+    case 'union':
+      return (def.options as z.ZodType[]).flatMap((option) => knownKeysAt(option, path));
+    case 'pipe':
+      return knownKeysAt(def.in as z.ZodType, path);
+    case 'object': {
+      const shape = def.shape as Record<string, z.ZodType>;
+      if (path.length === 0) return Object.keys(shape);
+      const child = shape[String(path[0])];
+      return child ? knownKeysAt(child, path.slice(1)) : [];
+    }
+    default:
+      return [];
+  }
+}
+
+/** For a union failure, the one branch not rejected at its root for its type (the one the user meant). */
+function bestUnionBranch(issue: Extract<Issue, { code: 'invalid_union' }>): Issue[] | undefined {
+  const branches = issue.errors.filter(
+    (branch) => !branch.some((inner) => inner.path.length === 0 && inner.code === 'invalid_type'),
+  );
+  return branches.length === 1 ? branches[0] : undefined;
+}
+
+function flatten(issues: readonly Issue[], prefix: readonly PropertyKey[] = []): Issue[] {
+  return issues.flatMap((issue) => {
+    const path = [...prefix, ...issue.path];
+    if (issue.code === 'invalid_union') {
+      const branch = bestUnionBranch(issue);
+      if (branch) return flatten(branch, path);
+    }
+    return [{ ...issue, path } as Issue];
+  });
+}
+
+function detail(issue: Issue): string {
+  return issue.message.replace(/^Invalid input: /, '');
+}
+
+/**
+ * Parses `input` or throws an A2AOptionsError naming the first bad option. An unknown key is
+ * reported before anything else: a typo also makes the intended key look missing.
+ */
+export function parseOptions<S extends z.ZodType>(factory: string, schema: S, input: unknown): z.output<S> {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    throw new A2AOptionsError(`${factory}: expected an options object, got ${input === null ? 'null' : Array.isArray(input) ? 'an array' : typeof input}`);
+  }
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  const issues = flatten(result.error.issues);
+  const issue = issues.find((candidate) => candidate.code === 'unrecognized_keys') ?? issues[0];
+  const where = issue.path.map(String).join('.');
+  if (issue.code === 'unrecognized_keys') {
+    const key = issue.keys[0];
+    const known = knownKeysAt(schema, issue.path);
+    const hint = closestKey(key, known);
+    const qualify = (name: string) => (where ? `${where}.${name}` : name);
+    throw new A2AOptionsError(
+      `${factory}: option "${qualify(key)}" is unknown` +
+        (hint ? ` (did you mean "${qualify(hint)}"?)` : known.length ? ` (known: ${known.join(', ')})` : ''),
+    );
+  }
+  throw optionsError(factory, where || '(root)', detail(issue));
+}
+
+/** Validates a helper's single positional argument, e.g. header(name). */
+export function parseArgument<T>(helper: string, name: string, schema: z.ZodType<T>, value: unknown): T {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  throw new A2AOptionsError(`${helper}: argument "${name}": ${detail(flatten(result.error.issues)[0])}`);
+}
+
+/** A zod check for a function option, with a message saying what was expected. */
+export function fn<T extends (...args: never[]) => unknown>(what: string) {
+  return z.custom<T>((value) => typeof value === 'function', { error: `must be ${what}` });
+}

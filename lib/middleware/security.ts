@@ -1,0 +1,166 @@
+/**
+ * a2aSecurity: a helmet preset for a JSON + SSE API and a request body size limit answered with an
+ * A2A-shaped 413. The limit is recorded per request so the router's body parser enforces the same
+ * one on bodies without Content-Length (chunked).
+ */
+import type { NextFunction, Request, Response } from 'express';
+import helmet, { type HelmetOptions } from 'helmet';
+import { z } from 'zod';
+import { A2AOptionsError, closestKey } from '../options.js';
+import { A2AMiddlewareError, reportMiddlewareError, type A2AErrorMode } from './errors.js';
+import { detectUncalledFactory } from './misuse.js';
+import { optionsError, parseOptions } from './options.js';
+import { brandMiddleware, type A2AMiddleware } from './types.js';
+
+/** Default request body limit: 1 MiB (A2A messages may carry inline file parts). */
+export const A2A_DEFAULT_BODY_LIMIT = 1024 * 1024;
+const MAX_BODY_LIMIT = 1024 * 1024 * 1024;
+
+/**
+ * The preset. Responses are JSON or an event stream, never documents: a CSP that loads nothing and
+ * forbids framing, no referrer, same-origin resource policy, nosniff. HSTS is off because it is an
+ * origin-wide policy (with includeSubDomains, even domain-wide) that belongs to the app or its
+ * edge, not to a router mounted on one path; enable it with `helmet: { strictTransportSecurity: … }`.
+ */
+export const A2A_HELMET_PRESET: Readonly<HelmetOptions> = Object.freeze<HelmetOptions>({
+  contentSecurityPolicy: { useDefaults: false, directives: { 'default-src': ["'none'"], 'frame-ancestors': ["'none'"] } },
+  crossOriginEmbedderPolicy: false,
+  crossOriginOpenerPolicy: { policy: 'same-origin' },
+  crossOriginResourcePolicy: { policy: 'same-origin' },
+  referrerPolicy: { policy: 'no-referrer' },
+  strictTransportSecurity: false,
+  xContentTypeOptions: true,
+  xFrameOptions: { action: 'deny' },
+  xDnsPrefetchControl: { allow: false },
+  xPermittedCrossDomainPolicies: { permittedPolicies: 'none' },
+  xPoweredBy: true,
+});
+
+export interface A2ASecurityOptions {
+  /** Overrides merged over A2A_HELMET_PRESET (per header), or false to skip helmet. */
+  readonly helmet?: HelmetOptions | false;
+  /** Maximum request body: bytes, or a string such as '512kb', '2mb' (default 1 MiB). */
+  readonly bodyLimit?: number | string;
+  /** 'respond' (default) writes 413 itself; 'next' passes the error to an A2A-aware error handler. */
+  readonly errors?: A2AErrorMode;
+}
+
+const UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 };
+
+/** Parses a byte size: a non-negative integer, or '<n>[b|kb|mb|gb]' (1024-based, like body-parser). */
+export function parseByteSize(value: number | string): number | undefined {
+  if (typeof value === 'number') return Number.isSafeInteger(value) && value > 0 ? value : undefined;
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(b|kb|mb|gb)?\s*$/i.exec(value);
+  if (!match) return undefined;
+  const bytes = Math.floor(Number(match[1]) * UNITS[(match[2] ?? 'b').toLowerCase()]);
+  return bytes > 0 ? bytes : undefined;
+}
+
+const limits = new WeakMap<object, number>();
+
+/** The body limit a2aSecurity set for this request (for the router's body parser), if any. */
+export function readA2ABodyLimit(req: object): number | undefined {
+  return limits.get(req);
+}
+
+/** The 413 error, shared with the router for bodies its parser finds too large. */
+export function bodyTooLargeError(limit: number): A2AMiddlewareError {
+  return new A2AMiddlewareError('A2A_BODY_TOO_LARGE', 'Request body too large', { metadata: { limit: String(limit) } });
+}
+
+const schema = z.strictObject({
+  helmet: z.union([z.literal(false), z.record(z.string(), z.unknown())]).optional(),
+  bodyLimit: z
+    .union([z.number(), z.string()])
+    .transform((value, ctx) => {
+      const bytes = parseByteSize(value);
+      if (bytes === undefined || bytes > MAX_BODY_LIMIT) {
+        ctx.addIssue({ code: 'custom', message: "must be a positive number of bytes up to 1gb, or a size such as '512kb' or '2mb'" });
+        return z.NEVER;
+      }
+      return bytes;
+    })
+    .default(A2A_DEFAULT_BODY_LIMIT),
+  errors: z.enum(['respond', 'next']).default('respond'),
+});
+
+// helmet accepts two names for several headers and refuses both at once: merge on canonical names.
+const HELMET_ALIASES: Record<string, string> = {
+  hsts: 'strictTransportSecurity',
+  noSniff: 'xContentTypeOptions',
+  dnsPrefetchControl: 'xDnsPrefetchControl',
+  ieNoOpen: 'xDownloadOptions',
+  frameguard: 'xFrameOptions',
+  permittedCrossDomainPolicies: 'xPermittedCrossDomainPolicies',
+  hidePoweredBy: 'xPoweredBy',
+  xssFilter: 'xXssProtection',
+};
+const HELMET_KEYS = [
+  'contentSecurityPolicy',
+  'crossOriginEmbedderPolicy',
+  'crossOriginOpenerPolicy',
+  'crossOriginResourcePolicy',
+  'originAgentCluster',
+  'referrerPolicy',
+  'strictTransportSecurity',
+  'xContentTypeOptions',
+  'xDnsPrefetchControl',
+  'xDownloadOptions',
+  'xFrameOptions',
+  'xPermittedCrossDomainPolicies',
+  'xPoweredBy',
+  'xXssProtection',
+];
+
+function buildHelmet(overrides: Record<string, unknown> | undefined): ReturnType<typeof helmet> {
+  const merged: Record<string, unknown> = { ...A2A_HELMET_PRESET };
+  for (const [key, value] of Object.entries(overrides ?? {})) {
+    const canonical = HELMET_ALIASES[key] ?? key;
+    if (!HELMET_KEYS.includes(canonical)) {
+      const hint = closestKey(key, [...HELMET_KEYS, ...Object.keys(HELMET_ALIASES)]);
+      throw new A2AOptionsError(`a2aSecurity: option "helmet.${key}" is unknown${hint ? ` (did you mean "helmet.${hint}"?)` : ''}`);
+    }
+    merged[canonical] = value;
+  }
+  try {
+    return helmet(merged as HelmetOptions);
+  } catch (err) {
+    throw optionsError('a2aSecurity', 'helmet', (err as Error).message);
+  }
+}
+
+/**
+ * a2aSecurity(options): helmet headers, then the size check: a `Content-Length` above the limit is
+ * answered 413 A2A_BODY_TOO_LARGE before any byte is read (JSON-RPC body: code -32600, message
+ * "Request body too large"); the limit is recorded for the router's parser, which enforces it on
+ * streamed bodies.
+ */
+export function a2aSecurity(options: A2ASecurityOptions = {}): A2AMiddleware {
+  const misused = detectUncalledFactory('a2aSecurity', 'a2aSecurity()', arguments);
+  if (misused) return misused;
+
+  const parsed = parseOptions('a2aSecurity', schema, options);
+  const headers = parsed.helmet === false ? undefined : buildHelmet(parsed.helmet);
+  const limit = parsed.bodyLimit;
+  const mode = parsed.errors;
+
+  function checkSize(req: Request, res: Response, next: NextFunction): void {
+    limits.set(req, Math.min(limit, limits.get(req) ?? Infinity));
+    const declared = req.headers['content-length'];
+    if (declared !== undefined && Number(declared) > limit) {
+      // Do not read the body; close the connection after answering so it is not drained.
+      res.setHeader('Connection', 'close');
+      reportMiddlewareError(bodyTooLargeError(limit), req, res, next, mode);
+      return;
+    }
+    next();
+  }
+
+  return brandMiddleware(function a2aSecurity(req: Request, res: Response, next: NextFunction): void {
+    if (!headers) {
+      checkSize(req, res, next);
+      return;
+    }
+    headers(req, res, (err?: unknown) => (err ? next(err) : checkSize(req, res, next)));
+  }, 'security');
+}
