@@ -1,0 +1,32 @@
+/**
+ * The built package (npm test builds it first) loads from a CommonJS and from an ES module consumer
+ * through its own name, and ships type declarations for both.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+
+const root = join(__dirname, '..', '..');
+const node = (args: string[]) => execFileSync(process.execPath, args, { cwd: root, encoding: 'utf8' }).trim();
+
+describe('package consumers', () => {
+  it('ships the dual build with .d.mts and .d.cts declarations', () => {
+    for (const file of ['index.mjs', 'index.cjs', 'index.d.mts', 'index.d.cts']) {
+      expect(existsSync(join(root, 'dist', file))).toBe(true);
+    }
+  });
+
+  it('require() gets the CommonJS build', () => {
+    const out = node(['-e', "const k = require('a2a-express-kit'); console.log(typeof k.createA2ARouter, typeof k.InMemoryTaskStore)"]);
+    expect(out).toBe('function function');
+  });
+
+  it('import gets the ES module build', () => {
+    const out = node([
+      '--input-type=module',
+      '-e',
+      "import { createA2ARouter, TaskEvents } from 'a2a-express-kit'; console.log(typeof createA2ARouter, typeof TaskEvents)",
+    ]);
+    expect(out).toBe('function function');
+  });
+});
