@@ -1,6 +1,7 @@
 /** a2a-express-kit: serve an A2A v1.0 agent from the Express app you already run. */
 export { createA2ARouter } from './express/router.js';
-export type { A2ARouter, A2ARouterOptions, AgentCardInput } from './express/router.js';
+export type { A2ARouter, A2ARouterOptions } from './express/router.js';
+export type { AgentCardInput } from './protocol/card.js';
 export type { CallContextHook, CallerResolution } from './express/jsonrpc-route.js';
 export { ANONYMOUS_CALLER } from './express/jsonrpc-route.js';
 

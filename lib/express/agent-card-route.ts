@@ -4,22 +4,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { Request, Response } from 'express';
-import type { AgentCard } from '../protocol/schemas.js';
-import { SERVED_VERSION } from '../protocol/version.js';
-
-/** The JSON-RPC v1.0 interface of a card, if it states one. */
-export function statedJsonRpcInterface(card: AgentCard | Omit<AgentCard, 'supportedInterfaces'> & { supportedInterfaces?: AgentCard['supportedInterfaces'] }) {
-  return card.supportedInterfaces?.find((i) => i.protocolBinding === 'JSONRPC' && i.protocolVersion === SERVED_VERSION);
-}
-
-/** The card with our JSON-RPC interface first when the card does not state it. */
-export function cardForBaseUrl(card: AgentCard, baseUrl: string): AgentCard {
-  if (statedJsonRpcInterface(card)) return card;
-  return {
-    ...card,
-    supportedInterfaces: [{ url: baseUrl, protocolBinding: 'JSONRPC', protocolVersion: SERVED_VERSION }, ...card.supportedInterfaces],
-  };
-}
+import { cardForBaseUrl, type AgentCardInput } from '../protocol/card.js';
+import { baseUrlOf } from './jsonrpc-route.js';
 
 interface Rendered {
   readonly body: string;
@@ -28,7 +14,7 @@ interface Rendered {
 
 const MAX_CACHED_ORIGINS = 32;
 
-export function agentCardRoute(card: AgentCard, maxAgeSeconds: number): (req: Request, res: Response) => void {
+export function agentCardRoute(card: AgentCardInput, maxAgeSeconds: number): (req: Request, res: Response) => void {
   const cache = new Map<string, Rendered>();
   const render = (baseUrl: string): Rendered => {
     let rendered = cache.get(baseUrl);
@@ -42,7 +28,7 @@ export function agentCardRoute(card: AgentCard, maxAgeSeconds: number): (req: Re
   };
 
   return function a2aAgentCard(req: Request, res: Response): void {
-    const { body, etag } = render(`${req.protocol}://${req.get('host') ?? 'localhost'}${req.baseUrl}`);
+    const { body, etag } = render(baseUrlOf(req));
     res.setHeader('Cache-Control', `public, max-age=${maxAgeSeconds}`);
     res.setHeader('ETag', etag);
     if (req.get('if-none-match') === etag) {

@@ -20,6 +20,7 @@ import {
   SubscribeToTaskRequestSchema,
 } from '../protocol/requests.js';
 import { negotiateVersion } from '../protocol/version.js';
+import { cardForBaseUrl, type AgentCardInput } from '../protocol/card.js';
 import type { A2ARequestHandler, CallContext, StreamObserver } from '../server/request-handler.js';
 import { SseWriter } from './sse.js';
 
@@ -37,6 +38,9 @@ export interface JsonRpcRouteOptions {
   readonly heartbeatIntervalMs: number;
   readonly callContext?: CallContextHook;
 }
+
+/** Where the router is reached from this request: origin plus mount path. */
+export const baseUrlOf = (req: Request): string => `${req.protocol}://${req.get('host') ?? 'localhost'}${req.baseUrl}`;
 
 /** Without auth every caller is the same anonymous principal (one bucket); a2aAuth changes that. */
 export const ANONYMOUS_CALLER: A2ACaller = Object.freeze({ id: 'anonymous', authenticated: false });
@@ -159,7 +163,8 @@ export function jsonRpcRoute(options: JsonRpcRouteOptions): (req: Request, res: 
       const params = parseParams(schema, envelope.params);
       const call = await resolveCall(req, res, params.tenant || undefined, active);
       if (streamingMethod) return await stream(res, id, call, streamingMethod, params as never);
-      const result = await runWithA2AContext(call.requestContext, () => unaryMethod!.run(call, params as never));
+      let result = await runWithA2AContext(call.requestContext, () => unaryMethod!.run(call, params as never));
+      if (method === 'GetExtendedAgentCard') result = cardForBaseUrl(result as AgentCardInput, baseUrlOf(req));
       sendJson(res, 200, successResponse(id, result));
     } catch (error) {
       sendError(res, error instanceof EnvelopeError ? error.id : id, error);

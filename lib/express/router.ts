@@ -17,11 +17,10 @@ import type { AgentExecutor } from '../server/executor.js';
 import { A2ARequestHandler, type ExtendedAgentCardProvider } from '../server/request-handler.js';
 import { InMemoryTaskStore } from '../server/stores/in-memory-task-store.js';
 import type { TaskStore } from '../server/stores/task-store.js';
-import { agentCardRoute, statedJsonRpcInterface } from './agent-card-route.js';
+import { agentCardRoute } from './agent-card-route.js';
+import { statedJsonRpcInterface, type AgentCardInput } from '../protocol/card.js';
 import { jsonRpcRoute, type CallContextHook } from './jsonrpc-route.js';
 
-/** An agent card as given to the router: `supportedInterfaces` may be left out (filled from the mount path). */
-export type AgentCardInput = Omit<AgentCard, 'supportedInterfaces'> & { supportedInterfaces?: AgentCard['supportedInterfaces'] };
 
 export interface A2ARouterOptions {
   readonly agentCard: AgentCardInput;

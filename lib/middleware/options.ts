@@ -38,12 +38,19 @@ function knownKeysAt(schema: z.ZodType, path: readonly PropertyKey[]): string[] 
   }
 }
 
-/** For a union failure, the one branch not rejected at its root for its type (the one the user meant). */
+/**
+ * For a union failure, the branch the user meant: not rejected at its root for its type, and among
+ * those the one that got deepest into the value (e.g. the array branch for `[badSource]`).
+ */
 function bestUnionBranch(issue: Extract<Issue, { code: 'invalid_union' }>): Issue[] | undefined {
   const branches = issue.errors.filter(
     (branch) => !branch.some((inner) => inner.path.length === 0 && inner.code === 'invalid_type'),
   );
-  return branches.length === 1 ? branches[0] : undefined;
+  if (branches.length <= 1) return branches[0];
+  const depth = (branch: Issue[]) => Math.min(...branch.map((inner) => inner.path.length));
+  const deepest = Math.max(...branches.map(depth));
+  const best = branches.filter((branch) => depth(branch) === deepest);
+  return best.length === 1 ? best[0] : undefined;
 }
 
 function flatten(issues: readonly Issue[], prefix: readonly PropertyKey[] = []): Issue[] {

@@ -44,7 +44,7 @@ export interface A2ATracingOptions {
   readonly invalidRequestId?: 'replace' | 'reject';
   /** Honour incoming request ids at all (default true; false when clients are untrusted). */
   readonly trustIncomingRequestId?: boolean;
-  /** Makes fresh ids (default crypto.randomUUID); its ids must satisfy the same rules. */
+  /** Makes fresh ids (default crypto.randomUUID); they must be 1-1024 characters of [A-Za-z0-9._:-]. */
   readonly generateRequestId?: () => string;
   /** Parse `traceparent`/`tracestate` (default true). */
   readonly traceContext?: boolean;
@@ -58,6 +58,7 @@ export interface A2ATracingOptions {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]+$/;
+const MAX_GENERATED_ID_LENGTH = 1024;
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 // --- W3C Trace Context (https://www.w3.org/TR/trace-context/) -------------------------------
@@ -153,7 +154,9 @@ const optionsSchema = z.strictObject({
   generateRequestId: fn<() => string>('a function () => string').optional(),
   traceContext: z.boolean().default(true),
   opentelemetry: z
-    .union([z.literal('auto'), z.literal(false), z.custom<OpenTelemetryApiLike>(isOtelApi, { error: "must be 'auto', false, or the @opentelemetry/api module" })])
+    .custom<'auto' | false | OpenTelemetryApiLike>((value) => value === 'auto' || value === false || isOtelApi(value), {
+      error: "must be 'auto', false, or the @opentelemetry/api module",
+    })
     .default('auto'),
   errors: z.enum(['respond', 'next']).default('respond'),
 });
@@ -185,6 +188,8 @@ export function a2aTracing(options: A2ATracingOptions = {}): A2AMiddleware {
       : { api: parsed.opentelemetry === false ? null : parsed.opentelemetry, ready: Promise.resolve() };
 
   const isValidId = (id: string) => id.length <= maxRequestIdLength && REQUEST_ID.test(id);
+  // Our own ids only need to be header-safe; maxRequestIdLength bounds what clients may send.
+  const isValidGeneratedId = (id: string) => id.length <= MAX_GENERATED_ID_LENGTH && REQUEST_ID.test(id);
   const ids = new WeakMap<object, string>();
   const tracer = rTracer.expressMiddleware({
     useHeader: false, // we choose the id (validated) ourselves
@@ -195,10 +200,10 @@ export function a2aTracing(options: A2ATracingOptions = {}): A2AMiddleware {
 
   function freshId(): string {
     const id = generate();
-    if (typeof id !== 'string' || id === '' || !isValidId(id)) {
+    if (typeof id !== 'string' || !isValidGeneratedId(id)) {
       throw new A2AWiringError(
         'A2A_MIDDLEWARE_MISUSE',
-        `a2aTracing: generateRequestId returned an id that is not 1-${maxRequestIdLength} characters of [A-Za-z0-9._:-]`,
+        `a2aTracing: generateRequestId returned an id that is not 1-${MAX_GENERATED_ID_LENGTH} characters of [A-Za-z0-9._:-]`,
       );
     }
     return id;

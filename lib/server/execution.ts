@@ -238,7 +238,13 @@ export class Execution {
     return {
       taskId: this.taskId,
       contextId: this.contextId,
-      accept: (event) => this.#enqueue(() => this.#apply(turn, event)),
+      accept: (event) => {
+        const applied = this.#enqueue(() => this.#apply(turn, event));
+        // An agent that does not await publish() must not crash the process with an unhandled
+        // rejection; awaiting callers still see the error. Refusals are logged in #apply.
+        applied.catch(noop);
+        return applied;
+      },
     };
   }
 
@@ -252,6 +258,7 @@ export class Execution {
   async #apply(turn: Turn, event: StreamResponse): Promise<void> {
     if (turn.ended) {
       const state = this.#task?.status.state;
+      this.#deps.logger.warn({ taskId: this.taskId }, 'an event published after the end of its turn was refused');
       throw new InvalidAgentEventError(
         `task ${this.taskId} is ${state ? `in ${state}` : 'answered'}; this turn is over and its later events are refused`,
       );

@@ -8,6 +8,7 @@ import type { A2ACaller, A2ARequestContext } from '../context/carrier.js';
 import { A2AError, invalidParams, taskNotFound } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { AgentCard, Message, Task } from '../protocol/schemas.js';
+import type { AgentCardInput } from '../protocol/card.js';
 import {
   LIST_TASKS_DEFAULT_PAGE_SIZE,
   type CancelTaskRequest,
@@ -34,7 +35,7 @@ export interface CallContext {
   readonly requestContext: A2ARequestContext;
 }
 
-export type ExtendedAgentCardProvider = AgentCard | ((caller: A2ACaller) => AgentCard | Promise<AgentCard>);
+export type ExtendedAgentCardProvider = AgentCardInput | ((caller: A2ACaller) => AgentCardInput | Promise<AgentCardInput>);
 
 export interface RequestHandlerOptions {
   readonly agentCard: AgentCard;
@@ -193,14 +194,16 @@ export class A2ARequestHandler {
     return () => {};
   }
 
-  async getExtendedAgentCard(call: CallContext): Promise<AgentCard> {
+  /** The extended card; interfaces it leaves out are the public card's. */
+  async getExtendedAgentCard(call: CallContext): Promise<AgentCardInput> {
     if (this.#options.agentCard.capabilities.extendedAgentCard !== true) {
       throw new A2AError('UnsupportedOperation', 'This agent does not declare an extended agent card');
     }
     const provider = this.#options.extendedAgentCard;
     if (!provider) throw new A2AError('ExtendedAgentCardNotConfigured');
     if (!call.caller.authenticated) throw new A2AError('Unauthenticated', 'The extended agent card requires an authenticated caller');
-    return typeof provider === 'function' ? provider(call.caller) : provider;
+    const card = typeof provider === 'function' ? await provider(call.caller) : provider;
+    return card.supportedInterfaces ? card : { ...card, supportedInterfaces: this.#options.agentCard.supportedInterfaces };
   }
 
   /** Push notifications are not implemented yet: every config operation says so. */

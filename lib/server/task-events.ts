@@ -52,7 +52,9 @@ export class TaskEvents {
     const parsed = StreamResponseSchema.safeParse(event);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      return Promise.reject(new InvalidAgentEventError(`malformed event at ${issue?.path.join('.') || '(root)'}: ${issue?.message}`));
+      const refused = Promise.reject(new InvalidAgentEventError(`malformed event at ${issue?.path.join('.') || '(root)'}: ${issue?.message}`));
+      refused.catch(() => {}); // handled for callers that do not await; awaiting ones still see it
+      return refused;
     }
     return this.#sink.accept(parsed.data as StreamResponse);
   }
