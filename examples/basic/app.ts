@@ -11,5 +11,7 @@ export function createApp(overrides: Partial<A2ARouterOptions> = {}) {
     res.json({ agent: '/agent', card: '/agent/.well-known/agent-card.json' });
   });
   app.use('/agent', agent);
+  // Discovery at the origin root too (§8.2), pointing at /agent.
+  app.get('/.well-known/agent-card.json', agent.wellKnownCard);
   return { app, agent };
 }

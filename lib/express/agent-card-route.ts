@@ -14,7 +14,21 @@ interface Rendered {
 
 const MAX_CACHED_ORIGINS = 32;
 
-export function agentCardRoute(card: AgentCardInput, maxAgeSeconds: number): (req: Request, res: Response) => void {
+/** If-None-Match per RFC 9110 §13.1.2: a list, `*`, and weak comparison. */
+function matchesEtag(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  return header.split(',').some((candidate) => {
+    const tag = candidate.trim();
+    return tag === '*' || (tag.startsWith('W/') ? tag.slice(2) : tag) === etag;
+  });
+}
+
+/** Serves `card`; `baseUrlFor` says where the JSON-RPC endpoint is, as seen by this request. */
+export function agentCardRoute(
+  card: AgentCardInput,
+  maxAgeSeconds: number,
+  baseUrlFor: (req: Request) => string = baseUrlOf,
+): (req: Request, res: Response) => void {
   const cache = new Map<string, Rendered>();
   const render = (baseUrl: string): Rendered => {
     let rendered = cache.get(baseUrl);
@@ -28,10 +42,10 @@ export function agentCardRoute(card: AgentCardInput, maxAgeSeconds: number): (re
   };
 
   return function a2aAgentCard(req: Request, res: Response): void {
-    const { body, etag } = render(baseUrlOf(req));
+    const { body, etag } = render(baseUrlFor(req));
     res.setHeader('Cache-Control', `public, max-age=${maxAgeSeconds}`);
     res.setHeader('ETag', etag);
-    if (req.get('if-none-match') === etag) {
+    if (matchesEtag(req.get('if-none-match'), etag)) {
       res.statusCode = 304;
       res.end();
       return;

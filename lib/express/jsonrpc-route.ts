@@ -150,7 +150,7 @@ export function jsonRpcRoute(options: JsonRpcRouteOptions): (req: Request, res: 
     try {
       const envelope = readEnvelope(req.body);
       id = envelope.id;
-      negotiateVersion(req.get('a2a-version') ?? (req.query['A2A-Version'] as string | undefined));
+      negotiateVersion(req.get('a2a-version') || (req.query['A2A-Version'] as string | undefined));
       const active = extensions.activate(req.get('a2a-extensions'));
       if (active.length > 0) res.setHeader('A2A-Extensions', active.join(', '));
 

@@ -49,6 +49,13 @@ export type A2ARouter = express.Express & {
   readonly liveExecutions: number;
   /** Blocking sends, streams and subscribers attached to live executions. */
   readonly liveObservers: number;
+  /**
+   * Serves the card at the origin root, where the spec's discovery looks for it:
+   * `app.get('/.well-known/agent-card.json', agent.wellKnownCard)`. The JSON-RPC URL in it is the
+   * router's mount path through its parent apps (mount it with app.use on an app, not a Router,
+   * or state the URL in the card).
+   */
+  readonly wellKnownCard: express.RequestHandler;
 };
 
 const hasMethods = (...names: string[]) => (value: unknown) =>
@@ -92,16 +99,24 @@ export function createA2ARouter(options: A2ARouterOptions): A2ARouter {
   const app = express() as A2ARouter;
   app.disable('x-powered-by');
   app.disable('etag');
+  // At the origin root, the endpoint is where this router is mounted (app.path() includes parents).
+  const wellKnownCard = agentCardRoute(
+    card,
+    settings.agentCardMaxAgeSeconds,
+    (req) => `${req.protocol}://${req.get('host') ?? 'localhost'}${app.path()}`,
+  );
   Object.defineProperties(app, {
     liveExecutions: { get: () => handler.liveExecutions, enumerable: true },
     liveObservers: { get: () => handler.liveObservers, enumerable: true },
+    wellKnownCard: { value: wellKnownCard, enumerable: true },
   });
 
   app.on('mount', () => warnOnMountMismatch(app.mountpath, card, logger));
 
   // Parse JSON unless the host app already did; resume in the async context the request had before
   // parsing, since a body parser's stream callbacks do not carry AsyncLocalStorage values over.
-  const parseJson = express.json({ limit: settings.bodyLimit, type: JSON_TYPES });
+  // Not strict: a body such as `42` is valid JSON, so it is an invalid request (-32600), not a parse error.
+  const parseJson = express.json({ limit: settings.bodyLimit, type: JSON_TYPES, strict: false });
   const jsonBody = (req: Request, res: Response, next: NextFunction): void => {
     const resume = AsyncLocalStorage.snapshot();
     parseJson(req, res, (error?: unknown) => resume(() => next(error)));

@@ -34,7 +34,11 @@ export function readEnvelope(body: unknown): JsonRpcRequest {
 export class EnvelopeError extends A2AError {
   readonly id: JsonRpcId;
   constructor(id: JsonRpcId, message: string, kind: 'InvalidRequest' | 'InvalidParams' = 'InvalidRequest') {
-    super(kind, kind === 'InvalidRequest' ? `Invalid request: ${message}` : `Invalid params: ${message}`);
+    super(
+      kind,
+      kind === 'InvalidRequest' ? `Invalid request: ${message}` : `Invalid params: ${message}`,
+      kind === 'InvalidParams' ? { fieldViolations: [{ field: 'params', description: message }] } : undefined,
+    );
     this.id = id;
   }
 }

@@ -81,6 +81,9 @@ export interface ExecutionDeps {
 
 const noop = (): void => {};
 
+/** An RFC 3339 timestamp as `YYYY-MM-DDTHH:mm:ss.sssZ`; now when absent. */
+const utc = (timestamp: string | undefined): string => (timestamp ? new Date(timestamp).toISOString() : now());
+
 export class Execution {
   readonly taskId: string;
   readonly contextId: string;
@@ -301,7 +304,7 @@ export class Execution {
     const history = task.history ?? [];
     const created: Task = {
       ...task,
-      status: { ...task.status, timestamp: task.status.timestamp ?? now() },
+      status: { ...task.status, timestamp: utc(task.status.timestamp) },
       history: userMessage && !history.some((m) => m.messageId === userMessage.messageId) ? [userMessage, ...history] : history,
     };
     await this.#create(created);
@@ -311,7 +314,9 @@ export class Execution {
   async #applyStatus(turn: Turn, update: TaskStatusUpdateEvent): Promise<void> {
     const status = update.status;
     this.#checkIds(update.taskId, update.contextId);
-    const stamped: TaskStatus = status.timestamp ? status : { ...status, timestamp: now() };
+    // Timestamps are stored as UTC with milliseconds, so that listing can compare them as text.
+    const timestamp = utc(status.timestamp);
+    const stamped: TaskStatus = timestamp === status.timestamp ? status : { ...status, timestamp };
     const current = this.#task;
     if (!current) {
       await this.#create({ id: this.taskId, contextId: this.contextId, status: stamped, history: this.#initialHistory(turn, stamped) });

@@ -199,9 +199,9 @@ export class A2ARequestHandler {
     if (this.#options.agentCard.capabilities.extendedAgentCard !== true) {
       throw new A2AError('UnsupportedOperation', 'This agent does not declare an extended agent card');
     }
+    if (!call.caller.authenticated) throw new A2AError('Unauthenticated', 'The extended agent card requires an authenticated caller');
     const provider = this.#options.extendedAgentCard;
     if (!provider) throw new A2AError('ExtendedAgentCardNotConfigured');
-    if (!call.caller.authenticated) throw new A2AError('Unauthenticated', 'The extended agent card requires an authenticated caller');
     const card = typeof provider === 'function' ? await provider(call.caller) : provider;
     return card.supportedInterfaces ? card : { ...card, supportedInterfaces: this.#options.agentCard.supportedInterfaces };
   }
