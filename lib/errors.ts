@@ -41,11 +41,15 @@ export class A2AError extends Error {
   /** ErrorInfo metadata (string values only, per google.rpc.ErrorInfo). */
   readonly metadata?: Readonly<Record<string, string>>;
   readonly fieldViolations?: readonly FieldViolation[];
+  /** ErrorInfo reason: the spec's for A2A errors, the kit's own for middleware rejections. */
+  readonly reason: string | undefined;
+  /** ErrorInfo domain. */
+  readonly domain: string;
 
   constructor(
     kind: A2AErrorName,
     message?: string,
-    extra?: { metadata?: Record<string, string>; fieldViolations?: FieldViolation[]; cause?: unknown },
+    extra?: { metadata?: Record<string, string>; fieldViolations?: FieldViolation[]; cause?: unknown; reason?: string; domain?: string },
   ) {
     super(message ?? ERROR_TABLE[kind].message, extra?.cause === undefined ? undefined : { cause: extra.cause });
     this.name = `A2AError(${kind})`;
@@ -54,6 +58,8 @@ export class A2AError extends Error {
     this.httpStatus = ERROR_TABLE[kind].http;
     this.metadata = extra?.metadata;
     this.fieldViolations = extra?.fieldViolations;
+    this.reason = extra?.reason ?? ERROR_TABLE[kind].reason;
+    this.domain = extra?.domain ?? A2A_ERROR_DOMAIN;
   }
 }
 
@@ -74,13 +80,12 @@ export function toA2AError(error: unknown): A2AError {
 
 /** The `error.data` array of a JSON-RPC error: google.rpc detail objects, each with `@type`. */
 export function errorDetails(error: A2AError): unknown[] | undefined {
-  const entry = ERROR_TABLE[error.kind];
   const details: unknown[] = [];
-  if (entry.reason) {
+  if (error.reason) {
     details.push({
       '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
-      reason: entry.reason,
-      domain: A2A_ERROR_DOMAIN,
+      reason: error.reason,
+      domain: error.domain,
       ...(error.metadata ? { metadata: error.metadata } : {}),
     });
   }

@@ -25,5 +25,7 @@ export { A2AOptionsError } from './options.js';
 export type { Logger } from './logger.js';
 export { silentLogger } from './logger.js';
 
+export * from './middleware/index.js';
+
 export * from './protocol/schemas.js';
 export * from './protocol/requests.js';

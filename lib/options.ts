@@ -1,9 +1,9 @@
 /**
  * Options validation shared by every factory: zod at construction time, errors that name the
- * factory and the option, and a "did you mean" hint for a likely typo.
+ * factory and the option (nested ones too), a "did you mean" hint for a likely typo, and the
+ * branch the user meant when an option accepts several shapes.
  */
 import type { z } from 'zod';
-import { formatPath } from './protocol/jsonrpc.js';
 
 export class A2AOptionsError extends TypeError {
   readonly code = 'ERR_A2A_OPTIONS';
@@ -38,25 +38,97 @@ export function closestKey(key: string, known: readonly string[]): string | unde
   return bestDistance <= Math.max(2, Math.floor(key.length / 3)) ? best : undefined;
 }
 
-/** Parses `input` or throws an A2AOptionsError such as `createA2ARouter: option "excutor" is unknown (did you mean "executor"?)`. */
-export function parseOptions<S extends z.ZodObject>(factory: string, schema: S, input: unknown): z.output<S> {
-  if (typeof input !== 'object' || input === null) {
-    throw new A2AOptionsError(`${factory}: expected an options object, got ${input === null ? 'null' : typeof input}`);
+type Issue = z.core.$ZodIssue;
+
+/** `factory: option "path": detail` (the core's wording). */
+export function optionsError(factory: string, option: string, detail: string): A2AOptionsError {
+  return new A2AOptionsError(`${factory}: option "${option}": ${detail}`);
+}
+
+/** Object keys a schema accepts at `path` (through optional/default/nullable wrappers and unions). */
+function knownKeysAt(schema: z.ZodType, path: readonly PropertyKey[]): string[] {
+  const def = (schema as unknown as { _zod: { def: Record<string, unknown> } })._zod.def;
+  switch (def.type) {
+    case 'optional':
+    case 'default':
+    case 'nullable':
+    case 'prefault':
+    case 'readonly':
+      return knownKeysAt(def.innerType as z.ZodType, path);
+    case 'union':
+      return (def.options as z.ZodType[]).flatMap((option) => knownKeysAt(option, path));
+    case 'pipe':
+      return knownKeysAt(def.in as z.ZodType, path);
+    case 'object': {
+      const shape = def.shape as Record<string, z.ZodType>;
+      if (path.length === 0) return Object.keys(shape);
+      const child = shape[String(path[0])];
+      return child ? knownKeysAt(child, path.slice(1)) : [];
+    }
+    default:
+      return [];
+  }
+}
+
+/**
+ * For a union failure, the branch the user meant: not rejected at its root for its type, and among
+ * those the one that got deepest into the value (e.g. the array branch for `[badSource]`).
+ */
+function bestUnionBranch(issue: Extract<Issue, { code: 'invalid_union' }>): Issue[] | undefined {
+  const branches = issue.errors.filter(
+    (branch) => !branch.some((inner) => inner.path.length === 0 && inner.code === 'invalid_type'),
+  );
+  if (branches.length <= 1) return branches[0];
+  const depth = (branch: Issue[]) => Math.min(...branch.map((inner) => inner.path.length));
+  const deepest = Math.max(...branches.map(depth));
+  const best = branches.filter((branch) => depth(branch) === deepest);
+  return best.length === 1 ? best[0] : undefined;
+}
+
+function flatten(issues: readonly Issue[], prefix: readonly PropertyKey[] = []): Issue[] {
+  return issues.flatMap((issue) => {
+    const path = [...prefix, ...issue.path];
+    if (issue.code === 'invalid_union') {
+      const branch = bestUnionBranch(issue);
+      if (branch) return flatten(branch, path);
+    }
+    return [{ ...issue, path } as Issue];
+  });
+}
+
+function detail(issue: Issue): string {
+  return issue.message.replace(/^Invalid input: /, '');
+}
+
+/**
+ * Parses `input` or throws an A2AOptionsError naming the first bad option. An unknown key is
+ * reported before anything else: a typo also makes the intended key look missing.
+ */
+export function parseOptions<S extends z.ZodType>(factory: string, schema: S, input: unknown): z.output<S> {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    throw new A2AOptionsError(`${factory}: expected an options object, got ${input === null ? 'null' : Array.isArray(input) ? 'an array' : typeof input}`);
   }
   const result = schema.safeParse(input);
   if (result.success) return result.data;
-  const known = Object.keys(schema.shape);
-  const lines = result.error.issues.map((issue) => {
-    if (issue.code === 'unrecognized_keys') {
-      return issue.keys
-        .map((key) => {
-          const hint = closestKey(key, known);
-          const where = issue.path.length ? `${formatPath(issue.path)}.${key}` : key;
-          return `option "${where}" is unknown${hint && issue.path.length === 0 ? ` (did you mean "${hint}"?)` : ''}`;
-        })
-        .join('; ');
-    }
-    return `option "${formatPath(issue.path) || '(root)'}": ${issue.message}`;
-  });
-  throw new A2AOptionsError(`${factory}: ${lines.join('; ')}`);
+  const issues = flatten(result.error.issues);
+  const issue = issues.find((candidate) => candidate.code === 'unrecognized_keys') ?? issues[0];
+  const where = issue.path.map(String).join('.');
+  if (issue.code === 'unrecognized_keys') {
+    const key = issue.keys[0];
+    const known = knownKeysAt(schema, issue.path);
+    const hint = closestKey(key, known);
+    const qualify = (name: string) => (where ? `${where}.${name}` : name);
+    throw new A2AOptionsError(
+      `${factory}: option "${qualify(key)}" is unknown` +
+        (hint ? ` (did you mean "${qualify(hint)}"?)` : known.length ? ` (known: ${known.join(', ')})` : ''),
+    );
+  }
+  throw optionsError(factory, where || '(root)', detail(issue));
+}
+
+/** Validates a helper's single positional argument, e.g. header(name). */
+export function parseArgument<T>(helper: string, name: string, schema: z.ZodType<T>, value: unknown): T {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  throw new A2AOptionsError(`${helper}: argument "${name}": ${detail(flatten(result.error.issues)[0])}`);
 }

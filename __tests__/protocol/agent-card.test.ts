@@ -1,6 +1,6 @@
 /** Public agent card (§8.2, §8.3.1, §8.6): where it is served, the filled-in JSON-RPC interface, mount checks, caching. */
 import express from 'express';
-import { createA2ARouter, type AgentExecutor, type Logger } from '../../lib';
+import { createA2ARouter, silentLogger, type AgentCard, type AgentExecutor, type Logger, type TaskEvents } from '../../lib';
 import { startAgent, testCard, type TestServer } from '../helpers/fixtures';
 import { listen } from '../helpers/http';
 
@@ -135,19 +135,15 @@ describe('agent card', () => {
 
 describe('the card at the origin root', () => {
   it('router.wellKnownCard serves the card with the JSON-RPC URL of the mount path', async () => {
-    const { default: express } = await import('express');
-    const { createA2ARouter, silentLogger } = await import('../../lib');
-    const { listen } = await import('../helpers/http');
-    const { testCard } = await import('../helpers/fixtures');
     const app = express();
-    const agent = createA2ARouter({ agentCard: testCard, executor: { execute: (_c, e) => e.reply('hi') }, logger: silentLogger });
+    const agent = createA2ARouter({ agentCard: testCard, executor: { execute: (_ctx: unknown, events: TaskEvents) => events.reply('hi') }, logger: silentLogger });
     const api = express();
     api.use('/agent', agent);
     app.use('/api', api);
     app.get('/.well-known/agent-card.json', agent.wellKnownCard);
     const server = await listen(app);
     try {
-      const card = await (await fetch(`${server.baseUrl}/.well-known/agent-card.json`)).json();
+      const card = (await (await fetch(`${server.baseUrl}/.well-known/agent-card.json`)).json()) as AgentCard;
       expect(card.supportedInterfaces[0]).toEqual({ url: `${server.baseUrl}/api/agent`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' });
     } finally {
       await server.close();

@@ -20,6 +20,10 @@ import type { TaskStore } from '../server/stores/task-store.js';
 import { agentCardRoute } from './agent-card-route.js';
 import { statedJsonRpcInterface, type AgentCardInput } from '../protocol/card.js';
 import { jsonRpcRoute, type CallContextHook } from './jsonrpc-route.js';
+import { a2aMiddlewareChain, type A2AMiddlewareChainOptions } from '../middleware/preset.js';
+import { isA2AMiddlewareError, sendMiddlewareError } from '../middleware/errors.js';
+import { readA2ABodyLimit } from '../middleware/security.js';
+import { withRequestContext } from '../middleware/logger.js';
 
 
 export interface A2ARouterOptions {
@@ -41,6 +45,14 @@ export interface A2ARouterOptions {
   readonly bodyLimit?: string | number;
   /** Cache-Control max-age of the public card. Default 300 s. */
   readonly agentCardMaxAgeSeconds?: number;
+  /**
+   * The middleware preset, installed inside the router in the right order
+   * (security → tracing → auth → tenant); each takes that factory's options or a built middleware.
+   */
+  readonly security?: A2AMiddlewareChainOptions['security'];
+  readonly tracing?: A2AMiddlewareChainOptions['tracing'];
+  readonly auth?: A2AMiddlewareChainOptions['auth'];
+  readonly tenant?: A2AMiddlewareChainOptions['tenant'];
 }
 
 /** The router, plus read-only gauges for tests and operators. */
@@ -78,13 +90,23 @@ const RouterOptionsSchema = z.strictObject({
     .optional(),
   bodyLimit: z.union([z.string().min(1), z.number().int().positive()]).default('1mb'),
   agentCardMaxAgeSeconds: z.number().int().min(0).default(300),
+  // Checked by a2aMiddlewareChain, which names the factory option that is wrong.
+  security: z.unknown().optional(),
+  tracing: z.unknown().optional(),
+  auth: z.unknown().optional(),
+  tenant: z.unknown().optional(),
 });
 
 const JSON_TYPES = ['application/json', 'application/*+json'];
 
 export function createA2ARouter(options: A2ARouterOptions): A2ARouter {
   const settings = parseOptions('createA2ARouter', RouterOptionsSchema, options);
-  const logger = settings.logger ?? consoleLogger;
+  const preset = a2aMiddlewareChain(
+    { security: options.security, tracing: options.tracing, auth: options.auth, tenant: options.tenant },
+    'createA2ARouter',
+  );
+  // Every engine log line written while serving a request carries its request id and trace ids.
+  const logger = withRequestContext(settings.logger ?? consoleLogger);
   // Parsed copy of the card (validated, unknown fields dropped); the interface list may still be empty.
   const card: AgentCard = { ...settings.agentCard, supportedInterfaces: settings.agentCard.supportedInterfaces ?? [] };
   const handler = new A2ARequestHandler({
@@ -116,13 +138,21 @@ export function createA2ARouter(options: A2ARouterOptions): A2ARouter {
   // Parse JSON unless the host app already did; resume in the async context the request had before
   // parsing, since a body parser's stream callbacks do not carry AsyncLocalStorage values over.
   // Not strict: a body such as `42` is valid JSON, so it is an invalid request (-32600), not a parse error.
-  const parseJson = express.json({ limit: settings.bodyLimit, type: JSON_TYPES, strict: false });
+  // a2aSecurity may set a smaller limit per request; one parser per distinct limit.
+  const parsers = new Map<string | number, express.RequestHandler>();
+  const parserFor = (limit: string | number) => {
+    let parser = parsers.get(limit);
+    if (!parser) parsers.set(limit, (parser = express.json({ limit, type: JSON_TYPES, strict: false })));
+    return parser;
+  };
   const jsonBody = (req: Request, res: Response, next: NextFunction): void => {
     const resume = AsyncLocalStorage.snapshot();
-    parseJson(req, res, (error?: unknown) => resume(() => next(error)));
+    parserFor(readA2ABodyLimit(req) ?? settings.bodyLimit)(req, res, (error?: unknown) => resume(() => next(error)));
   };
 
+  // The public card needs no credentials and no tenant, so it comes before the preset.
   app.get('/.well-known/agent-card.json', agentCardRoute(card, settings.agentCardMaxAgeSeconds));
+  if (preset.length > 0) app.use(preset);
   app.post(
     '/',
     jsonBody,
@@ -138,8 +168,9 @@ export function createA2ARouter(options: A2ARouterOptions): A2ARouter {
   );
 
   // The one error handler of the router: body-parser failures and anything unexpected, as JSON-RPC errors.
-  app.use((error: unknown, _req: Request, res: Response, next: NextFunction) => {
+  app.use((error: unknown, req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(error);
+    if (isA2AMiddlewareError(error)) return sendMiddlewareError(req, res, error);
     const type = (error as { type?: string } | null)?.type;
     let a2aError: A2AError;
     if (type === 'entity.parse.failed') a2aError = new A2AError('ParseError');

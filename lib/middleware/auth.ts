@@ -2,6 +2,7 @@
  * a2aAuth: turns the app's own authentication result (or a bearer JWT) into the A2A caller, and
  * answers 401 + `WWW-Authenticate` when there is none, unless anonymous access is allowed.
  */
+import { isPublicCardRequest } from './public-card.js';
 import type { NextFunction, Request, Response } from 'express';
 import { z } from 'zod';
 import { contributeA2AState, readA2AState, type A2ACaller } from '../context/index.js';
@@ -150,27 +151,30 @@ export function a2aAuth(options: A2AAuthOptions): A2AMiddleware {
 
   function fail(err: unknown, req: Request, res: Response, next: NextFunction): void {
     let reported = err;
-    if (err instanceof A2AMiddlewareError && (err.reason === 'A2A_AUTH_REQUIRED' || err.reason === 'A2A_AUTH_INVALID')) {
-      let header: string;
-      try {
-        header = challengeFor(err);
-      } catch (challengeError) {
-        next(challengeError);
-        return;
+    try {
+      if (err instanceof A2AMiddlewareError && (err.reason === 'A2A_AUTH_REQUIRED' || err.reason === 'A2A_AUTH_INVALID')) {
+        const header = challengeFor(err);
+        if (typeof header !== 'string' || !/^[\x20-\x7e]+$/.test(header)) {
+          throw new A2AWiringError('A2A_MIDDLEWARE_MISUSE', 'a2aAuth: the challenge function must return a printable ASCII header value');
+        }
+        reported = new A2AMiddlewareError(err.reason, err.message, {
+          headers: { ...err.headers, 'WWW-Authenticate': header },
+          metadata: err.metadata,
+          cause: err.cause,
+        });
       }
-      reported = new A2AMiddlewareError(err.reason, err.message, {
-        headers: { ...err.headers, 'WWW-Authenticate': header },
-        metadata: err.metadata,
-        cause: err.cause,
-      });
-    }
-    if (logger && err instanceof A2AMiddlewareError) {
-      logger.warn({ reason: err.reason, requestId: readA2AState(req)?.requestId, detail: err.message }, 'A2A authentication failed');
+      if (logger && err instanceof A2AMiddlewareError) {
+        logger.warn({ reason: err.reason, requestId: readA2AState(req)?.requestId, detail: err.message }, 'A2A authentication failed');
+      }
+    } catch (failure) {
+      next(failure);
+      return;
     }
     reportMiddlewareError(reported, req, res, next, mode);
   }
 
   return brandMiddleware(function a2aAuth(req: Request, res: Response, next: NextFunction): void {
+    if (isPublicCardRequest(req)) return next();
     identify(req).then(
       (caller) => {
         contributeA2AState(req, { caller });

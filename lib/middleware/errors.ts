@@ -3,7 +3,8 @@
  * the core's A2AError kinds, wiring errors, and the one function that writes a middleware error.
  */
 import type { NextFunction, Request, Response } from 'express';
-import { A2AError, type A2AErrorName } from '../errors.js';
+import { A2AError, errorDetails, type A2AErrorName } from '../errors.js';
+import { errorEnvelope } from '../protocol/jsonrpc.js';
 
 /** How a middleware reports a request error: write the A2A response itself, or `next(err)`. */
 export type A2AErrorMode = 'respond' | 'next';
@@ -43,7 +44,7 @@ export interface A2AMiddlewareErrorInit {
  * 'next' mode) with a stable `reason`, its own HTTP status, and headers to send.
  */
 export class A2AMiddlewareError extends A2AError {
-  readonly reason: A2AMiddlewareReason;
+  declare readonly reason: A2AMiddlewareReason;
   override readonly httpStatus: number;
   /** `google.rpc.Status.status` for HTTP+JSON bodies. */
   readonly status: string;
@@ -54,9 +55,10 @@ export class A2AMiddlewareError extends A2AError {
     super(spec.kind, message ?? spec.message, {
       ...(init.metadata ? { metadata: { ...init.metadata } } : {}),
       ...(init.cause === undefined ? {} : { cause: init.cause }),
+      reason,
+      domain: A2A_KIT_ERROR_DOMAIN,
     });
     this.name = 'A2AMiddlewareError';
-    this.reason = reason;
     this.httpStatus = spec.httpStatus;
     this.status = spec.status;
     this.headers = init.headers ?? {};
@@ -106,29 +108,19 @@ export function buildMiddlewareErrorBody(
   req: Request,
   err: A2AMiddlewareError,
 ): { contentType: string; body: unknown } {
-  const message = err.message;
-  const errorInfo = {
-    '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
-    reason: err.reason,
-    domain: A2A_KIT_ERROR_DOMAIN,
-    ...(err.metadata ? { metadata: err.metadata } : {}),
-  };
   if (errorBindingFor(req) === 'jsonrpc') {
-    return {
-      contentType: 'application/json',
-      body: { jsonrpc: '2.0', id: jsonRpcIdOf(req), error: { code: err.code, message, data: [errorInfo] } },
-    };
+    return { contentType: 'application/json', body: errorEnvelope(jsonRpcIdOf(req), err) };
   }
   return {
     contentType: 'application/a2a+json',
-    body: { error: { code: err.httpStatus, status: err.status, message, details: [errorInfo] } },
+    body: { error: { code: err.httpStatus, status: err.status, message: err.message, details: errorDetails(err) ?? [] } },
   };
 }
 
 /** Writes `err` as the response (status, its headers, the A2A-shaped body). */
 export function sendMiddlewareError(req: Request, res: Response, err: A2AMiddlewareError): void {
   if (res.headersSent) {
-    res.destroy(err);
+    res.destroy();
     return;
   }
   const { contentType, body } = buildMiddlewareErrorBody(req, err);
@@ -151,7 +143,11 @@ export function reportMiddlewareError(
   mode: A2AErrorMode,
 ): void {
   if (mode === 'respond' && isA2AMiddlewareError(err)) {
-    sendMiddlewareError(req, res, err);
+    try {
+      sendMiddlewareError(req, res, err);
+    } catch (writeError) {
+      next(writeError);
+    }
     return;
   }
   next(err);

@@ -1,4 +1,4 @@
-/** The middleware surface: auth, tenant, tracing and security factories, their options and errors. */
+/** The middleware surface: auth, tenant, tracing and security factories, the preset chain, the request-context logger, their options and errors. */
 export { a2aAuth, fromRequestUser, fromVerify } from './auth.js';
 export type {
   A2AAuthOptions,

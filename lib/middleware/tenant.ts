@@ -3,6 +3,7 @@
  * function), validates it, and contributes it to the request's A2A state. The router then rejects
  * a `params.tenant` or REST `/{tenant}` prefix that differs from it.
  */
+import { isPublicCardRequest } from './public-card.js';
 import type { NextFunction, Request, Response } from 'express';
 import { z } from 'zod';
 import { contributeA2AState, readA2AState } from '../context/index.js';
@@ -199,6 +200,7 @@ export function a2aTenant(options: A2ATenantOptions): A2AMiddleware {
   }
 
   return brandMiddleware(function a2aTenant(req: Request, res: Response, next: NextFunction): void {
+    if (isPublicCardRequest(req)) return next();
     resolveTenant(req).then(
       (tenant) => {
         if (tenant !== undefined) contributeA2AState(req, { tenant });

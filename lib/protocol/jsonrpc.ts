@@ -68,11 +68,12 @@ export function successResponse(id: JsonRpcId, result: unknown): string {
   return JSON.stringify({ jsonrpc: '2.0', id, result });
 }
 
-export function errorResponse(id: JsonRpcId, error: A2AError): string {
+/** The JSON-RPC error envelope of `error` (no stack, no internal text: A2AError messages are safe). */
+export function errorEnvelope(id: JsonRpcId, error: A2AError) {
   const data = errorDetails(error);
-  return JSON.stringify({
-    jsonrpc: '2.0',
-    id,
-    error: { code: error.code, message: error.message, ...(data ? { data } : {}) },
-  });
+  return { jsonrpc: '2.0', id, error: { code: error.code, message: error.message, ...(data ? { data } : {}) } } as const;
+}
+
+export function errorResponse(id: JsonRpcId, error: A2AError): string {
+  return JSON.stringify(errorEnvelope(id, error));
 }
