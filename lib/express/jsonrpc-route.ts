@@ -101,16 +101,24 @@ export function jsonRpcRoute(options: JsonRpcRouteOptions): (req: Request, res: 
     if (tenant !== undefined && stated && stated !== tenant) {
       throw invalidParams([{ field: 'tenant', description: 'does not match the tenant this request was authorized for' }]);
     }
-    const abort = new AbortController();
-    res.once('close', () => {
-      if (!res.writableFinished) abort.abort(new Error('the client closed the request'));
-    });
+    // The request's AbortSignal is made on first use: most requests never ask for it.
+    let abort: AbortController | undefined;
     const requestContext: A2ARequestContext = {
       caller: caller ?? ANONYMOUS_CALLER,
       tenant: tenant ?? stated ?? '',
       requestId: state?.requestId,
       trace: state?.trace,
-      signal: abort.signal,
+      get signal() {
+        if (!abort) {
+          const controller = (abort = new AbortController());
+          const onClose = () => {
+            if (!res.writableFinished) controller.abort(new Error('the client closed the request'));
+          };
+          if (res.destroyed || res.writableFinished) onClose();
+          else res.once('close', onClose);
+        }
+        return abort.signal;
+      },
     };
     const call: CallContext = { caller: requestContext.caller, tenant: requestContext.tenant, extensions: active, requestContext };
     return call;

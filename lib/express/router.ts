@@ -1,9 +1,8 @@
 /**
- * createA2ARouter(): an Express sub-app that serves one A2A agent where it is mounted:
+ * createA2ARouter(): an Express middleware that serves one A2A agent where it is mounted:
  * the agent card at `<mount>/.well-known/agent-card.json` and JSON-RPC at `POST <mount>`.
  * Options are checked with zod here, at construction, not at the first request.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import asyncHandler from 'express-async-handler';
 import { z } from 'zod';
@@ -21,7 +20,7 @@ import { agentCardRoute } from './agent-card-route.js';
 import { statedJsonRpcInterface, type AgentCardInput } from '../protocol/card.js';
 import { jsonRpcRoute, type CallContextHook } from './jsonrpc-route.js';
 import { a2aMiddlewareChain, type A2AMiddlewareChainOptions } from '../middleware/preset.js';
-import { isA2AMiddlewareError, sendMiddlewareError } from '../middleware/errors.js';
+import { A2AWiringError, isA2AMiddlewareError, sendMiddlewareError } from '../middleware/errors.js';
 import { readA2ABodyLimit } from '../middleware/security.js';
 import { withRequestContext } from '../middleware/logger.js';
 
@@ -55,8 +54,8 @@ export interface A2ARouterOptions {
   readonly tenant?: A2AMiddlewareChainOptions['tenant'];
 }
 
-/** The router, plus read-only gauges for tests and operators. */
-export type A2ARouter = express.Express & {
+/** The router (an Express middleware), plus read-only gauges for tests and operators. */
+export type A2ARouter = express.RequestHandler & {
   /** Tasks with a live execution (0 when every task is parked or finished). */
   readonly liveExecutions: number;
   /** Blocking sends, streams and subscribers attached to live executions. */
@@ -118,59 +117,109 @@ export function createA2ARouter(options: A2ARouterOptions): A2ARouter {
     extendedAgentCard: settings.extendedAgentCard,
   });
 
-  const app = express() as A2ARouter;
-  app.disable('x-powered-by');
-  app.disable('etag');
-  // At the origin root, the endpoint is where this router is mounted (app.path() includes parents).
-  const wellKnownCard = agentCardRoute(
-    card,
-    settings.agentCardMaxAgeSeconds,
-    (req) => `${req.protocol}://${req.get('host') ?? 'localhost'}${app.path()}`,
-  );
-  Object.defineProperties(app, {
-    liveExecutions: { get: () => handler.liveExecutions, enumerable: true },
-    liveObservers: { get: () => handler.liveObservers, enumerable: true },
-    wellKnownCard: { value: wellKnownCard, enumerable: true },
-  });
-
-  app.on('mount', () => warnOnMountMismatch(app.mountpath, card, logger));
-
-  // Parse JSON unless the host app already did; resume in the async context the request had before
-  // parsing, since a body parser's stream callbacks do not carry AsyncLocalStorage values over.
-  // Not strict: a body such as `42` is valid JSON, so it is an invalid request (-32600), not a parse error.
-  // a2aSecurity may set a smaller limit per request; one parser per distinct limit.
+  // Parse JSON unless the host app already did. Not strict: a body such as `42` is valid JSON, so it
+  // is an invalid request (-32600), not a parse error. raw-body (under express.json in Express 4 and
+  // 5) binds its callback to the caller's async context, so AsyncLocalStorage values survive parsing.
+  // a2aSecurity may set a smaller limit per request: one parser per distinct limit.
   const parsers = new Map<string | number, express.RequestHandler>();
   const parserFor = (limit: string | number) => {
     let parser = parsers.get(limit);
     if (!parser) parsers.set(limit, (parser = express.json({ limit, type: JSON_TYPES, strict: false })));
     return parser;
   };
-  const jsonBody = (req: Request, res: Response, next: NextFunction): void => {
-    const resume = AsyncLocalStorage.snapshot();
-    parserFor(readA2ABodyLimit(req) ?? settings.bodyLimit)(req, res, (error?: unknown) => resume(() => next(error)));
+
+  const serveCard = agentCardRoute(card, settings.agentCardMaxAgeSeconds);
+  const serveRpc = asyncHandler(
+    jsonRpcRoute({
+      handler,
+      logger,
+      extensions: new ExtensionNegotiator(card),
+      heartbeatIntervalMs: settings.heartbeatIntervalMs,
+      callContext: settings.callContext,
+    }),
+  );
+  const fail = routerErrorHandler(logger);
+
+  /** Body parsing, then the JSON-RPC route; errors of either go to the one error handler. */
+  const rpc = (req: Request, res: Response, next: NextFunction): void => {
+    parserFor(readA2ABodyLimit(req) ?? settings.bodyLimit)(req, res, (parseError?: unknown) => {
+      if (parseError) return fail(parseError, req, res, next);
+      serveRpc(req, res, (error?: unknown) => (error ? fail(error, req, res, next) : next()));
+    });
   };
 
-  // The public card needs no credentials and no tenant, so it comes before the preset.
-  app.get('/.well-known/agent-card.json', agentCardRoute(card, settings.agentCardMaxAgeSeconds));
-  if (preset.length > 0) app.use(preset);
-  app.post(
-    '/',
-    jsonBody,
-    asyncHandler(
-      jsonRpcRoute({
-        handler,
-        logger,
-        extensions: new ExtensionNegotiator(card),
-        heartbeatIntervalMs: settings.heartbeatIntervalMs,
-        callContext: settings.callContext,
-      }),
-    ),
-  );
+  /** The preset middlewares (if any), in order, then `done`. */
+  const withPreset = (req: Request, res: Response, next: NextFunction): void => {
+    let index = 0;
+    const step = (error?: unknown): void => {
+      if (error) return fail(error, req, res, next);
+      const middleware = preset[index++];
+      if (!middleware) return rpc(req, res, next);
+      try {
+        middleware(req, res, step);
+      } catch (thrown) {
+        step(thrown);
+      }
+    };
+    step();
+  };
 
-  // The one error handler of the router: body-parser failures and anything unexpected, as JSON-RPC errors.
-  app.use((error: unknown, req: Request, res: Response, next: NextFunction) => {
+  // A plain dispatcher rather than an Express sub-app: two routes do not need a router, and a
+  // sub-app re-prototypes req/res on every request. The public card needs no credentials and no
+  // tenant, so it is served before the preset.
+  const router = function a2aRouter(req: Request, res: Response, next: NextFunction): void {
+    const path = req.path;
+    if (path === '/' || path === '') {
+      if (req.method === 'POST') return preset.length > 0 ? withPreset(req, res, next) : rpc(req, res, next);
+    } else if (path === '/.well-known/agent-card.json' && (req.method === 'GET' || req.method === 'HEAD')) {
+      return serveCard(req, res);
+    }
+    next();
+  } as A2ARouter & MountableApp;
+
+  // Express mounts objects that have `handle` and `set` as sub-apps: it then records where
+  // (`mountpath`, `parent`) and emits 'mount', which is how the router learns its path at start-up.
+  router.handle = router;
+  router.set = () => router;
+  router.emit = (event: string) => {
+    if (event === 'mount') warnOnMountMismatch(router.mountpath, card, logger);
+    return true;
+  };
+  const mountedPath = (): string => {
+    const parent = router.parent;
+    const own = typeof router.mountpath === 'string' ? router.mountpath : '';
+    return (parent && typeof parent.path === 'function' ? parent.path() : '') + (own === '/' ? '' : own);
+  };
+  // At the origin root, the endpoint is where this router is mounted (through its parent apps).
+  const wellKnownCard = agentCardRoute(
+    card,
+    settings.agentCardMaxAgeSeconds,
+    (req) => `${req.protocol}://${req.get('host') ?? 'localhost'}${mountedPath()}`,
+  );
+  Object.defineProperties(router, {
+    liveExecutions: { get: () => handler.liveExecutions, enumerable: true },
+    liveObservers: { get: () => handler.liveObservers, enumerable: true },
+    wellKnownCard: { value: wellKnownCard, enumerable: true },
+  });
+  return router;
+}
+
+/** What Express sets on, and calls of, an object it mounts as a sub-app. */
+interface MountableApp {
+  handle: (req: Request, res: Response, next: NextFunction) => void;
+  set: () => unknown;
+  emit: (event: string, parent: unknown) => boolean;
+  mountpath?: string | string[];
+  parent?: { path?: () => string };
+}
+
+/** The one error handler of the router: body-parser failures, preset rejections, anything unexpected. */
+function routerErrorHandler(logger: Logger) {
+  return function a2aRouterError(error: unknown, req: Request, res: Response, next: NextFunction): void {
     if (res.headersSent) return next(error);
     if (isA2AMiddlewareError(error)) return sendMiddlewareError(req, res, error);
+    // A wiring mistake (e.g. an uncalled middleware factory) is for the app's error handler and logs.
+    if (error instanceof A2AWiringError) return next(error);
     const type = (error as { type?: string } | null)?.type;
     let a2aError: A2AError;
     if (type === 'entity.parse.failed') a2aError = new A2AError('ParseError');
@@ -187,13 +236,12 @@ export function createA2ARouter(options: A2ARouterOptions): A2ARouter {
     const body = errorResponse(null, a2aError);
     res.statusCode = a2aError.kind === 'PayloadTooLarge' ? 413 : 200;
     res.setHeader('Content-Type', 'application/json');
+    res.setHeader('Content-Length', Buffer.byteLength(body));
     res.end(body);
-  });
-
-  return app;
+  };
 }
 
-function warnOnMountMismatch(mountpath: string | string[], card: AgentCard, logger: Logger): void {
+function warnOnMountMismatch(mountpath: string | string[] | undefined, card: AgentCard, logger: Logger): void {
   const stated = statedJsonRpcInterface(card);
   if (!stated || typeof mountpath !== 'string') return;
   let statedPath: string;

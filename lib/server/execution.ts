@@ -51,18 +51,42 @@ export interface TurnRequest {
   readonly observer?: ExecutionObserver;
 }
 
-interface Turn {
-  readonly request: TurnRequest | undefined; // undefined: the synthetic turn of a cancel on a parked task
-  readonly abort: AbortController;
-  ended: boolean;
-  readonly done: Promise<void>;
-  markDone(): void;
-}
+/** One message's turn. Its AbortSignal and its `done` promise are made only when someone asks. */
+class Turn {
+  ended = false;
+  /** Set by a cancel; the signal (made now or later) is aborted. */
+  canceled = false;
+  #abort: AbortController | undefined;
+  #done: Promise<void> | undefined;
+  #markDone: (() => void) | undefined;
 
-function newTurn(request: TurnRequest | undefined): Turn {
-  let markDone!: () => void;
-  const done = new Promise<void>((resolve) => (markDone = resolve));
-  return { request, abort: new AbortController(), ended: false, done, markDone };
+  /** `request` is undefined for the synthetic turn of a cancel on a parked task. */
+  constructor(readonly request: TurnRequest | undefined) {}
+
+  get signal(): AbortSignal {
+    if (!this.#abort) {
+      this.#abort = new AbortController();
+      if (this.canceled) this.#abort.abort(new Error('task canceled'));
+    }
+    return this.#abort.signal;
+  }
+
+  cancel(): void {
+    this.canceled = true;
+    this.#abort?.abort(new Error('task canceled'));
+  }
+
+  /** Resolves when the turn ends. */
+  get done(): Promise<void> {
+    if (this.ended) return Promise.resolve();
+    this.#done ??= new Promise<void>((resolve) => (this.#markDone = resolve));
+    return this.#done;
+  }
+
+  end(): void {
+    this.ended = true;
+    this.#markDone?.();
+  }
 }
 
 interface QueuedTurn {
@@ -124,7 +148,7 @@ export class Execution {
 
   /** Runs `request` now, or after the turns already queued (in its own request context). */
   submit(request: TurnRequest): void {
-    const turn = newTurn(request);
+    const turn = new Turn(request);
     if (this.#current === undefined && this.#pending.length === 0) {
       void this.#runTurn(turn);
       return;
@@ -156,7 +180,7 @@ export class Execution {
 
   async #runCancel(context: Omit<CancelContext, 'task' | 'running'>, graceMs: number): Promise<Task | undefined> {
     const running = this.running;
-    const turn = this.#current ?? (this.#current = newTurn(undefined));
+    const turn = this.#current ?? (this.#current = new Turn(undefined));
     let timer: NodeJS.Timeout | undefined;
     const graceOver = new Promise<'grace-over'>((resolve) => {
       timer = setTimeout(resolve, graceMs, 'grace-over');
@@ -175,10 +199,10 @@ export class Execution {
           logger.error({ err: error, taskId: this.taskId }, 'executor.cancel() threw; the task is canceled anyway');
         }
       }
-      turn.abort.abort(new Error('task canceled'));
+      turn.cancel();
       if (!turn.ended) await Promise.race([turn.done, graceOver]);
       if (!this.#task || !isTerminal(this.#task.status.state)) {
-        const target = this.#current ?? (this.#current = newTurn(undefined));
+        const target = this.#current ?? (this.#current = new Turn(undefined));
         await this.#enqueue(() => this.#commitEngineStatus(target, 'TASK_STATE_CANCELED', CANCELED_TEXT));
       }
     } finally {
@@ -207,12 +231,14 @@ export class Execution {
         ...request.context,
         userMessage: request.message,
         task: previous ? structuredClone(previous) : undefined,
-        signal: turn.abort.signal,
+        get signal() {
+          return turn.signal;
+        },
       };
       await this.#deps.executor.execute(context, new TaskEvents(this.#sinkFor(turn)));
     } catch (error) {
       if (!turn.ended) {
-        const canceled = turn.abort.signal.aborted;
+        const canceled = turn.canceled;
         if (!canceled) this.#deps.logger.error({ err: error, taskId: this.taskId }, 'execute() threw; the task is failed');
         await this.#enqueue(() => this.#endWithEngineStatus(turn, canceled));
       }
@@ -220,7 +246,7 @@ export class Execution {
     }
     await this.#tail;
     if (!turn.ended) {
-      const canceled = turn.abort.signal.aborted;
+      const canceled = turn.canceled;
       if (!canceled) {
         this.#deps.logger.error(
           { taskId: this.taskId },
@@ -397,8 +423,7 @@ export class Execution {
   }
 
   #endTurn(turn: Turn, outcome: TurnOutcome): void {
-    turn.ended = true;
-    turn.markDone();
+    turn.end();
     this.#current = undefined;
     for (const observer of this.#observers) observer.onEnd(outcome);
     this.#observers.clear();
