@@ -95,6 +95,16 @@ describe('cancel always ends', () => {
     expect(server.router.liveExecutions).toBe(0);
   });
 
+  it('a parked task without a cancel() hook is canceled at once, not after the grace period', async () => {
+    const { executor } = agent('absent', 'honours-signal');
+    // A grace period longer than the test timeout: waiting for it would fail the test.
+    server = await startAgent(executor, { cancelGracePeriodMs: 600_000 });
+    const taskId = (await rpc(server.url, 'SendMessage', userMessage('park'))).body.result.task.id;
+    const reply = await rpc(server.url, 'CancelTask', { id: taskId });
+    expect(reply.body.result.status.state).toBe('TASK_STATE_CANCELED');
+    expect(server.router.liveExecutions).toBe(0);
+  }, 10_000);
+
   it('a canceled task is returned again by a second CancelTask, without calling cancel() again', async () => {
     const { executor, calls } = agent('publishes', 'honours-signal');
     server = await startAgent(executor);

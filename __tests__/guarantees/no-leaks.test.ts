@@ -3,8 +3,10 @@
  * engine holds nothing for the task: no live execution, no observer, no timer. Parked tasks live in
  * the store only, and a follow-up rebuilds from the store.
  */
+import path from 'node:path';
 import type { AgentExecutor } from '../../lib';
 import { InMemoryTaskStore } from '../../lib';
+import { until } from '../helpers/async';
 import { startAgent, type TestServer } from '../helpers/fixtures';
 import { rpc, rpcStream, userMessage } from '../helpers/http';
 
@@ -23,11 +25,58 @@ const executor: AgentExecutor = {
   },
 };
 
-const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+const LIB = path.resolve(__dirname, '../../lib') + path.sep;
+
+/**
+ * Timers the library started and has not cleared (a timeout: not yet fired), ref'd or not. The SSE
+ * heartbeat is unref'd, so a process-wide count of active timers would not see it leak; that count
+ * also moves with unrelated timers (the test runner's, the HTTP client's) on a loaded machine.
+ */
+const libraryTimers = new Set<unknown>();
+const real = { setTimeout, setInterval, clearTimeout, clearInterval };
+/** Whether the caller of the timer function lives in lib/ (raw call sites: cheap, no source maps). */
+function fromLibrary(): boolean {
+  const { prepareStackTrace, stackTraceLimit } = Error;
+  Error.prepareStackTrace = (_error, frames) => frames;
+  Error.stackTraceLimit = 3;
+  const frames = new Error().stack as unknown as NodeJS.CallSite[];
+  Error.prepareStackTrace = prepareStackTrace;
+  Error.stackTraceLimit = stackTraceLimit;
+  // [0] fromLibrary, [1] the wrapper below, [2] its caller.
+  return frames[2]?.getFileName()?.startsWith(LIB) ?? false;
+}
+function trackLibraryTimers(): void {
+  global.setTimeout = ((callback: (...args: unknown[]) => void, ms?: number, ...args: unknown[]) => {
+    if (!fromLibrary()) return real.setTimeout(callback, ms, ...args);
+    const timer = real.setTimeout((...fired: unknown[]) => {
+      libraryTimers.delete(timer);
+      callback(...fired);
+    }, ms, ...args);
+    libraryTimers.add(timer);
+    return timer;
+  }) as typeof setTimeout;
+  global.setInterval = ((callback: (...args: unknown[]) => void, ms?: number, ...args: unknown[]) => {
+    const timer = real.setInterval(callback, ms, ...args);
+    if (fromLibrary()) libraryTimers.add(timer);
+    return timer;
+  }) as typeof setInterval;
+  global.clearTimeout = ((timer?: NodeJS.Timeout) => {
+    libraryTimers.delete(timer);
+    real.clearTimeout(timer);
+  }) as typeof clearTimeout;
+  global.clearInterval = ((timer?: NodeJS.Timeout) => {
+    libraryTimers.delete(timer);
+    real.clearInterval(timer);
+  }) as typeof clearInterval;
+}
+const untrackLibraryTimers = () => Object.assign(global, real);
+const noLibraryTimerLeft = () => expect(libraryTimers.size).toBe(0);
 
 describe('no leaked task state', () => {
   let server: TestServer;
   let store: InMemoryTaskStore;
+  beforeAll(trackLibraryTimers);
+  afterAll(untrackLibraryTimers);
   beforeEach(async () => {
     store = new InMemoryTaskStore();
     server = await startAgent(executor, { taskStore: store, heartbeatIntervalMs: 50 });
@@ -39,7 +88,6 @@ describe('no leaked task state', () => {
   }
 
   it('1000 requests each of message / completed / input-required / cancel-of-parked leave nothing live', async () => {
-    const timersBefore = timers();
     await inBatches(1000, async () => {
       const r = await rpc(server.url, 'SendMessage', userMessage('message'));
       expect(r.body.result.message).toBeDefined();
@@ -61,13 +109,12 @@ describe('no leaked task state', () => {
     });
     expect(server.router.liveExecutions).toBe(0);
     expect(server.router.liveObservers).toBe(0);
-    expect(timers()).toBeLessThanOrEqual(timersBefore);
+    noLibraryTimerLeft();
     // Completed and canceled tasks are in the store; direct replies left nothing there.
     expect(store.size).toBe(2000);
   }, 120_000);
 
   it('streams release their observers and heartbeat timers when the task parks or ends', async () => {
-    const timersBefore = timers();
     const runs = Array.from({ length: 50 }, async () => {
       const first = await rpcStream(server.url, 'SendStreamingMessage', userMessage('park'));
       const taskId = first.events[0].result.task.id;
@@ -77,7 +124,7 @@ describe('no leaked task state', () => {
     await Promise.all(runs);
     expect(server.router.liveExecutions).toBe(0);
     expect(server.router.liveObservers).toBe(0);
-    expect(timers()).toBeLessThanOrEqual(timersBefore);
+    noLibraryTimerLeft();
   });
 
   it('a follow-up on a parked task is rebuilt from the store', async () => {

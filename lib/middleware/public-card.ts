@@ -1,5 +1,9 @@
-/** The public agent card must be served without credentials or a tenant (§8.2): auth and tenant let it through. */
+/**
+ * The public agent card must be served without credentials or a tenant (§8.2): auth and tenant let
+ * it through. Only the card path itself, relative to where the middleware is mounted, is exempt, so
+ * that an app-wide a2aAuth never opens other routes that happen to end with the same path.
+ */
 import type { Request } from 'express';
 
 export const isPublicCardRequest = (req: Request): boolean =>
-  (req.method === 'GET' || req.method === 'HEAD') && req.path.endsWith('/.well-known/agent-card.json');
+  (req.method === 'GET' || req.method === 'HEAD') && req.path === '/.well-known/agent-card.json';

@@ -184,6 +184,7 @@ export class Execution {
     let timer: NodeJS.Timeout | undefined;
     const graceOver = new Promise<'grace-over'>((resolve) => {
       timer = setTimeout(resolve, graceMs, 'grace-over');
+      timer.unref(); // a pending cancel must not keep the process alive
     });
     try {
       const { executor, logger } = this.#deps;
@@ -200,7 +201,8 @@ export class Execution {
         }
       }
       turn.cancel();
-      if (!turn.ended) await Promise.race([turn.done, graceOver]);
+      // Only a running execute() can still end its turn; a parked task has nothing to wait for.
+      if (running && !turn.ended) await Promise.race([turn.done, graceOver]);
       if (!this.#task || !isTerminal(this.#task.status.state)) {
         const target = this.#current ?? (this.#current = new Turn(undefined));
         await this.#enqueue(() => this.#commitEngineStatus(target, 'TASK_STATE_CANCELED', CANCELED_TEXT));

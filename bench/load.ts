@@ -1,0 +1,218 @@
+/**
+ * Load generator, run by bench/run.ts as its own process (so it never shares an event loop with a
+ * server): autocannon against one server for one workload, a warm-up run first, then a measured run
+ * of fixed duration. Prints one line `RESULT <json>` on stdout.
+ *
+ *   tsx bench/load.ts '{"url":"http://127.0.0.1:1234/","workload":"send-task","connections":50,
+ *                       "warmupSec":2,"durationSec":8,"getTaskPool":500}'
+ *
+ * Every request carries a fresh messageId (setupRequest); responses are checked (onResponse) so a
+ * server answering JSON-RPC errors with HTTP 200 cannot look fast.
+ */
+import autocannon from 'autocannon';
+import { pool, rpcClient } from './http.js';
+import {
+  RPC_HEADERS,
+  STREAM_EVENTS_PER_REQUEST,
+  countSseEvents,
+  extractTask,
+  sendMessageBody,
+  taskIdBody,
+  type WorkloadId,
+} from './workloads.js';
+
+export interface LoadOptions {
+  url: string;
+  workload: WorkloadId;
+  connections: number;
+  warmupSec: number;
+  durationSec: number;
+  /** Number of tasks created before the GetTask workload (requests pick among them). */
+  getTaskPool: number;
+}
+
+export interface LoadResult {
+  workload: WorkloadId;
+  durationSec: number;
+  requests: number;
+  /** Median of the per-second request counts of the measured run (mean when it has < 3 samples). */
+  reqPerSec: number;
+  /** requests / duration. */
+  reqPerSecMean: number;
+  /** SSE events received (streaming workload only). */
+  events: number;
+  /** reqPerSec × SSE events per response. */
+  eventsPerSec: number;
+  latencyMs: { p50: number; p99: number; mean: number };
+  /** Responses that were not the expected A2A result (JSON-RPC error, wrong state, short stream...). */
+  bad: number;
+  errors: number;
+  timeouts: number;
+  non2xx: number;
+  firstBadSample?: string;
+}
+
+interface Counters {
+  ok: number;
+  bad: number;
+  events: number;
+  firstBad?: string;
+}
+
+type RpcResult = {
+  result?: { message?: unknown; task?: { id?: string; status?: { state?: string } }; id?: string };
+  error?: unknown;
+};
+
+function parse(body: string): RpcResult | undefined {
+  try {
+    return JSON.parse(body) as RpcResult;
+  } catch {
+    return undefined;
+  }
+}
+
+type Ctx = { taskId?: string };
+
+function buildRequests(opts: LoadOptions, counters: Counters, taskIds: string[]): autocannon.Request[] {
+  const verdict = (good: boolean, body: string) => {
+    if (good) counters.ok += 1;
+    else {
+      counters.bad += 1;
+      if (counters.firstBad === undefined) counters.firstBad = body.slice(0, 300);
+    }
+  };
+  const post = (makeBody: (context: Ctx) => string, check: (status: number, body: string, context: Ctx) => boolean) => ({
+    method: 'POST' as const,
+    setupRequest: (req: autocannon.Request, context: object) => ({ ...req, body: makeBody(context as Ctx) }),
+    onResponse: (status: number, body: string, context: object) => verdict(check(status, body, context as Ctx), body),
+  });
+  const taskState = (body: string) => parse(body)?.result?.task?.status?.state;
+
+  switch (opts.workload) {
+    case 'send-message':
+      return [post(() => sendMessageBody('message'), (s, b) => s === 200 && parse(b)?.result?.message !== undefined)];
+    case 'send-task':
+      return [post(() => sendMessageBody('complete'), (s, b) => s === 200 && taskState(b) === 'TASK_STATE_COMPLETED')];
+    case 'stream':
+      return [
+        post(
+          () => sendMessageBody('stream', { streaming: true }),
+          (s, b) => {
+            const n = countSseEvents(b);
+            counters.events += n;
+            return s === 200 && n === STREAM_EVENTS_PER_REQUEST && b.includes('TASK_STATE_COMPLETED') && !b.includes('"error"');
+          },
+        ),
+      ];
+    case 'two-turn':
+      return [
+        post(
+          (context) => {
+            context.taskId = undefined;
+            return sendMessageBody('input');
+          },
+          (s, b, context) => {
+            const parsed = parse(b)?.result?.task;
+            if (s === 200 && parsed?.status?.state === 'TASK_STATE_INPUT_REQUIRED' && parsed.id) {
+              context.taskId = parsed.id;
+              return true;
+            }
+            return false;
+          },
+        ),
+        post(
+          // Turn 2: a follow-up on the parked task. If turn 1 failed there is no task: send a
+          // follow-up to an unknown task, which is counted as bad as well.
+          (context) => sendMessageBody('more', { taskId: context.taskId ?? 'missing-task-from-turn-1' }),
+          (s, b) => s === 200 && taskState(b) === 'TASK_STATE_COMPLETED',
+        ),
+      ];
+    case 'get-task': {
+      let i = 0;
+      return [
+        post(
+          () => {
+            i = (i + 1) % taskIds.length;
+            return taskIdBody('GetTask', taskIds[i]);
+          },
+          (s, b) => s === 200 && typeof parse(b)?.result?.id === 'string',
+        ),
+      ];
+    }
+    default:
+      throw new Error(`unknown workload ${String(opts.workload)}`);
+  }
+}
+
+async function createTasks(url: string, count: number): Promise<string[]> {
+  const client = rpcClient(url, 16);
+  try {
+    const ids = await pool(count, 16, async () => {
+      const res = await client.post(sendMessageBody('complete'));
+      const task = extractTask(res.body);
+      if (!task) throw new Error(`could not create a task for GetTask: ${res.status} ${res.body.slice(0, 200)}`);
+      return task.id;
+    });
+    return ids;
+  } finally {
+    client.close();
+  }
+}
+
+async function cannon(opts: LoadOptions, seconds: number, counters: Counters, taskIds: string[]): Promise<autocannon.Result> {
+  return autocannon({
+    url: opts.url,
+    connections: opts.connections,
+    duration: seconds,
+    headers: { ...RPC_HEADERS },
+    requests: buildRequests(opts, counters, taskIds),
+    timeout: 20,
+  });
+}
+
+export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
+  const taskIds = opts.workload === 'get-task' ? await createTasks(opts.url, opts.getTaskPool) : [];
+  if (opts.warmupSec > 0) {
+    await cannon(opts, opts.warmupSec, { ok: 0, bad: 0, events: 0 }, taskIds);
+  }
+  const counters: Counters = { ok: 0, bad: 0, events: 0 };
+  const result = await cannon(opts, opts.durationSec, counters, taskIds);
+  const duration = result.duration > 0 ? result.duration : opts.durationSec;
+  const requests = result.requests.total;
+  const mean = requests / duration;
+  // Median of the per-second samples: robust to a few seconds of foreign load on a shared machine.
+  const samples = (result as { samples?: number }).samples ?? 0;
+  const reqPerSec = samples >= 3 && result.requests.p50 > 0 ? result.requests.p50 : mean;
+  const responses = counters.ok + counters.bad;
+  const eventsPerRequest = responses > 0 ? counters.events / responses : 0;
+  return {
+    workload: opts.workload,
+    durationSec: duration,
+    requests,
+    reqPerSec,
+    reqPerSecMean: mean,
+    events: counters.events,
+    eventsPerSec: reqPerSec * eventsPerRequest,
+    latencyMs: { p50: result.latency.p50, p99: result.latency.p99, mean: result.latency.mean },
+    bad: counters.bad,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    non2xx: result.non2xx,
+    ...(counters.firstBad !== undefined ? { firstBadSample: counters.firstBad } : {}),
+  };
+}
+
+if (require.main === module) {
+  const opts = JSON.parse(process.argv[2] ?? '{}') as LoadOptions;
+  runLoad(opts).then(
+    (result) => {
+      process.stdout.write(`RESULT ${JSON.stringify(result)}\n`);
+      process.exit(0);
+    },
+    (error: unknown) => {
+      process.stderr.write(`load failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,790 @@
+/**
+ * `npm run bench` (full, < ~6 min on 2 cores) and `npm run bench -- --quick` (a few seconds per workload).
+ *
+ * Starts every server in its own process (bench/servers/*.ts, with --expose-gc), runs each workload
+ * against each server from a separate load-generator process (bench/load.ts: autocannon, 50
+ * connections, warm-up then a fixed duration), then measures engine memory on fresh SDK and "ours"
+ * processes. Prints a markdown report and writes <out>/latest.md and <out>/latest.json.
+ *
+ * Options:
+ *   --quick              short runs, memory N = 500
+ *   --out <dir>          where latest.md / latest.json go (default bench/results)
+ *   --servers a,b        subset of ceiling,sdk,ours,stack (debugging; ratios need all of them)
+ *   --workloads a,b      subset of send-message,send-task,stream,two-turn,get-task
+ *   --no-memory          skip the memory phase
+ *   --memory-only        skip the throughput runs
+ *   --memory-n <N>       tasks per memory step (default 10000, quick 500)
+ *   --memory-warmup <N>  warm-up requests of each kind before the memory baseline (default 2500, quick 200)
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pool, rpcClient } from './http.js';
+import type { LoadOptions, LoadResult } from './load.js';
+import type { MemorySnapshot } from './servers/common.js';
+import {
+  SERVERS,
+  WORKLOADS,
+  extractTask,
+  sendMessageBody,
+  taskIdBody,
+  type ServerId,
+  type ServerInfo,
+  type WorkloadId,
+} from './workloads.js';
+
+const ROOT = path.resolve(__dirname, '..');
+
+// ---------------------------------------------------------------------------------------------
+// Configuration
+
+interface Config {
+  mode: 'full' | 'quick';
+  connections: number;
+  warmupSec: number;
+  durationSec: number;
+  getTaskPool: number;
+  memoryN: number;
+  memoryWarmup: number;
+  outDir: string;
+  servers: ServerId[];
+  workloads: WorkloadId[];
+  memory: boolean;
+  throughput: boolean;
+}
+
+function parseArgs(argv: string[]): Config {
+  const quick = argv.includes('--quick');
+  const value = (name: string): string | undefined => {
+    const i = argv.indexOf(name);
+    if (i !== -1) return argv[i + 1];
+    const inline = argv.find((a) => a.startsWith(`${name}=`));
+    return inline?.slice(name.length + 1);
+  };
+  const list = <T extends string>(name: string, all: readonly T[]): T[] => {
+    const raw = value(name);
+    if (!raw) return [...all];
+    const picked = raw.split(',').map((s) => s.trim()) as T[];
+    for (const p of picked) if (!all.includes(p)) throw new Error(`${name}: unknown value "${p}" (one of ${all.join(', ')})`);
+    return picked;
+  };
+  const out = value('--out');
+  return {
+    mode: quick ? 'quick' : 'full',
+    connections: 50,
+    // Full: 5 workloads x 4 servers x (2 s + 7 s + ~1.5 s process start and setup) + ~75-120 s of
+    // memory phase: ~4.5-5 min on 2 cores.
+    warmupSec: quick ? 0.5 : 2,
+    durationSec: quick ? 1.5 : 7,
+    getTaskPool: quick ? 200 : 1000,
+    memoryN: value('--memory-n') ? Number(value('--memory-n')) : quick ? 500 : 10_000,
+    // Enough warm-up that the JIT has settled: otherwise optimised code and its metadata, created
+    // while the N tasks are processed, shows up as a constant ~100-600 KB "growth".
+    memoryWarmup: value('--memory-warmup') ? Number(value('--memory-warmup')) : quick ? 200 : 2500,
+    outDir: out ? path.resolve(out) : path.join(ROOT, 'bench', 'results'),
+    servers: list('--servers', SERVERS.map((s) => s.id)),
+    workloads: list('--workloads', WORKLOADS.map((w) => w.id)),
+    memory: !argv.includes('--no-memory'),
+    throughput: !argv.includes('--memory-only'),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child processes
+
+const children = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of children) if (child.exitCode === null && child.pid) child.kill('SIGKILL');
+});
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    for (const child of children) if (child.exitCode === null && child.pid) child.kill('SIGKILL');
+    process.exit(130);
+  });
+}
+
+interface RunningServer {
+  info: ServerInfo;
+  status: 'ok' | 'skipped' | 'failed';
+  note?: string;
+  url?: string;
+  child?: ChildProcess;
+  stderr: () => string;
+  /** How the process ended, once it has (a server dying mid-run is reported with this). */
+  exited: () => string | undefined;
+}
+
+function tail(text: string, max = 2000): string {
+  return text.length > max ? `…${text.slice(-max)}` : text;
+}
+
+async function startServer(info: ServerInfo, nodeFlags: string[] = []): Promise<RunningServer> {
+  const child = spawn(
+    process.execPath,
+    ['--expose-gc', ...nodeFlags, '--import', 'tsx', path.join(ROOT, 'bench', 'servers', info.script), ...info.args],
+    { cwd: ROOT, env: { ...process.env, BENCH_WATCH_STDIN: '1', NODE_ENV: 'production' }, stdio: ['pipe', 'pipe', 'pipe'] },
+  );
+  children.add(child);
+  let stderr = '';
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr = tail(stderr + chunk, 8000);
+  });
+  let exited: string | undefined;
+  child.on('exit', (code, signal) => {
+    exited = `server process exited (code ${code}, signal ${signal})`;
+  });
+  const base: RunningServer = { info, status: 'failed', stderr: () => stderr, exited: () => exited, child };
+  return new Promise<RunningServer>((resolve) => {
+    let stdout = '';
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      resolve({ ...base, note: `did not start within 60 s. ${tail(stderr, 500)}` });
+    }, 60_000);
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout = tail(stdout + chunk, 4000); // keep draining: a full pipe would block the server
+      const ready = /^READY (\d+)$/m.exec(stdout);
+      const skip = /^SKIP (.*)$/m.exec(stdout);
+      if (ready) {
+        clearTimeout(timer);
+        resolve({ ...base, status: 'ok', url: `http://127.0.0.1:${ready[1]}/` });
+      } else if (skip) {
+        clearTimeout(timer);
+        resolve({ ...base, status: 'skipped', note: skip[1].trim() });
+      }
+    });
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ ...base, note: `exited before READY (code ${code}, signal ${signal}). ${tail(stderr, 800)}` });
+    });
+  });
+}
+
+async function stopServer(server: RunningServer): Promise<void> {
+  const child = server.child;
+  if (!child || child.exitCode !== null || child.signalCode !== null) {
+    if (child) children.delete(child);
+    return;
+  }
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+  children.delete(child);
+}
+
+async function runLoadProcess(opts: LoadOptions): Promise<LoadResult> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench', 'load.ts'), JSON.stringify(opts)], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr = tail(stderr + c, 4000)));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+  children.delete(child);
+  const line = /^RESULT (.*)$/m.exec(stdout);
+  if (code !== 0 || !line) throw new Error(`load generator failed (exit ${code}): ${tail(stderr, 800)}`);
+  return JSON.parse(line[1]) as LoadResult;
+}
+
+async function control<T>(url: string, what: 'memory' | 'clear-store'): Promise<T> {
+  const client = rpcClient(url, 1);
+  try {
+    const res = await client.post('{}', `/__bench/${what}`);
+    if (res.status !== 200) throw new Error(`/__bench/${what} answered ${res.status}`);
+    return JSON.parse(res.body) as T;
+  } finally {
+    client.close();
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// ---------------------------------------------------------------------------------------------
+// Memory phase
+
+interface MemoryPhaseResult {
+  status: 'ok' | 'skipped' | 'failed';
+  note?: string;
+  n?: number;
+  baseline?: MemorySnapshot;
+  withParked?: MemorySnapshot;
+  afterParkedCleared?: MemorySnapshot;
+  withCancelled?: MemorySnapshot;
+  afterCancelledCleared?: MemorySnapshot;
+  /** Largest |difference| between two back-to-back snapshots: the measurement noise. */
+  noiseBytes?: number;
+  engineBytesPerParkedTask?: number;
+  engineBytesPerCancelledTask?: number;
+  storeBytesPerParkedTask?: number;
+  storeBytesPerCancelledTask?: number;
+  /** Below this many bytes per task, engine memory is reported as 0 (noise). */
+  toleranceBytesPerTask?: number;
+  failures?: number;
+}
+
+async function parkTasks(url: string, count: number): Promise<{ ids: string[]; failures: number }> {
+  const client = rpcClient(url, 16);
+  let failures = 0;
+  try {
+    const ids = await pool(count, 16, async () => {
+      const res = await client.post(sendMessageBody('input'));
+      const task = extractTask(res.body);
+      if (!task || !res.body.includes('TASK_STATE_INPUT_REQUIRED')) {
+        failures += 1;
+        return '';
+      }
+      return task.id;
+    });
+    return { ids: ids.filter(Boolean), failures };
+  } finally {
+    client.close();
+  }
+}
+
+async function cancelTasks(url: string, ids: string[]): Promise<number> {
+  const client = rpcClient(url, 16);
+  let failures = 0;
+  try {
+    await pool(ids.length, 16, async (i) => {
+      const res = await client.post(taskIdBody('CancelTask', ids[i]));
+      if (!res.body.includes('TASK_STATE_CANCELED')) failures += 1;
+    });
+    return failures;
+  } finally {
+    client.close();
+  }
+}
+
+async function completeTasks(url: string, count: number): Promise<void> {
+  const client = rpcClient(url, 16);
+  try {
+    await pool(count, 16, () => client.post(sendMessageBody('complete')));
+  } finally {
+    client.close();
+  }
+}
+
+/**
+ * Snapshot after the client connections are gone (server-side sockets are not engine state). The
+ * first forced GC after a burst of requests still frees compiled code and optimisation metadata, so
+ * snapshots are repeated until two consecutive ones agree within 32 KiB (at most 5).
+ */
+async function snapshot(url: string, noise: { max: number }): Promise<MemorySnapshot> {
+  await sleep(150);
+  let previous = await control<MemorySnapshot>(url, 'memory');
+  for (let i = 0; i < 4; i += 1) {
+    const next = await control<MemorySnapshot>(url, 'memory');
+    const delta = Math.abs(next.heapUsed - previous.heapUsed);
+    previous = next;
+    if (delta < 32 * 1024) {
+      noise.max = Math.max(noise.max, delta);
+      break;
+    }
+  }
+  return previous;
+}
+
+async function memoryPhase(info: ServerInfo, config: Config, log: (line: string) => void): Promise<MemoryPhaseResult> {
+  // Without bytecode flushing: V8 otherwise drops the bytecode of functions idle for a few GCs
+  // (e.g. the cancel path while tasks are being parked) and recompiles it later, which shows up as
+  // ±0.5 MB of old-space noise between snapshots.
+  const server = await startServer(info, ['--no-flush-bytecode']);
+  if (server.status !== 'ok' || !server.url) {
+    await stopServer(server);
+    return { status: server.status === 'skipped' ? 'skipped' : 'failed', note: server.note };
+  }
+  const url = server.url;
+  const n = config.memoryN;
+  try {
+    // Warm-up: exercise every path once so lazily created structures are part of the baseline.
+    await parkTasks(url, config.memoryWarmup);
+    const warmCancel = await parkTasks(url, config.memoryWarmup);
+    await cancelTasks(url, warmCancel.ids);
+    await completeTasks(url, config.memoryWarmup);
+    await control(url, 'clear-store');
+    const noise = { max: 0 };
+    const baseline = await snapshot(url, noise);
+
+    log(`  ${info.id}: parking ${n} tasks in input-required`);
+    const parked = await parkTasks(url, n);
+    const withParked = await snapshot(url, noise);
+    await control(url, 'clear-store');
+    const afterParkedCleared = await snapshot(url, noise);
+
+    log(`  ${info.id}: parking ${n} more tasks and cancelling them`);
+    const toCancel = await parkTasks(url, n);
+    const cancelFailures = await cancelTasks(url, toCancel.ids);
+    const withCancelled = await snapshot(url, noise);
+    await control(url, 'clear-store');
+    const afterCancelledCleared = await snapshot(url, noise);
+
+    // Compiled code (code_space) is not state: leave it out of the retained heap.
+    const retained = (s: MemorySnapshot) => s.heapUsed - (s.spaces.code_space ?? 0);
+    const perTask = (after: MemorySnapshot, before: MemorySnapshot, count: number) =>
+      count > 0 ? (retained(after) - retained(before)) / count : Number.NaN;
+    return {
+      status: 'ok',
+      n,
+      baseline,
+      withParked,
+      afterParkedCleared,
+      withCancelled,
+      afterCancelledCleared,
+      noiseBytes: noise.max,
+      engineBytesPerParkedTask: perTask(afterParkedCleared, baseline, parked.ids.length),
+      engineBytesPerCancelledTask: perTask(afterCancelledCleared, afterParkedCleared, toCancel.ids.length),
+      storeBytesPerParkedTask: perTask(withParked, afterParkedCleared, parked.ids.length),
+      storeBytesPerCancelledTask: perTask(withCancelled, afterCancelledCleared, toCancel.ids.length),
+      // JIT metadata (feedback, optimised code) still moves old space by ~±100 KB between phases,
+      // i.e. ~±10 B/task at N = 10,000; any real per-task retention (a Map entry with an id
+      // string is already ~80 B) is well above 32 B.
+      toleranceBytesPerTask: Math.max(32, (2 * noise.max) / n),
+      failures: parked.failures + toCancel.failures + cancelFailures,
+    };
+  } catch (error) {
+    return { status: 'failed', note: `${error instanceof Error ? error.message : String(error)} ${tail(server.stderr(), 500)}` };
+  } finally {
+    await stopServer(server);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Report
+
+type Cell = LoadResult | { skipped: true; note: string } | { failed: true; note: string };
+const isResult = (cell: Cell | undefined): cell is LoadResult => !!cell && 'reqPerSec' in cell;
+
+interface Target {
+  id: string;
+  description: string;
+  measured: number | null;
+  threshold: string;
+  met: boolean | null;
+  note?: string;
+}
+
+function metric(workload: WorkloadId, cell: Cell | undefined): number | null {
+  if (!isResult(cell)) return null;
+  return workload === 'stream' ? cell.eventsPerSec : cell.reqPerSec;
+}
+
+function ratio(a: number | null, b: number | null): number | null {
+  return a !== null && b !== null && b > 0 ? a / b : null;
+}
+
+const oneLine = (text: string) => text.replace(/\s+/g, ' ').trim();
+/** Text safe inside a markdown table cell. */
+const mdCell = (text: string) => oneLine(text).replace(/\|/g, '\\|');
+const fmtInt = (n: number) => Math.round(n).toLocaleString('en-US');
+const fmtRatio = (r: number | null) => (r === null ? 'n/a' : `${r.toFixed(2)}×`);
+const fmtBytes = (b: number | undefined) => (b === undefined || Number.isNaN(b) ? 'n/a' : `${b.toFixed(1)} B`);
+const fmtMiB = (b: number | undefined) => (b === undefined ? 'n/a' : `${(b / 1048576).toFixed(1)} MiB`);
+
+function buildTargets(
+  throughput: Record<string, Record<string, Cell>>,
+  memory: Record<string, MemoryPhaseResult>,
+  workloads: WorkloadId[],
+  mode: Config['mode'],
+): Target[] {
+  const m = (w: WorkloadId, s: ServerId) => metric(w, throughput[w]?.[s]);
+  const hasBad = (w: WorkloadId, ...servers: ServerId[]) =>
+    servers.some((s) => {
+      const cell = throughput[w]?.[s];
+      return isResult(cell) && cell.bad + cell.errors + cell.non2xx > 0;
+    });
+  const check = (id: string, description: string, w: WorkloadId, a: ServerId, b: ServerId, min: number): Target => {
+    const r = ratio(m(w, a), m(w, b));
+    return {
+      id,
+      description,
+      measured: r,
+      threshold: `≥ ${min.toFixed(2)}×`,
+      met: r === null ? null : r >= min,
+      ...(hasBad(w, a, b) ? { note: 'bad responses or errors during the run: ratio not trustworthy' } : {}),
+      ...(r === null ? { note: 'not measured in this run' } : {}),
+    };
+  };
+  const targets: Target[] = [
+    check('message-vs-ceiling', 'SendMessage → Message: ours / bare Express', 'send-message', 'ours', 'ceiling', 0.9),
+    check('message-vs-sdk', 'SendMessage → Message: ours / official SDK', 'send-message', 'ours', 'sdk', 1.3),
+    check('task-vs-sdk', 'SendMessage → completed Task: ours / official SDK', 'send-task', 'ours', 'sdk', 1.8),
+    check('stream-vs-sdk', 'Streaming events/s: ours / official SDK', 'stream', 'ours', 'sdk', 2),
+  ];
+  const stackRatios = workloads
+    .map((w) => ({ w, r: ratio(m(w, 'stack'), m(w, 'ours')) }))
+    .filter((x): x is { w: WorkloadId; r: number } => x.r !== null);
+  if (stackRatios.length === 0) {
+    targets.push({
+      id: 'stack-overhead',
+      description: 'Full middleware stack ≤ 10 % slower than router alone (worst workload)',
+      measured: null,
+      threshold: '≥ 0.90×',
+      met: null,
+      note: 'stack variant not measured (see servers)',
+    });
+  } else {
+    const worst = stackRatios.reduce((a, b) => (b.r < a.r ? b : a));
+    targets.push({
+      id: 'stack-overhead',
+      description: 'Full middleware stack ≤ 10 % slower than router alone (worst workload)',
+      measured: worst.r,
+      threshold: '≥ 0.90×',
+      met: worst.r >= 0.9,
+      note: `worst: ${worst.w}`,
+    });
+  }
+  const ours = memory.ours;
+  for (const [id, key, label] of [
+    ['memory-parked', 'engineBytesPerParkedTask', 'parked (input-required)'],
+    ['memory-cancelled', 'engineBytesPerCancelledTask', 'cancelled while parked'],
+  ] as const) {
+    const value = ours?.status === 'ok' ? ours[key] : undefined;
+    const tolerance = ours?.toleranceBytesPerTask ?? 32;
+    targets.push({
+      id,
+      description: `Engine memory per ${label} task, outside the store`,
+      measured: value ?? null,
+      threshold: `0 B (noise tolerance ${tolerance.toFixed(1)} B/task)`,
+      met: value === undefined ? null : value <= tolerance,
+      ...(value === undefined
+        ? { note: 'memory phase not run for ours' }
+        : mode === 'quick'
+          ? { note: 'quick mode, small N: indicative only' }
+          : value < -tolerance
+            ? { note: 'the heap shrank by more than the tolerance: measurement drift, rerun' }
+            : {}),
+    });
+  }
+  return targets;
+}
+
+function markdown(report: Report, config: Config): string {
+  const lines: string[] = [];
+  const servers = SERVERS.filter((s) => config.servers.includes(s.id));
+  const workloads = WORKLOADS.filter((w) => config.workloads.includes(w.id));
+  lines.push('# a2a-express-kit benchmark');
+  lines.push('');
+  lines.push(
+    `${report.meta.date} · ${report.meta.mode} mode · Node ${report.meta.node} · ${report.meta.cpus} × ${report.meta.cpuModel} · ` +
+      `autocannon ${report.meta.connections} connections, ${report.meta.warmupSec} s warm-up + ${report.meta.durationSec} s per run · ` +
+      `every server and the load generator in separate processes on 127.0.0.1 · total ${report.meta.totalSec.toFixed(0)} s`,
+  );
+  lines.push('');
+  lines.push(
+    'Absolute numbers drift on a shared machine; compare the ratios (all measured in the same run).' +
+      (report.meta.mode === 'quick' ? ' **Quick mode**: short, barely warmed runs; a smoke test, not a measurement.' : ''),
+  );
+  lines.push('');
+  lines.push('## Servers');
+  lines.push('');
+  lines.push('| Id | Server | Status |');
+  lines.push('|---|---|---|');
+  for (const s of servers) {
+    const st = report.servers[s.id];
+    lines.push(`| ${s.id} | ${s.title} | ${st?.status ?? 'n/a'}${st?.note ? `: ${mdCell(st.note)}` : ''} |`);
+  }
+  lines.push('');
+  lines.push('## Throughput');
+  lines.push('');
+  lines.push(
+    'req/s = median of the per-second rates of the measured run (streaming: SSE events/s); ratios compare the same metric.',
+  );
+  lines.push('');
+  lines.push(`| Workload | ${servers.map((s) => s.id).join(' | ')} | ours/ceiling | ours/SDK | stack/ours |`);
+  lines.push(`|---|${servers.map(() => '---:').join('|')}|---:|---:|---:|`);
+  for (const w of workloads) {
+    const row = report.throughput[w.id] ?? {};
+    const cells = servers.map((s) => {
+      const cell = row[s.id];
+      if (!isResult(cell)) return cell && 'skipped' in cell ? 'skipped' : 'failed';
+      const value = metric(w.id, cell) ?? 0;
+      const flag = cell.bad + cell.errors + cell.non2xx > 0 ? ' ⚠' : '';
+      return `${fmtInt(value)}${w.unit === 'events' ? ' ev/s' : ''}${flag}`;
+    });
+    const r = report.ratios[w.id] ?? {};
+    lines.push(
+      `| ${w.title} | ${cells.join(' | ')} | ${fmtRatio(r.oursVsCeiling ?? null)} | ${fmtRatio(r.oursVsSdk ?? null)} | ${fmtRatio(r.stackVsOurs ?? null)} |`,
+    );
+  }
+  lines.push('');
+  lines.push('Latency p50 / p99 (ms):');
+  lines.push('');
+  lines.push(`| Workload | ${servers.map((s) => s.id).join(' | ')} |`);
+  lines.push(`|---|${servers.map(() => '---:').join('|')}|`);
+  for (const w of workloads) {
+    const row = report.throughput[w.id] ?? {};
+    const cells = servers.map((s) => {
+      const cell = row[s.id];
+      return isResult(cell) ? `${cell.latencyMs.p50} / ${cell.latencyMs.p99}` : '–';
+    });
+    lines.push(`| ${w.title} | ${cells.join(' | ')} |`);
+  }
+  const problems: string[] = [];
+  for (const w of workloads) {
+    for (const s of servers) {
+      const cell = report.throughput[w.id]?.[s.id];
+      if (isResult(cell) && cell.bad + cell.errors + cell.non2xx > 0) {
+        problems.push(
+          `- ⚠ ${s.id} / ${w.id}: ${cell.bad} bad responses, ${cell.errors} connection errors, ${cell.non2xx} non-2xx` +
+            (cell.firstBadSample ? ` (first: \`${cell.firstBadSample.replace(/`/g, "'").slice(0, 160)}\`)` : ''),
+        );
+      } else if (cell && !isResult(cell) && 'failed' in cell) {
+        problems.push(`- ✗ ${s.id} / ${w.id}: ${oneLine(cell.note)}`);
+      }
+    }
+  }
+  if (problems.length > 0) {
+    lines.push('');
+    lines.push(...problems);
+  }
+  lines.push('');
+  lines.push('## Targets');
+  lines.push('');
+  lines.push('| Target | Measured | Threshold | Result |');
+  lines.push('|---|---:|---|---|');
+  for (const t of report.targets) {
+    const measured =
+      t.measured === null ? 'n/a' : t.id.startsWith('memory') ? fmtBytes(t.measured) : fmtRatio(t.measured);
+    const result = t.met === null ? '– not measured' : t.met ? '✅ met' : '❌ missed';
+    lines.push(`| ${t.description} | ${measured} | ${t.threshold} | ${result}${t.note ? ` (${t.note})` : ''} |`);
+  }
+  lines.push('');
+  lines.push('## Memory');
+  lines.push('');
+  lines.push(
+    `Fresh server process; warm-up; store cleared; forced GC (\`--expose-gc\`). Then N tasks parked in input-required, ` +
+      `store cleared, N more parked and cancelled, store cleared. Engine bytes/task = growth of the used heap ` +
+      `(without code space) that survives clearing the store, i.e. state held outside the store, divided by N.` +
+      (report.meta.mode === 'quick' ? ' Quick mode: N is small, so constant JIT noise dominates; indicative only.' : ''),
+  );
+  lines.push('');
+  lines.push(
+    '| Server | N | Engine B/task, parked | Engine B/task, cancelled | Store B/task (parked / cancelled) | Heap noise | RSS with N parked | RSS at end | Engine objects after (parked / cancelled) |',
+  );
+  lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---|');
+  for (const id of ['sdk', 'ours'] as const) {
+    const r = report.memory[id];
+    if (!r) continue;
+    if (r.status !== 'ok') {
+      lines.push(`| ${id} | – | ${r.status}${r.note ? `: ${mdCell(r.note).slice(0, 300)}` : ''} | | | | | | |`);
+      continue;
+    }
+    const objects = (snap: MemorySnapshot | undefined) =>
+      snap
+        ? Object.entries(snap.stats)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(', ') || 'n/a'
+        : 'n/a';
+    lines.push(
+      `| ${id} | ${fmtInt(r.n ?? 0)} | ${fmtBytes(r.engineBytesPerParkedTask)} | ${fmtBytes(r.engineBytesPerCancelledTask)} | ` +
+        `${fmtBytes(r.storeBytesPerParkedTask)} / ${fmtBytes(r.storeBytesPerCancelledTask)} | ${fmtInt(r.noiseBytes ?? 0)} B | ` +
+        `${fmtMiB(r.withParked?.rss)} | ${fmtMiB(r.afterCancelledCleared?.rss)} | ${objects(r.afterParkedCleared)} / ${objects(r.afterCancelledCleared)} |`,
+    );
+    if (r.failures) lines.push(`| | ⚠ ${r.failures} park/cancel requests did not give the expected state | | | | | | | |`);
+  }
+  lines.push('');
+  lines.push(
+    'Engine objects: `liveExecutions` is `router.liveExecutions` (ours); `eventBuses` counts the SDK\'s ' +
+      '`DefaultExecutionEventBusManager` entries (kept for input-required tasks, and never released for a task ' +
+      'cancelled while parked).',
+  );
+  lines.push('');
+  return lines.join('\n');
+}
+
+interface Report {
+  meta: {
+    date: string;
+    mode: 'full' | 'quick';
+    node: string;
+    cpus: number;
+    cpuModel: string;
+    connections: number;
+    warmupSec: number;
+    durationSec: number;
+    memoryN: number;
+    totalSec: number;
+    versions: Record<string, string>;
+  };
+  servers: Record<string, { status: string; note?: string }>;
+  throughput: Record<string, Record<string, Cell>>;
+  ratios: Record<string, { oursVsCeiling: number | null; oursVsSdk: number | null; stackVsOurs: number | null }>;
+  targets: Target[];
+  memory: Record<string, MemoryPhaseResult>;
+}
+
+function version(pkg: string): string {
+  try {
+    const json = JSON.parse(readFileSync(path.join(ROOT, 'node_modules', pkg, 'package.json'), 'utf8')) as { version?: string };
+    return json.version ?? '?';
+  } catch {
+    return '?';
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Main
+
+async function main(): Promise<number> {
+  const config = parseArgs(process.argv.slice(2));
+  const started = Date.now();
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const elapsed = () => `${((Date.now() - started) / 1000).toFixed(0)}s`;
+  log(`bench: ${config.mode} mode, servers ${config.servers.join(', ')}, workloads ${config.workloads.join(', ')}`);
+
+  const serverInfos = config.throughput ? SERVERS.filter((s) => config.servers.includes(s.id)) : [];
+  if (!config.throughput) config.workloads = [];
+  const running = new Map<ServerId, RunningServer>();
+  for (const info of serverInfos) {
+    const server = await startServer(info);
+    running.set(info.id, server);
+    log(`[${elapsed()}] ${info.id}: ${server.status}${server.url ? ` at ${server.url}` : ''}${server.note ? ` (${server.note})` : ''}`);
+    if (server.status !== 'ok') await stopServer(server);
+  }
+
+  const throughput: Report['throughput'] = {};
+  const restarts = new Map<ServerId, string[]>();
+  for (const [index, workload] of config.workloads.entries()) {
+    throughput[workload] = {};
+    // Alternate the order so no server is systematically measured first (drift, caches).
+    const order = index % 2 === 0 ? serverInfos : [...serverInfos].reverse();
+    for (const info of order) {
+      // A server that dies (killed from outside on a shared machine, or crashed) is reported and
+      // replaced by a fresh process; a run it died in is measured again once.
+      for (let attempt = 1; attempt <= 2; attempt += 1) {
+        let server = running.get(info.id);
+        if (server?.status === 'ok' && server.exited()) {
+          const death = `${server.exited()}${server.stderr() ? `: ${tail(server.stderr(), 300)}` : ''}`;
+          log(`[${elapsed()}] ${info.id}: ${death}; restarting it`);
+          restarts.set(info.id, [...(restarts.get(info.id) ?? []), `(${workload} run): ${death}`]);
+          server = await startServer(info);
+          running.set(info.id, server);
+          if (server.status !== 'ok') await stopServer(server);
+        }
+        if (!server || server.status !== 'ok' || !server.url) {
+          throughput[workload][info.id] =
+            server?.status === 'skipped'
+              ? { skipped: true, note: server.note ?? 'skipped' }
+              : { failed: true, note: server?.note ?? 'server not running' };
+          break;
+        }
+        try {
+          await control(server.url, 'clear-store');
+          const result = await runLoadProcess({
+            url: server.url,
+            workload,
+            connections: config.connections,
+            warmupSec: config.warmupSec,
+            durationSec: config.durationSec,
+            getTaskPool: config.getTaskPool,
+          });
+          if (server.exited() && attempt === 1) continue;
+          throughput[workload][info.id] = result;
+          const value = workload === 'stream' ? `${fmtInt(result.eventsPerSec)} events/s` : `${fmtInt(result.reqPerSec)} req/s`;
+          const issues = result.bad + result.errors + result.non2xx;
+          log(`[${elapsed()}] ${workload} × ${info.id}: ${value}, p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms${issues ? `, ${issues} bad/errors` : ''}`);
+          break;
+        } catch (error) {
+          if (server.exited() && attempt === 1) continue;
+          const note = [error instanceof Error ? error.message : String(error), server.exited(), tail(server.stderr(), 400)]
+            .filter(Boolean)
+            .join('; ');
+          throughput[workload][info.id] = { failed: true, note };
+          log(`[${elapsed()}] ${workload} × ${info.id}: FAILED ${note}`);
+          break;
+        }
+      }
+    }
+  }
+  for (const server of running.values()) await stopServer(server);
+
+  const memory: Record<string, MemoryPhaseResult> = {};
+  if (config.memory) {
+    for (const id of ['sdk', 'ours'] as const) {
+      if (!config.servers.includes(id)) continue;
+      const info = SERVERS.find((s) => s.id === id) as ServerInfo;
+      log(`[${elapsed()}] memory phase: ${id}, N = ${config.memoryN}`);
+      memory[id] = await memoryPhase(info, config, log);
+      const r = memory[id];
+      log(
+        `[${elapsed()}] memory ${id}: ${r.status}` +
+          (r.status === 'ok'
+            ? ` engine ${fmtBytes(r.engineBytesPerParkedTask)}/parked, ${fmtBytes(r.engineBytesPerCancelledTask)}/cancelled, RSS ${fmtMiB(r.withParked?.rss)}`
+            : ` ${r.note ?? ''}`),
+      );
+    }
+  }
+
+  const ratios: Report['ratios'] = {};
+  for (const w of config.workloads) {
+    const m = (s: ServerId) => metric(w, throughput[w]?.[s]);
+    ratios[w] = {
+      oursVsCeiling: ratio(m('ours'), m('ceiling')),
+      oursVsSdk: ratio(m('ours'), m('sdk')),
+      stackVsOurs: ratio(m('stack'), m('ours')),
+    };
+  }
+
+  const report: Report = {
+    meta: {
+      date: new Date().toISOString(),
+      mode: config.mode,
+      node: process.version,
+      cpus: os.cpus().length,
+      cpuModel: os.cpus()[0]?.model.trim() ?? 'unknown CPU',
+      connections: config.connections,
+      warmupSec: config.warmupSec,
+      durationSec: config.durationSec,
+      memoryN: config.memoryN,
+      totalSec: (Date.now() - started) / 1000,
+      versions: {
+        express: version('express'),
+        '@a2a-js/sdk': version('@a2a-js/sdk'),
+        autocannon: version('autocannon'),
+      },
+    },
+    servers: Object.fromEntries(
+      serverInfos.map((s) => {
+        const r = running.get(s.id);
+        const died = restarts.get(s.id);
+        const note = [r?.note, died ? `restarted after dying ${died.join('; ')}` : undefined].filter(Boolean).join('; ');
+        return [s.id, { status: r?.status ?? 'failed', ...(note ? { note } : {}) }];
+      }),
+    ),
+    throughput,
+    ratios,
+    targets: buildTargets(throughput, memory, config.workloads, config.mode),
+    memory,
+  };
+
+  const md = markdown(report, config);
+  mkdirSync(config.outDir, { recursive: true });
+  writeFileSync(path.join(config.outDir, 'latest.md'), md);
+  writeFileSync(path.join(config.outDir, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
+  process.stdout.write(`${md}\n`);
+  log(`bench: done in ${elapsed()}; wrote ${path.relative(process.cwd(), path.join(config.outDir, 'latest.md'))} and latest.json`);
+
+  // The benchmark itself must work: a required server that failed (not a skipped optional variant),
+  // or a workload that could not run, is an error. Missed targets are not.
+  const broken =
+    [...running.values()].some((s) => s.status === 'failed' || (s.status === 'skipped' && s.info.id !== 'stack')) ||
+    Object.values(throughput).some((row) => Object.values(row).some((cell) => 'failed' in cell)) ||
+    Object.values(memory).some((r) => r.status !== 'ok');
+  return broken ? 1 : 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(`bench failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,110 @@
+/**
+ * Workloads and servers of the benchmark, shared by the runner (bench/run.ts), the load generator
+ * (bench/load.ts) and the memory driver. Wire format: A2A v1.0 JSON-RPC (PROTOCOL.md §7).
+ */
+
+export type WorkloadId = 'send-message' | 'send-task' | 'stream' | 'two-turn' | 'get-task';
+export type ServerId = 'ceiling' | 'sdk' | 'ours' | 'stack';
+
+export interface WorkloadInfo {
+  id: WorkloadId;
+  title: string;
+  /** Unit reported in the table besides req/s (streaming reports SSE events/s). */
+  unit: 'req' | 'events';
+}
+
+export const WORKLOADS: readonly WorkloadInfo[] = [
+  { id: 'send-message', title: 'SendMessage → Message', unit: 'req' },
+  { id: 'send-task', title: 'SendMessage → completed Task', unit: 'req' },
+  { id: 'stream', title: 'SendStreamingMessage, 10 status updates', unit: 'events' },
+  { id: 'two-turn', title: 'Two-turn input-required task', unit: 'req' },
+  { id: 'get-task', title: 'GetTask (existing task)', unit: 'req' },
+];
+
+export interface ServerInfo {
+  id: ServerId;
+  title: string;
+  /** Script under bench/servers/ and its extra argv. */
+  script: string;
+  args: string[];
+}
+
+export const SERVERS: readonly ServerInfo[] = [
+  { id: 'ceiling', title: 'bare Express (ceiling)', script: 'ceiling.ts', args: [] },
+  { id: 'sdk', title: '@a2a-js/sdk 1.3.0', script: 'official-sdk.ts', args: [] },
+  { id: 'ours', title: 'createA2ARouter', script: 'ours.ts', args: [] },
+  { id: 'stack', title: 'createA2ARouter + full middleware stack', script: 'ours.ts', args: ['--stack'] },
+];
+
+/** Number of SSE events of one "stream" request: task + 10 WORKING updates + COMPLETED. */
+export const STREAM_EVENTS_PER_REQUEST = 12;
+export const STREAM_PROGRESS_UPDATES = 10;
+
+/** Bearer token the "stack" server's auth middleware accepts without any crypto. */
+export const BENCH_BEARER = 'bench-pre-verified-token';
+
+/** Header the "stack" server's tenant middleware reads. */
+export const BENCH_TENANT_HEADER = 'x-tenant-id';
+
+/** Sent to every server (same bytes on the wire for all of them; only "stack" looks at auth/tenant). */
+export const RPC_HEADERS: Readonly<Record<string, string>> = {
+  'content-type': 'application/json',
+  'a2a-version': '1.0',
+  authorization: `Bearer ${BENCH_BEARER}`,
+  [BENCH_TENANT_HEADER]: 'bench-tenant',
+};
+
+/** Unique ids: a per-process random prefix plus a counter (cheap, unique across runs and processes). */
+const prefix = `${process.pid.toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+let counter = 0;
+export function uniqueId(kind: string): string {
+  counter += 1;
+  return `${kind}-${prefix}-${counter}`;
+}
+
+export function sendMessageBody(
+  text: string,
+  opts: { streaming?: boolean; taskId?: string; contextId?: string } = {},
+): string {
+  const message: Record<string, unknown> = {
+    messageId: uniqueId('m'),
+    role: 'ROLE_USER',
+    parts: [{ text }],
+  };
+  if (opts.taskId) message.taskId = opts.taskId;
+  if (opts.contextId) message.contextId = opts.contextId;
+  return JSON.stringify({
+    jsonrpc: '2.0',
+    id: counter,
+    method: opts.streaming ? 'SendStreamingMessage' : 'SendMessage',
+    params: { message },
+  });
+}
+
+export function taskIdBody(method: 'GetTask' | 'CancelTask', taskId: string): string {
+  counter += 1;
+  return JSON.stringify({ jsonrpc: '2.0', id: counter, method, params: { id: taskId } });
+}
+
+/** Cheap extraction of result.task.id / result.task.contextId from a JSON-RPC response body. */
+export function extractTask(body: string): { id: string; contextId: string } | undefined {
+  try {
+    const parsed = JSON.parse(body) as { result?: { task?: { id?: string; contextId?: string } } };
+    const task = parsed.result?.task;
+    if (task && typeof task.id === 'string') return { id: task.id, contextId: String(task.contextId ?? '') };
+  } catch {
+    /* fall through */
+  }
+  return undefined;
+}
+
+/** Counts SSE `data:` events in a response body. */
+export function countSseEvents(body: string): number {
+  let n = 0;
+  let i = body.indexOf('data:');
+  while (i !== -1) {
+    n += 1;
+    i = body.indexOf('data:', i + 5);
+  }
+  return n;
+}
