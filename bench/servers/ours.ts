@@ -2,15 +2,15 @@
  * Ours: `createA2ARouter` with the in-memory store. With `--stack`, the full middleware stack runs in
  * front of it (tracing, auth with a pre-verified bearer, tenant, security headers).
  *
- * Prints `READY <port>` when listening, or `SKIP <reason>` and exits 0 when the requested variant
- * cannot be built with the current lib (e.g. the middlewares are not exported yet).
+ * It loads the built package from dist/ (run `npm run build` first; `npm run bench` does).
+ * Prints `READY <port>` when listening.
  */
 import express from 'express';
 import type { Express, Request, RequestHandler } from 'express';
 import { hasFlag, listen, mountBenchControl } from './common.js';
 import { BENCH_BEARER, BENCH_TENANT_HEADER, STREAM_PROGRESS_UPDATES } from '../workloads.js';
 
-type Lib = Record<string, unknown>;
+type Kit = typeof import('../../lib/index.js');
 
 interface BenchEvents {
   reply(text: string): Promise<void>;
@@ -67,70 +67,37 @@ const agentCard = {
   skills: [{ id: 'bench', name: 'bench', description: 'benchmark skill', tags: ['bench'] }],
 };
 
-function skip(reason: string): never {
-  process.stdout.write(`SKIP ${reason.replace(/\s+/g, ' ')}\n`);
-  process.exit(0);
-}
-
-function factory(lib: Lib, name: string): (...args: unknown[]) => unknown {
-  const value = lib[name];
-  if (typeof value !== 'function') skip(`${name} is not exported from lib/index.ts yet`);
-  return value as (...args: unknown[]) => unknown;
-}
-
-function asHandlers(value: unknown, name: string): RequestHandler[] {
-  const list = Array.isArray(value) ? value.flat() : [value];
-  if (!list.every((h) => typeof h === 'function')) skip(`${name}(...) did not return Express middleware`);
-  return list as RequestHandler[];
-}
-
 /**
  * The full middleware stack, in the kit's documented order (security → tracing → auth → tenant):
  * helmet headers + body limit, request id / trace context, a bearer accepted by a verifier that
  * does no crypto (we measure the plumbing, not JWT verification), tenant from a header.
  */
-function buildStack(lib: Lib): RequestHandler[] {
-  const security = factory(lib, 'a2aSecurity');
-  const tracing = factory(lib, 'a2aTracing');
-  const auth = factory(lib, 'a2aAuth');
-  const tenant = factory(lib, 'a2aTenant');
-  const fromVerify = factory(lib, 'fromVerify');
+function buildStack(kit: Kit): RequestHandler[] {
   const expected = `Bearer ${BENCH_BEARER}`;
-  try {
-    const user = fromVerify((req: Request) =>
-      req.headers.authorization === expected ? { id: 'bench-user', claims: { sub: 'bench-user' } } : false,
-    );
-    return [
-      ...asHandlers(security(), 'a2aSecurity'),
-      ...asHandlers(tracing(), 'a2aTracing'),
-      ...asHandlers(auth({ user }), 'a2aAuth'),
-      ...asHandlers(tenant({ from: (req: Request) => req.headers[BENCH_TENANT_HEADER] }), 'a2aTenant'),
-    ];
-  } catch (error) {
-    skip(`could not build the middleware stack: ${error instanceof Error ? error.message : String(error)}`);
-  }
+  const user = kit.fromVerify((req: Request) =>
+    req.headers.authorization === expected ? { id: 'bench-user', claims: { sub: 'bench-user' } } : false,
+  );
+  return [
+    kit.a2aSecurity(),
+    kit.a2aTracing(),
+    kit.a2aAuth({ user }),
+    kit.a2aTenant({ from: (req: Request) => req.get(BENCH_TENANT_HEADER) }),
+  ];
 }
 
 async function main(): Promise<void> {
-  let lib: Lib;
-  try {
-    lib = (await import('../../lib/index.js')) as unknown as Lib;
-  } catch (error) {
-    skip(`lib/index.ts cannot be loaded: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
-  }
-  const createA2ARouter = factory(lib, 'createA2ARouter');
-  const InMemoryTaskStore = lib.InMemoryTaskStore as (new () => { size?: number; clear?: () => void }) | undefined;
-  if (typeof InMemoryTaskStore !== 'function') skip('InMemoryTaskStore is not exported from lib/index.ts yet');
-  const taskStore = new InMemoryTaskStore();
-  const stack = hasFlag('--stack') ? buildStack(lib) : [];
-
-  const router = createA2ARouter({ agentCard, executor, taskStore }) as RequestHandler & { liveExecutions?: number };
+  // The built package (npm run bench builds it first): what users run, not the TypeScript sources.
+  const distPath = '../../dist/index.mjs';
+  const kit = (await import(distPath)) as Kit;
+  const taskStore = new kit.InMemoryTaskStore();
+  const stack = hasFlag('--stack') ? buildStack(kit) : [];
+  const router = kit.createA2ARouter({ agentCard, executor: executor as never, taskStore });
 
   const app: Express = express();
   mountBenchControl(app, {
-    storeSize: () => (typeof taskStore.size === 'number' ? taskStore.size : -1),
-    clearStore: typeof taskStore.clear === 'function' ? () => taskStore.clear?.() : undefined,
-    stats: () => ({ liveExecutions: typeof router.liveExecutions === 'number' ? router.liveExecutions : -1 }),
+    storeSize: () => taskStore.size,
+    clearStore: () => taskStore.clear(),
+    stats: () => ({ liveExecutions: router.liveExecutions }),
   });
   if (stack.length > 0) app.use('/', ...stack);
   app.use('/', router);
@@ -138,5 +105,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  skip(`startup failed: ${error instanceof Error ? error.message : String(error)}`);
+  process.stderr.write(`ours: startup failed (is dist/ built?): ${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exit(1);
 });

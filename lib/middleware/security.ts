@@ -129,6 +129,34 @@ function buildHelmet(overrides: Record<string, unknown> | undefined): ReturnType
   }
 }
 
+type HeaderStep = (req: Request, res: Response, next: (err?: unknown) => void) => void;
+
+const hasFunction = (value: unknown): boolean =>
+  typeof value === 'function' || (value !== null && typeof value === 'object' && Object.values(value).some(hasFunction));
+
+/**
+ * Helmet computes static headers for static options: run it once at construction against a
+ * recording response and replay the result per request (precompute, not per-request work). Options
+ * with functions (e.g. a CSP nonce per request) keep helmet on every request.
+ */
+function precomputed(middleware: ReturnType<typeof helmet>, overrides: Record<string, unknown> | undefined): HeaderStep {
+  if (overrides && hasFunction(overrides)) return middleware as unknown as HeaderStep;
+  const set: Array<[string, string]> = [];
+  const removed: string[] = [];
+  let failed: unknown;
+  const recorder = {
+    setHeader: (name: string, value: string) => void set.push([name, String(value)]),
+    removeHeader: (name: string) => void removed.push(name),
+  };
+  middleware({} as never, recorder as never, (err?: unknown) => (failed = err));
+  if (failed) return middleware as unknown as HeaderStep;
+  return (_req, res, next) => {
+    for (const name of removed) res.removeHeader(name);
+    for (const [name, value] of set) res.setHeader(name, value);
+    next();
+  };
+}
+
 /**
  * a2aSecurity(options): helmet headers, then the size check: a `Content-Length` above the limit is
  * answered 413 A2A_BODY_TOO_LARGE before any byte is read (JSON-RPC body: code -32600, message
@@ -140,7 +168,7 @@ export function a2aSecurity(options: A2ASecurityOptions = {}): A2AMiddleware {
   if (misused) return misused;
 
   const parsed = parseOptions('a2aSecurity', schema, options);
-  const headers = parsed.helmet === false ? undefined : buildHelmet(parsed.helmet);
+  const headers = parsed.helmet === false ? undefined : precomputed(buildHelmet(parsed.helmet), parsed.helmet);
   const limit = parsed.bodyLimit;
   const mode = parsed.errors;
 

@@ -190,13 +190,13 @@ export function a2aTracing(options: A2ATracingOptions = {}): A2AMiddleware {
   const isValidId = (id: string) => id.length <= maxRequestIdLength && REQUEST_ID.test(id);
   // Our own ids only need to be header-safe; maxRequestIdLength bounds what clients may send.
   const isValidGeneratedId = (id: string) => id.length <= MAX_GENERATED_ID_LENGTH && REQUEST_ID.test(id);
-  const ids = new WeakMap<object, string>();
-  const tracer = rTracer.expressMiddleware({
-    useHeader: false, // we choose the id (validated) ourselves
-    headerName,
-    echoHeader,
-    requestIdFactory: (req: object) => ids.get(req),
-  });
+  // cls-rtracer holds the id (rTracer.id() works in execute(), stores, loggers). runWithId rather
+  // than its express middleware: the middleware re-wraps five emitter methods on req and res per
+  // request, which the kit does not need (raw-body binds the body parser's callback itself).
+  const tracer = (req: Request, res: Response, next: NextFunction, requestId: string): void => {
+    if (echoHeader) res.setHeader(headerName, requestId);
+    rTracer.runWithId(next, requestId);
+  };
 
   function freshId(): string {
     const id = generate();
@@ -209,10 +209,10 @@ export function a2aTracing(options: A2ATracingOptions = {}): A2AMiddleware {
     return id;
   }
 
-  function enterScopes(req: Request, res: Response, next: NextFunction): void {
+  function enterScopes(req: Request, res: Response, next: NextFunction, requestId: string): void {
     const api = otel.api;
     if (!api) {
-      tracer(req, res, next);
+      tracer(req, res, next, requestId);
       return;
     }
     let context = api.context.active();
@@ -229,8 +229,8 @@ export function a2aTracing(options: A2ATracingOptions = {}): A2AMiddleware {
         });
       }
     }
-    // cls-rtracer's scope opens inside this one, so its emitter binding also restores the OTel context.
-    api.context.with(context as never, () => tracer(req, res, next));
+    // cls-rtracer's scope opens inside this one.
+    api.context.with(context as never, () => tracer(req, res, next, requestId));
   }
 
   return brandMiddleware(function a2aTracing(req: Request, res: Response, next: NextFunction): void {
@@ -261,12 +261,11 @@ export function a2aTracing(options: A2ATracingOptions = {}): A2AMiddleware {
       reportMiddlewareError(rejected, req, res, next, mode);
       return;
     }
-    ids.set(req, requestId);
     if (otel.api !== undefined) {
-      enterScopes(req, res, next);
+      enterScopes(req, res, next, requestId);
     } else {
       // Only the first requests after start-up wait for the optional import to settle.
-      otel.ready.then(() => enterScopes(req, res, next), next);
+      otel.ready.then(() => enterScopes(req, res, next, requestId), next);
     }
   }, 'tracing');
 }

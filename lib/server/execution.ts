@@ -246,7 +246,7 @@ export class Execution {
       }
       return;
     }
-    await this.#tail;
+    await this.#tail.catch(noop); // drain what execute() published without awaiting
     if (!turn.ended) {
       const canceled = turn.canceled;
       if (!canceled) {
@@ -279,14 +279,15 @@ export class Execution {
     };
   }
 
-  /** Runs `step` after every step queued before it, in the caller's async context. */
-  #enqueue(step: () => Promise<void>): Promise<void> {
-    const result = this.#tail.then(step);
-    this.#tail = result.then(noop, noop);
+  /** Runs `step` after every step queued before it (failed ones too), in the caller's async context. */
+  #enqueue(step: () => void | Promise<void>): Promise<void> {
+    const result = this.#tail.then(step, step);
+    this.#tail = result;
     return result;
   }
 
-  async #apply(turn: Turn, event: StreamResponse): Promise<void> {
+  /** Checks, stores and fans out one event. Synchronous for a Message reply (the hot path). */
+  #apply(turn: Turn, event: StreamResponse): void | Promise<void> {
     if (turn.ended) {
       const state = this.#task?.status.state;
       this.#deps.logger.warn({ taskId: this.taskId }, 'an event published after the end of its turn was refused');
@@ -294,18 +295,29 @@ export class Execution {
         `task ${this.taskId} is ${state ? `in ${state}` : 'answered'}; this turn is over and its later events are refused`,
       );
     }
-    try {
-      if ('message' in event) return this.#applyMessage(turn, event.message);
-      if ('task' in event) return await this.#applyTask(turn, event.task);
-      if ('statusUpdate' in event) return await this.#applyStatus(turn, event.statusUpdate);
-      return await this.#applyArtifact(turn, event.artifactUpdate);
-    } catch (error) {
-      if (error instanceof InvalidAgentEventError) {
-        this.#deps.logger.error({ err: error, taskId: this.taskId }, 'the agent published an invalid event; the task is failed');
-        await this.#commitEngineStatus(turn, 'TASK_STATE_FAILED', GENERIC_FAILURE_TEXT);
+    if ('message' in event) {
+      try {
+        return this.#applyMessage(turn, event.message);
+      } catch (error) {
+        return this.#refuse(turn, error);
       }
-      throw error;
     }
+    const applying =
+      'task' in event
+        ? this.#applyTask(turn, event.task)
+        : 'statusUpdate' in event
+          ? this.#applyStatus(turn, event.statusUpdate)
+          : this.#applyArtifact(turn, event.artifactUpdate);
+    return applying.catch((error: unknown) => this.#refuse(turn, error));
+  }
+
+  /** An invalid event fails the task cleanly; the error goes back to the publisher either way. */
+  async #refuse(turn: Turn, error: unknown): Promise<never> {
+    if (error instanceof InvalidAgentEventError) {
+      this.#deps.logger.error({ err: error, taskId: this.taskId }, 'the agent published an invalid event; the task is failed');
+      await this.#commitEngineStatus(turn, 'TASK_STATE_FAILED', GENERIC_FAILURE_TEXT);
+    }
+    throw error;
   }
 
   #checkIds(taskId: string, contextId: string): void {

@@ -112,7 +112,8 @@ export class A2ARequestHandler {
       },
       onEnd: settle,
     };
-    await this.#beginTurn(call, params, observer);
+    const begun = this.#beginTurn(call, params, observer);
+    if (begun instanceof Promise) await begun;
     const result = await outcome;
     if (result.kind === 'error') throw result.error;
     if (result.kind === 'message') return { message: result.message };
@@ -239,26 +240,33 @@ export class A2ARequestHandler {
     return execution;
   }
 
-  async #beginTurn(call: CallContext, params: SendMessageRequest, observer: ExecutionObserver): Promise<Execution> {
+  /** Starts the turn; synchronous for a new interaction (the hot path), async only for a follow-up. */
+  #beginTurn(call: CallContext, params: SendMessageRequest, observer: ExecutionObserver): Execution | Promise<Execution> {
     const message = params.message;
     if (message.role !== 'ROLE_USER') {
       throw invalidParams([{ field: 'message.role', description: 'a message sent to the agent must have role ROLE_USER' }]);
     }
     this.#checkMediaTypes(message);
-    let execution: Execution;
-    if (message.taskId) {
-      const task = await this.#resolve(call, message.taskId);
-      if (message.contextId && message.contextId !== task.contextId) {
-        throw invalidParams([{ field: 'message.contextId', description: `does not match the contextId of task ${task.id}` }]);
-      }
-      if (isTerminal(task.status.state)) {
-        throw new A2AError('UnsupportedOperation', `Task ${task.id} is in a terminal state and accepts no more messages`);
-      }
-      execution = this.#executionFor(call, task);
-    } else {
-      execution = new Execution(this.#deps, scopeOf(call), randomUUID(), message.contextId || randomUUID());
-      this.#registry.add(execution);
+    if (message.taskId) return this.#beginFollowUp(call, params, observer, message.taskId);
+    const execution = new Execution(this.#deps, scopeOf(call), randomUUID(), message.contextId || randomUUID());
+    this.#registry.add(execution);
+    return this.#submit(execution, call, params, observer);
+  }
+
+  async #beginFollowUp(call: CallContext, params: SendMessageRequest, observer: ExecutionObserver, taskId: string): Promise<Execution> {
+    const task = await this.#resolve(call, taskId);
+    const contextId = params.message.contextId;
+    if (contextId && contextId !== task.contextId) {
+      throw invalidParams([{ field: 'message.contextId', description: `does not match the contextId of task ${task.id}` }]);
     }
+    if (isTerminal(task.status.state)) {
+      throw new A2AError('UnsupportedOperation', `Task ${task.id} is in a terminal state and accepts no more messages`);
+    }
+    return this.#submit(this.#executionFor(call, task), call, params, observer);
+  }
+
+  #submit(execution: Execution, call: CallContext, params: SendMessageRequest, observer: ExecutionObserver): Execution {
+    const message = params.message;
     const userMessage: Message = { ...message, taskId: execution.taskId, contextId: execution.contextId };
     execution.submit({
       message: userMessage,
