@@ -74,6 +74,11 @@ export function mountBenchControl(app: Express, control: BenchControl): void {
     if (control.clearStore) control.clearStore();
     res.json({ cleared: before, supported: Boolean(control.clearStore) });
   });
+  // Server CPU time so far (µs): CPU per request is steadier than req/s on a shared machine.
+  router.get('/cpu', (_req, res) => {
+    const usage = process.cpuUsage();
+    res.json({ cpu: usage.user + usage.system });
+  });
   app.use('/__bench', router);
 }
 

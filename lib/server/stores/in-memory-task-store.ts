@@ -1,19 +1,23 @@
-/** The default task store: a Map per (tenant, owner) partition, cloned in and out. */
-import type { Task } from '../../protocol/schemas.js';
+/**
+ * The default task store: a Map per (tenant, owner) partition. Tasks are kept as JSON text, which
+ * is the clone on the way in (cheaper than structuredClone) and parsed into a fresh object on the
+ * way out; listing filters and sorts on the few fields it needs without parsing.
+ */
+import type { Task, TaskState } from '../../protocol/schemas.js';
 import {
   compareForListing,
   decodePageToken,
   encodePageToken,
   isAfterCursor,
-  type ListTasksQuery,
-  type TaskPage,
-  type TaskScope,
-  type TaskStore,
-} from './task-store.js';
+  type ListTasksQuery, type TaskPage, type TaskScope, type TaskStore } from './task-store.js';
 
 interface Entry {
   readonly scopeKey: string;
-  task: Task;
+  readonly id: string;
+  json: string;
+  contextId: string | undefined;
+  state: TaskState;
+  timestamp: string;
 }
 
 const scopeKeyOf = (scope: TaskScope): string => `${scope.tenant.length}:${scope.tenant}${scope.owner}`;
@@ -36,13 +40,13 @@ export class InMemoryTaskStore implements TaskStore {
   async get(scope: TaskScope, taskId: string): Promise<Task | undefined> {
     const entry = this.#byId.get(taskId);
     if (!entry || entry.scopeKey !== scopeKeyOf(scope)) return undefined;
-    return structuredClone(entry.task);
+    return JSON.parse(entry.json) as Task;
   }
 
   async create(scope: TaskScope, task: Task): Promise<void> {
     if (this.#byId.has(task.id)) throw new Error(`task ${task.id} already exists`);
     const scopeKey = scopeKeyOf(scope);
-    const entry: Entry = { scopeKey, task: structuredClone(task) };
+    const entry: Entry = { scopeKey, id: task.id, ...indexed(task) };
     this.#byId.set(task.id, entry);
     let partition = this.#byScope.get(scopeKey);
     if (!partition) this.#byScope.set(scopeKey, (partition = new Map()));
@@ -52,28 +56,28 @@ export class InMemoryTaskStore implements TaskStore {
   async update(scope: TaskScope, task: Task): Promise<void> {
     const entry = this.#byId.get(task.id);
     if (!entry || entry.scopeKey !== scopeKeyOf(scope)) throw new Error(`task ${task.id} does not exist in this scope`);
-    entry.task = structuredClone(task);
+    Object.assign(entry, indexed(task));
   }
 
   async list(scope: TaskScope, query: ListTasksQuery): Promise<TaskPage> {
     const cursor = query.pageToken ? decodePageToken(query.pageToken) : undefined;
     const partition = this.#byScope.get(scopeKeyOf(scope));
-    const matches: Task[] = [];
-    for (const { task } of partition?.values() ?? []) {
-      if (query.contextId !== undefined && task.contextId !== query.contextId) continue;
-      if (query.status !== undefined && task.status.state !== query.status) continue;
-      if (query.statusTimestampAfter !== undefined && !((task.status.timestamp ?? '') >= query.statusTimestampAfter)) continue;
-      matches.push(task);
+    const matches: Entry[] = [];
+    for (const entry of partition?.values() ?? []) {
+      if (query.contextId !== undefined && entry.contextId !== query.contextId) continue;
+      if (query.status !== undefined && entry.state !== query.status) continue;
+      if (query.statusTimestampAfter !== undefined && !(entry.timestamp >= query.statusTimestampAfter)) continue;
+      matches.push(entry);
     }
     matches.sort(compareForListing);
-    const start = cursor ? matches.findIndex((t) => isAfterCursor(t, cursor)) : 0;
-    const from = start < 0 ? matches.length : start;
-    const page = matches.slice(from, from + query.pageSize);
-    const more = from + page.length < matches.length;
-    return {
-      tasks: page.map((t) => structuredClone(t)),
-      nextPageToken: more ? encodePageToken(page[page.length - 1]) : '',
-      totalSize: matches.length,
-    };
+    const from = cursor ? matches.findIndex((e) => isAfterCursor(e, cursor)) : 0;
+    const start = from < 0 ? matches.length : from;
+    const page = matches.slice(start, start + query.pageSize).map((e) => JSON.parse(e.json) as Task);
+    const more = start + page.length < matches.length;
+    return { tasks: page, nextPageToken: more ? encodePageToken(page[page.length - 1]) : '', totalSize: matches.length };
   }
+}
+
+function indexed(task: Task) {
+  return { json: JSON.stringify(task), contextId: task.contextId, state: task.status.state, timestamp: task.status.timestamp ?? '' };
 }

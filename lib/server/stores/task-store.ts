@@ -49,11 +49,15 @@ export class InvalidPageTokenError extends Error {
   }
 }
 
-/** Ordering key of ListTasks: status timestamp, newest first, then id for a stable order. */
-export function compareForListing(a: Task, b: Task): number {
-  const ta = a.status.timestamp ?? '';
-  const tb = b.status.timestamp ?? '';
-  if (ta !== tb) return ta < tb ? 1 : -1;
+/** What ListTasks orders by: the status timestamp (UTC text), then the id. */
+export interface ListingKey {
+  readonly id: string;
+  readonly timestamp: string;
+}
+
+/** ListTasks order: newest status timestamp first, then id for a stable order. */
+export function compareForListing(a: ListingKey, b: ListingKey): number {
+  if (a.timestamp !== b.timestamp) return a.timestamp < b.timestamp ? 1 : -1;
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
@@ -62,7 +66,7 @@ export function encodePageToken(task: Task): string {
   return Buffer.from(JSON.stringify([task.status.timestamp ?? '', task.id])).toString('base64url');
 }
 
-export function decodePageToken(token: string): { timestamp: string; id: string } {
+export function decodePageToken(token: string): ListingKey {
   try {
     const parsed: unknown = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
     if (Array.isArray(parsed) && parsed.length === 2 && typeof parsed[0] === 'string' && typeof parsed[1] === 'string') {
@@ -74,9 +78,8 @@ export function decodePageToken(token: string): { timestamp: string; id: string 
   throw new InvalidPageTokenError();
 }
 
-/** Whether `task` sorts strictly after the cursor position. */
-export function isAfterCursor(task: Task, cursor: { timestamp: string; id: string }): boolean {
-  const ts = task.status.timestamp ?? '';
-  if (ts !== cursor.timestamp) return ts < cursor.timestamp;
-  return task.id > cursor.id;
+/** Whether `key` sorts strictly after the cursor position. */
+export function isAfterCursor(key: ListingKey, cursor: ListingKey): boolean {
+  if (key.timestamp !== cursor.timestamp) return key.timestamp < cursor.timestamp;
+  return key.id > cursor.id;
 }
