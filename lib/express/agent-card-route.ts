@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { cardForBaseUrl, type AgentCardInput } from '../protocol/card.js';
-import { baseUrlOf } from './jsonrpc-route.js';
+import { baseUrlOf, writeJson } from './respond.js';
 
 interface Rendered {
   readonly body: string;
@@ -50,9 +50,6 @@ export function agentCardRoute(
       res.end();
       return;
     }
-    res.statusCode = 200;
-    res.setHeader('Content-Type', 'application/json');
-    res.setHeader('Content-Length', Buffer.byteLength(body));
-    res.end(body);
+    writeJson(res, 200, body);
   };
 }

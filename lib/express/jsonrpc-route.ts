@@ -23,6 +23,7 @@ import { negotiateVersion } from '../protocol/version.js';
 import { cardForBaseUrl, type AgentCardInput } from '../protocol/card.js';
 import type { A2ARequestHandler, CallContext, StreamObserver } from '../server/request-handler.js';
 import { SseWriter } from './sse.js';
+import { baseUrlOf, writeJson, writeJsonRpcError } from './respond.js';
 
 /** Who is calling, as an application states it itself (overrides what middlewares contributed). */
 export interface CallerResolution {
@@ -38,9 +39,6 @@ export interface JsonRpcRouteOptions {
   readonly heartbeatIntervalMs: number;
   readonly callContext?: CallContextHook;
 }
-
-/** Where the router is reached from this request: origin plus mount path. */
-export const baseUrlOf = (req: Request): string => `${req.protocol}://${req.get('host') ?? 'localhost'}${req.baseUrl}`;
 
 /** Without auth every caller is the same anonymous principal (one bucket); a2aAuth changes that. */
 export const ANONYMOUS_CALLER: A2ACaller = Object.freeze({ id: 'anonymous', authenticated: false });
@@ -73,19 +71,9 @@ export function jsonRpcRoute(options: JsonRpcRouteOptions): (req: Request, res: 
     SubscribeToTask: { schema: SubscribeToTaskRequestSchema, open: (call, p, o) => handler.subscribeToTask(call, p, o) },
   };
 
-  const sendJson = (res: Response, status: number, body: string): void => {
-    if (res.headersSent) return;
-    res.statusCode = status;
-    res.setHeader('Content-Type', 'application/json');
-    res.setHeader('Content-Length', Buffer.byteLength(body));
-    res.end(body);
-  };
-
   const sendError = (res: Response, id: JsonRpcId, thrown: unknown): void => {
     if (!(thrown instanceof A2AError)) logger.error({ err: thrown }, 'unexpected error while handling a JSON-RPC request');
-    const error = toA2AError(thrown);
-    if (error.kind === 'Unauthenticated') res.setHeader('WWW-Authenticate', 'Bearer realm="a2a"');
-    sendJson(res, error.kind === 'Unauthenticated' ? 401 : error.kind === 'PayloadTooLarge' ? 413 : 200, errorResponse(id, error));
+    writeJsonRpcError(res, id, thrown);
   };
 
   /** Builds the call and the carrier from what middlewares and the hook resolved, and the params' tenant. */
@@ -173,7 +161,7 @@ export function jsonRpcRoute(options: JsonRpcRouteOptions): (req: Request, res: 
       if (streamingMethod) return await stream(res, id, call, streamingMethod, params as never);
       let result = await runWithA2AContext(call.requestContext, () => unaryMethod!.run(call, params as never));
       if (method === 'GetExtendedAgentCard') result = cardForBaseUrl(result as AgentCardInput, baseUrlOf(req));
-      sendJson(res, 200, successResponse(id, result));
+      writeJson(res, 200, successResponse(id, result));
     } catch (error) {
       sendError(res, error instanceof EnvelopeError ? error.id : id, error);
     }

@@ -10,7 +10,6 @@ import { A2AError } from '../errors.js';
 import { consoleLogger, type Logger } from '../logger.js';
 import { parseOptions } from '../options.js';
 import { ExtensionNegotiator } from '../protocol/extensions.js';
-import { errorResponse } from '../protocol/jsonrpc.js';
 import { AgentCardSchema, AgentInterfaceSchema, type AgentCard } from '../protocol/schemas.js';
 import type { AgentExecutor } from '../server/executor.js';
 import { A2ARequestHandler, type ExtendedAgentCardProvider } from '../server/request-handler.js';
@@ -19,6 +18,7 @@ import type { TaskStore } from '../server/stores/task-store.js';
 import { agentCardRoute } from './agent-card-route.js';
 import { statedJsonRpcInterface, type AgentCardInput } from '../protocol/card.js';
 import { jsonRpcRoute, type CallContextHook } from './jsonrpc-route.js';
+import { writeJsonRpcError } from './respond.js';
 import { a2aMiddlewareChain, type A2AMiddlewareChainOptions } from '../middleware/preset.js';
 import { A2AWiringError, isA2AMiddlewareError, sendMiddlewareError } from '../middleware/errors.js';
 import { readA2ABodyLimit } from '../middleware/security.js';
@@ -233,11 +233,7 @@ function routerErrorHandler(logger: Logger) {
         a2aError = new A2AError('Internal');
       }
     }
-    const body = errorResponse(null, a2aError);
-    res.statusCode = a2aError.kind === 'PayloadTooLarge' ? 413 : 200;
-    res.setHeader('Content-Type', 'application/json');
-    res.setHeader('Content-Length', Buffer.byteLength(body));
-    res.end(body);
+    writeJsonRpcError(res, null, a2aError);
   };
 }
 
