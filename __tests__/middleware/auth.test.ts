@@ -299,6 +299,27 @@ describe.each(EXPRESS_VERSIONS)('a2aAuth on %s', (_name, express) => {
       expect((await body(post(url, rpc(1), { 'x-api-key': 'k-123' }))).state.caller.id).toBe('service-1');
     });
 
+    it('answers the same whether verify is synchronous or asynchronous, and falls through on undefined', async () => {
+      const asyncKeys = fromVerify(async (req) => {
+        await new Promise((resolve) => setImmediate(resolve));
+        const key = req.headers['x-async-key'];
+        if (key === undefined) return undefined;
+        return key === 'a-1' ? { id: 'async-service' } : false;
+      });
+      const throwing = fromVerify((req) => {
+        if (req.headers['x-boom'] !== undefined) throw new Error('verify crashed');
+        return undefined;
+      });
+      const url = await serve(a2aAuth({ user: [throwing, asyncKeys, apiKeys] }));
+      expect((await body(post(url, rpc(1), { 'x-async-key': 'a-1' }))).state.caller.id).toBe('async-service');
+      // the async source answers undefined: the next (synchronous) source decides
+      expect((await body(post(url, rpc(1), { 'x-api-key': 'k-123' }))).state.caller.id).toBe('service-1');
+      expect((await body(post(url, rpc(1), { 'x-async-key': 'nope' }))).error.data[0].reason).toBe('A2A_AUTH_INVALID');
+      expect((await post(url, rpc(1))).status).toBe(401);
+      // a synchronous throw is a server error, not a credential failure
+      expect((await post(url, rpc(1), { 'x-boom': '1' })).status).toBe(500);
+    });
+
     it('logs failures without credentials and builds the challenge per failure', async () => {
       const lines: Array<[object | string, string | undefined]> = [];
       const url = await serve(

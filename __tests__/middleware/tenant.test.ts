@@ -137,6 +137,28 @@ describe.each(EXPRESS_VERSIONS)('a2aTenant on %s', (_name, express) => {
     expect(await tenantOf(await fetch(`${url}/agent?t=from-query`, { headers: { 'x-tenant-id': 'from-header' } }))).toBe('from-header');
   });
 
+  it('resolves the same through synchronous and asynchronous sources, in order, and reports their failures', async () => {
+    const later = <T,>(value: T) => new Promise<T>((resolve) => setImmediate(() => resolve(value)));
+    const { url } = await serve(
+      '/agent',
+      a2aTenant({
+        from: [
+          async (req) => later(req.query.a === undefined ? undefined : String(req.query.a)),
+          (req) => (req.query.s === undefined ? undefined : String(req.query.s)),
+          async (req) => {
+            if (req.query.reject !== undefined) throw new Error('lookup failed');
+            return undefined;
+          },
+        ],
+      }),
+    );
+    expect(await tenantOf(await fetch(`${url}/agent?a=async-first&s=sync-second`))).toBe('async-first');
+    expect(await tenantOf(await fetch(`${url}/agent?s=sync-second`))).toBe('sync-second');
+    expect((await fetch(`${url}/agent?a=${encodeURIComponent('not valid!')}`)).status).toBe(400);
+    expect((await fetch(`${url}/agent?s=${encodeURIComponent('not valid!')}`)).status).toBe(400);
+    expect((await fetch(`${url}/agent?reject=1`)).status).toBe(500);
+  });
+
   it('reports a function returning a non-string as a wiring error', async () => {
     const seen: unknown[] = [];
     const app = express();

@@ -76,16 +76,17 @@ export function jsonRpcRoute(options: JsonRpcRouteOptions): (req: Request, res: 
     writeJsonRpcError(res, id, thrown);
   };
 
-  /** Builds the call and the carrier from what middlewares and the hook resolved, and the params' tenant. */
-  const resolveCall = async (req: Request, res: Response, stated: string | undefined, active: string[]) => {
+  /** Builds the call and the carrier from what middlewares (or the hook) resolved, and the params' tenant. */
+  const buildCall = (
+    req: Request,
+    res: Response,
+    stated: string | undefined,
+    active: string[],
+    resolved?: CallerResolution,
+  ): CallContext => {
     const state = readA2AState(req);
-    let caller = state?.caller;
-    let tenant = state?.tenant;
-    if (callContext) {
-      const resolved = await callContext(req);
-      caller = resolved?.caller ?? caller;
-      tenant = resolved?.tenant ?? tenant;
-    }
+    const caller = resolved?.caller ?? state?.caller;
+    const tenant = resolved?.tenant ?? state?.tenant;
     if (tenant !== undefined && stated && stated !== tenant) {
       throw invalidParams([{ field: 'tenant', description: 'does not match the tenant this request was authorized for' }]);
     }
@@ -108,8 +109,7 @@ export function jsonRpcRoute(options: JsonRpcRouteOptions): (req: Request, res: 
         return abort.signal;
       },
     };
-    const call: CallContext = { caller: requestContext.caller, tenant: requestContext.tenant, extensions: active, requestContext };
-    return call;
+    return { caller: requestContext.caller, tenant: requestContext.tenant, extensions: active, requestContext };
   };
 
   const stream = async (res: Response, id: JsonRpcId, call: CallContext, method: Streaming, params: never): Promise<void> => {
@@ -157,7 +157,11 @@ export function jsonRpcRoute(options: JsonRpcRouteOptions): (req: Request, res: 
       const schema = unaryMethod?.schema ?? streamingMethod?.schema;
       if (!schema) throw new A2AError('MethodNotFound', `Method not found: ${method}`);
       const params = parseParams(schema, envelope.params);
-      const call = await resolveCall(req, res, params.tenant || undefined, active);
+      const stated = params.tenant || undefined;
+      // Synchronous unless the app states the caller itself through an (async) hook.
+      const call = callContext
+        ? buildCall(req, res, stated, active, await callContext(req))
+        : buildCall(req, res, stated, active);
       if (streamingMethod) return await stream(res, id, call, streamingMethod, params as never);
       let result = await runWithA2AContext(call.requestContext, () => unaryMethod!.run(call, params as never));
       if (method === 'GetExtendedAgentCard') result = cardForBaseUrl(result as AgentCardInput, baseUrlOf(req));

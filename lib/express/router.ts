@@ -168,7 +168,7 @@ export function createA2ARouter(options: A2ARouterOptions): A2ARouter {
   // sub-app re-prototypes req/res on every request. The public card needs no credentials and no
   // tenant, so it is served before the preset.
   const router = function a2aRouter(req: Request, res: Response, next: NextFunction): void {
-    const path = req.path;
+    const path = pathOf(req);
     if (path === '/' || path === '') {
       if (req.method === 'POST') return preset.length > 0 ? withPreset(req, res, next) : rpc(req, res, next);
     } else if (path === '/.well-known/agent-card.json' && (req.method === 'GET' || req.method === 'HEAD')) {
@@ -202,6 +202,14 @@ export function createA2ARouter(options: A2ARouterOptions): A2ARouter {
     wellKnownCard: { value: wellKnownCard, enumerable: true },
   });
   return router;
+}
+
+/** The request path below the mount point, without re-parsing the URL on the hot path (`req.path` does). */
+function pathOf(req: Request): string {
+  const url = req.url;
+  if (url.charCodeAt(0) !== 0x2f /* '/' */) return req.path; // absolute-form or unusual targets
+  const query = url.indexOf('?');
+  return query === -1 ? url : url.slice(0, query);
 }
 
 /** What Express sets on, and calls of, an object it mounts as a sub-app. */

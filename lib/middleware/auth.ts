@@ -11,6 +11,7 @@ import {
   defineCallerSource,
   invalidCredentials,
   isCallerSource,
+  isPromiseLike,
   snapshotClaims,
   type A2ACallerInit,
   type A2ACallerSource,
@@ -135,11 +136,23 @@ export function a2aAuth(options: A2AAuthOptions): A2AMiddleware {
       : `Bearer realm="${realm}"`;
   }
 
-  async function identify(req: Request): Promise<A2ACaller> {
-    for (const source of sources) {
-      const init = await source.resolve(req);
+  /**
+   * The caller from the first source that knows one. Synchronous while the sources answer
+   * synchronously (req.user, fromVerify with a plain function): no promise on the common path.
+   */
+  function identify(req: Request, from = 0): A2ACaller | Promise<A2ACaller> {
+    for (let i = from; i < sources.length; i++) {
+      const source = sources[i];
+      const init = source.resolve(req);
+      if (isPromiseLike(init)) {
+        return Promise.resolve(init).then((value) => (value !== undefined ? toCaller(value, source) : identify(req, i + 1)));
+      }
       if (init !== undefined) return toCaller(init, source);
     }
+    return withoutCredentials(req);
+  }
+
+  function withoutCredentials(req: Request): A2ACaller {
     if (anonymous === false) throw new A2AMiddlewareError('A2A_AUTH_REQUIRED');
     const key = sessionHeader === undefined ? undefined : headerValue(req, sessionHeader);
     if (key === undefined || key === '') return createAnonymousCaller();
@@ -175,9 +188,19 @@ export function a2aAuth(options: A2AAuthOptions): A2AMiddleware {
 
   return brandMiddleware(function a2aAuth(req: Request, res: Response, next: NextFunction): void {
     if (isPublicCardRequest(req)) return next();
-    identify(req).then(
-      (caller) => {
-        contributeA2AState(req, { caller });
+    let caller: A2ACaller | Promise<A2ACaller>;
+    try {
+      caller = identify(req);
+    } catch (err) {
+      return fail(err, req, res, next);
+    }
+    if (!(caller instanceof Promise)) {
+      contributeA2AState(req, { caller });
+      return next();
+    }
+    caller.then(
+      (resolved) => {
+        contributeA2AState(req, { caller: resolved });
         next();
       },
       (err: unknown) => fail(err, req, res, next),
@@ -294,10 +317,14 @@ export function fromVerify(
     z.strictObject({ verify: fn<typeof verify>('a function (req) => caller | undefined | false'), name: z.string().min(1).default('fromVerify') }),
     { verify, ...options },
   );
-  return defineCallerSource(name, async (req) => {
-    const result = await checked(req);
+  const interpret = (result: A2AVerifyResult): A2ACallerInit | undefined => {
     if (result === undefined || result === null) return undefined;
     if (result === false) throw invalidCredentials('The credentials are not valid');
     return result;
+  };
+  // A synchronous verify keeps the whole auth step synchronous.
+  return defineCallerSource(name, (req) => {
+    const result = checked(req);
+    return isPromiseLike(result) ? Promise.resolve(result).then(interpret) : interpret(result);
   });
 }

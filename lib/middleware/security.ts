@@ -56,11 +56,13 @@ export function parseByteSize(value: number | string): number | undefined {
   return bytes > 0 ? bytes : undefined;
 }
 
-const limits = new WeakMap<object, number>();
+// On the request itself (a symbol slot, like the A2A request state), not in a WeakMap.
+const BODY_LIMIT = Symbol('a2a-express-kit.body-limit');
+type WithBodyLimit = { [BODY_LIMIT]?: number };
 
 /** The body limit a2aSecurity set for this request (for the router's body parser), if any. */
 export function readA2ABodyLimit(req: object): number | undefined {
-  return limits.get(req);
+  return (req as WithBodyLimit)[BODY_LIMIT];
 }
 
 /** The 413 error, shared with the router for bodies its parser finds too large. */
@@ -129,7 +131,9 @@ function buildHelmet(overrides: Record<string, unknown> | undefined): ReturnType
   }
 }
 
-type HeaderStep = (req: Request, res: Response, next: (err?: unknown) => void) => void;
+type HeaderMiddleware = (req: Request, res: Response, next: (err?: unknown) => void) => void;
+/** Static headers replayed per request, or helmet itself when its options vary per request. */
+type HeaderStep = { readonly apply: (res: Response) => void } | { readonly middleware: HeaderMiddleware };
 
 const hasFunction = (value: unknown): boolean =>
   typeof value === 'function' || (value !== null && typeof value === 'object' && Object.values(value).some(hasFunction));
@@ -140,20 +144,24 @@ const hasFunction = (value: unknown): boolean =>
  * with functions (e.g. a CSP nonce per request) keep helmet on every request.
  */
 function precomputed(middleware: ReturnType<typeof helmet>, overrides: Record<string, unknown> | undefined): HeaderStep {
-  if (overrides && hasFunction(overrides)) return middleware as unknown as HeaderStep;
-  const set: Array<[string, string]> = [];
+  const perRequest = { middleware: middleware as unknown as HeaderMiddleware };
+  if (overrides && hasFunction(overrides)) return perRequest;
+  // Names are stored lower-cased (as Node keys them anyway), so setHeader has nothing to convert.
+  const names: string[] = [];
+  const values: string[] = [];
   const removed: string[] = [];
   let failed: unknown;
   const recorder = {
-    setHeader: (name: string, value: string) => void set.push([name, String(value)]),
+    setHeader: (name: string, value: string) => void (names.push(name.toLowerCase()), values.push(String(value))),
     removeHeader: (name: string) => void removed.push(name),
   };
   middleware({} as never, recorder as never, (err?: unknown) => (failed = err));
-  if (failed) return middleware as unknown as HeaderStep;
-  return (_req, res, next) => {
-    for (const name of removed) res.removeHeader(name);
-    for (const [name, value] of set) res.setHeader(name, value);
-    next();
+  if (failed) return perRequest;
+  return {
+    apply: (res: Response): void => {
+      for (let i = 0; i < removed.length; i++) res.removeHeader(removed[i]);
+      for (let i = 0; i < names.length; i++) res.setHeader(names[i], values[i]);
+    },
   };
 }
 
@@ -173,7 +181,8 @@ export function a2aSecurity(options: A2ASecurityOptions = {}): A2AMiddleware {
   const mode = parsed.errors;
 
   function checkSize(req: Request, res: Response, next: NextFunction): void {
-    limits.set(req, Math.min(limit, limits.get(req) ?? Infinity));
+    const previous = (req as WithBodyLimit)[BODY_LIMIT];
+    (req as WithBodyLimit)[BODY_LIMIT] = previous === undefined ? limit : Math.min(limit, previous);
     const declared = req.headers['content-length'];
     if (declared !== undefined && Number(declared) > limit) {
       // Do not read the body; close the connection after answering so it is not drained.
@@ -185,10 +194,11 @@ export function a2aSecurity(options: A2ASecurityOptions = {}): A2AMiddleware {
   }
 
   return brandMiddleware(function a2aSecurity(req: Request, res: Response, next: NextFunction): void {
-    if (!headers) {
-      checkSize(req, res, next);
+    if (headers && 'middleware' in headers) {
+      headers.middleware(req, res, (err?: unknown) => (err ? next(err) : checkSize(req, res, next)));
       return;
     }
-    headers(req, res, (err?: unknown) => (err ? next(err) : checkSize(req, res, next)));
+    headers?.apply(res);
+    checkSize(req, res, next);
   }, 'security');
 }

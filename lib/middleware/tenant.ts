@@ -8,6 +8,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { z } from 'zod';
 import { contributeA2AState, readA2AState } from '../context/index.js';
 import { A2AMiddlewareError, A2AWiringError, reportMiddlewareError, type A2AErrorMode } from './errors.js';
+import { isPromiseLike } from './caller-source.js';
 import { detectUncalledFactory } from './misuse.js';
 import { parseArgument, parseOptions } from './options.js';
 import { brandMiddleware, type A2AMiddleware } from './types.js';
@@ -177,21 +178,32 @@ export function a2aTenant(options: A2ATenantOptions): A2AMiddleware {
   const pattern = parsed.pattern ? new RegExp(parsed.pattern.source, parsed.pattern.flags.replace(/[gy]/g, '')) : DEFAULT_TENANT_PATTERN;
   const { required, maxLength, errors: mode } = parsed;
 
-  async function resolveTenant(req: Request): Promise<string | undefined> {
-    for (const source of sources) {
-      const value = typeof source === 'function' ? await source(req) : source.resolve(req);
-      if (value === undefined) continue;
-      if (typeof value !== 'string') {
-        throw new A2AWiringError('A2A_MIDDLEWARE_MISUSE', `a2aTenant: ${sourceName(source)} returned a ${typeof value}; return a string or undefined`);
+  /** The checked tenant of one source's answer; undefined to try the next source. */
+  function check(value: unknown, source: A2ATenantSource): string | undefined {
+    if (value === undefined) return undefined;
+    if (typeof value !== 'string') {
+      throw new A2AWiringError('A2A_MIDDLEWARE_MISUSE', `a2aTenant: ${sourceName(source)} returned a ${typeof value}; return a string or undefined`);
+    }
+    if (value.length === 0) return undefined;
+    if (value.length > maxLength || !pattern.test(value)) {
+      throw new A2AMiddlewareError(
+        'A2A_INVALID_TENANT',
+        `The tenant from ${sourceName(source)} is invalid: it must be at most ${maxLength} characters matching ${pattern}`,
+      );
+    }
+    return value;
+  }
+
+  /** Synchronous while the sources answer synchronously (headers, claims, plain functions). */
+  function resolveTenant(req: Request, from = 0): string | undefined | Promise<string | undefined> {
+    for (let i = from; i < sources.length; i++) {
+      const source = sources[i];
+      const value: unknown = typeof source === 'function' ? source(req) : source.resolve(req);
+      if (isPromiseLike(value)) {
+        return Promise.resolve(value).then((answer) => check(answer, source) ?? resolveTenant(req, i + 1));
       }
-      if (value.length === 0) continue;
-      if (value.length > maxLength || !pattern.test(value)) {
-        throw new A2AMiddlewareError(
-          'A2A_INVALID_TENANT',
-          `The tenant from ${sourceName(source)} is invalid: it must be at most ${maxLength} characters matching ${pattern}`,
-        );
-      }
-      return value;
+      const tenant = check(value, source);
+      if (tenant !== undefined) return tenant;
     }
     if (required) {
       throw new A2AMiddlewareError('A2A_TENANT_REQUIRED', `A tenant is required (from ${sources.map(sourceName).join(' or ')})`);
@@ -201,9 +213,19 @@ export function a2aTenant(options: A2ATenantOptions): A2AMiddleware {
 
   return brandMiddleware(function a2aTenant(req: Request, res: Response, next: NextFunction): void {
     if (isPublicCardRequest(req)) return next();
-    resolveTenant(req).then(
-      (tenant) => {
-        if (tenant !== undefined) contributeA2AState(req, { tenant });
+    let tenant: string | undefined | Promise<string | undefined>;
+    try {
+      tenant = resolveTenant(req);
+    } catch (err) {
+      return reportMiddlewareError(err, req, res, next, mode);
+    }
+    if (!(tenant instanceof Promise)) {
+      if (tenant !== undefined) contributeA2AState(req, { tenant });
+      return next();
+    }
+    tenant.then(
+      (resolved) => {
+        if (resolved !== undefined) contributeA2AState(req, { tenant: resolved });
         next();
       },
       (err: unknown) => reportMiddlewareError(err, req, res, next, mode),

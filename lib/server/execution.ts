@@ -104,6 +104,7 @@ export interface ExecutionDeps {
 }
 
 const noop = (): void => {};
+const RESOLVED: Promise<void> = Promise.resolve();
 
 /** An RFC 3339 timestamp as `YYYY-MM-DDTHH:mm:ss.sssZ`; now when absent. */
 const utc = (timestamp: string | undefined): string => (timestamp ? new Date(timestamp).toISOString() : now());
@@ -118,8 +119,8 @@ export class Execution {
   #current: Turn | undefined;
   #pending: QueuedTurn[] = [];
   readonly #observers = new Set<ExecutionObserver>();
-  /** Serialises event handling so that store writes and fan-out keep generation order. */
-  #tail: Promise<void> = Promise.resolve();
+  /** Serialises event handling so that store writes and fan-out keep generation order (undefined until the first step). */
+  #tail: Promise<void> | undefined;
   #cancel: Promise<Task | undefined> | undefined;
 
   constructor(deps: ExecutionDeps, scope: TaskScope, taskId: string, contextId: string, task?: Task) {
@@ -246,7 +247,8 @@ export class Execution {
       }
       return;
     }
-    await this.#tail.catch(noop); // drain what execute() published without awaiting
+    // Drain what execute() published without awaiting (nothing to wait for once the turn is over).
+    if (!turn.ended && this.#tail) await this.#tail.catch(noop);
     if (!turn.ended) {
       const canceled = turn.canceled;
       if (!canceled) {
@@ -270,6 +272,7 @@ export class Execution {
       taskId: this.taskId,
       contextId: this.contextId,
       accept: (event) => {
+        if (this.#tail === undefined && 'message' in event) return this.#applyNow(turn, event);
         const applied = this.#enqueue(() => this.#apply(turn, event));
         // An agent that does not await publish() must not crash the process with an unhandled
         // rejection; awaiting callers still see the error. Refusals are logged in #apply.
@@ -279,9 +282,31 @@ export class Execution {
     };
   }
 
+  /**
+   * A direct Message reply published before anything else was queued (the hot path): checked and
+   * delivered now, in the publisher's call, without a promise. Steps queued meanwhile go after it.
+   */
+  #applyNow(turn: Turn, event: StreamResponse): Promise<void> {
+    this.#tail = RESOLVED;
+    let applied: void | Promise<void>;
+    try {
+      applied = this.#apply(turn, event);
+    } catch (error) {
+      const refused = Promise.reject(error);
+      refused.catch(noop); // awaiting publishers still see it
+      return refused;
+    }
+    if (applied === undefined) return RESOLVED;
+    // Refused: the task is being failed; later steps wait for that.
+    const settled = applied.then(noop, noop);
+    const tail = this.#tail;
+    this.#tail = tail === RESOLVED ? settled : tail.then(() => settled);
+    return applied;
+  }
+
   /** Runs `step` after every step queued before it (failed ones too), in the caller's async context. */
   #enqueue(step: () => void | Promise<void>): Promise<void> {
-    const result = this.#tail.then(step, step);
+    const result = (this.#tail ?? RESOLVED).then(step, step);
     this.#tail = result;
     return result;
   }
