@@ -106,8 +106,12 @@ export interface ExecutionDeps {
 const noop = (): void => {};
 const RESOLVED: Promise<void> = Promise.resolve();
 
+/** Already in the stored form (what now() and the TaskEvents helpers produce): nothing to convert. */
+const CANONICAL_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
 /** An RFC 3339 timestamp as `YYYY-MM-DDTHH:mm:ss.sssZ`; now when absent. */
-const utc = (timestamp: string | undefined): string => (timestamp ? new Date(timestamp).toISOString() : now());
+const utc = (timestamp: string | undefined): string =>
+  !timestamp ? now() : CANONICAL_UTC.test(timestamp) ? timestamp : new Date(timestamp).toISOString();
 
 export class Execution {
   readonly taskId: string;

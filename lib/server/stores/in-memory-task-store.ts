@@ -56,7 +56,10 @@ export class InMemoryTaskStore implements TaskStore {
   async update(scope: TaskScope, task: Task): Promise<void> {
     const entry = this.#byId.get(task.id);
     if (!entry || entry.scopeKey !== scopeKeyOf(scope)) throw new Error(`task ${task.id} does not exist in this scope`);
-    Object.assign(entry, indexed(task));
+    entry.json = JSON.stringify(task);
+    entry.contextId = task.contextId;
+    entry.state = task.status.state;
+    entry.timestamp = task.status.timestamp ?? '';
   }
 
   async list(scope: TaskScope, query: ListTasksQuery): Promise<TaskPage> {
