@@ -63,6 +63,22 @@ const behaviours: Record<string, (ctx: Parameters<AgentExecutor['execute']>[0], 
     await events.start();
     await expectRefusal(() => events.reply('a plain message'));
   },
+  async 'double-reply'(_ctx, events) {
+    // The first reply ends the turn at once; a second one is refused.
+    void events.reply('first');
+    await expectRefusal(() => events.reply('second'));
+  },
+  async 'reply-unawaited'(_ctx, events) {
+    void events.reply('not awaited');
+  },
+  async 'mutates-task'(ctx, events) {
+    if (!ctx.task) return events.requireInput('more?');
+    // The agent's copy is its own: nothing it does to it reaches the engine or the store.
+    ctx.task.status.state = 'TASK_STATE_COMPLETED';
+    ctx.task.history?.splice(0);
+    ctx.task.metadata = { injected: true };
+    await events.complete('done');
+  },
   async 'return-early'(_ctx, events) {
     await events.start('started, then gave up silently');
   },
@@ -219,6 +235,27 @@ describe('executor contract', () => {
       expect(await refused.promise).toBeInstanceOf(InvalidAgentEventError);
       expect(reply.body.result.message).toBeUndefined();
       expect(reply.body.result.task.status.state).toBe('TASK_STATE_FAILED');
+    });
+  });
+
+  describe('direct Message replies and the task copy', () => {
+    it('the first reply answers; a second one is refused; an unawaited reply still answers', async () => {
+      const reply = await rpc(server.url, 'SendMessage', userMessage('double-reply'));
+      expect(reply.body.result.message.parts).toEqual([{ text: 'first' }]);
+      expect(await refused.promise).toBeInstanceOf(InvalidAgentEventError);
+      const unawaited = await rpc(server.url, 'SendMessage', userMessage('reply-unawaited'));
+      expect(unawaited.body.result.message.parts).toEqual([{ text: 'not awaited' }]);
+    });
+
+    it("the agent's ctx.task is a copy: mutating it changes neither the task nor what is stored", async () => {
+      const first = await rpc(server.url, 'SendMessage', userMessage('mutates-task'));
+      const taskId = first.body.result.task.id;
+      const second = await rpc(server.url, 'SendMessage', userMessage('mutates-task', { taskId }));
+      const task = second.body.result.task;
+      expect(task.status.state).toBe('TASK_STATE_COMPLETED');
+      expect(task.metadata).toBeUndefined();
+      expect(task.history.map((m: { parts: Array<{ text: string }> }) => m.parts[0].text)).toEqual(['mutates-task', 'more?', 'mutates-task', 'done']);
+      expect(await getTask(taskId)).toEqual(task);
     });
   });
 

@@ -106,6 +106,12 @@ export interface ExecutionDeps {
 const noop = (): void => {};
 const RESOLVED: Promise<void> = Promise.resolve();
 
+/**
+ * The agent's own copy of the task (it may mutate it freely). A JSON round trip: tasks are JSON data,
+ * it is what stores keep and clients see, and V8 does it faster than structuredClone.
+ */
+const copyOf = (task: Task): Task => JSON.parse(JSON.stringify(task)) as Task;
+
 /** Already in the stored form (what now() and the TaskEvents helpers produce): nothing to convert. */
 const CANONICAL_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -196,7 +202,7 @@ export class Execution {
       if (executor.cancel && this.#task) {
         const events = new TaskEvents(this.#sinkFor(turn));
         try {
-          const hook = Promise.resolve(executor.cancel({ ...context, task: structuredClone(this.#task), running }, events));
+          const hook = Promise.resolve(executor.cancel({ ...context, task: copyOf(this.#task), running }, events));
           if ((await Promise.race([hook, graceOver])) === 'grace-over') {
             hook.catch(noop);
             logger.warn({ taskId: this.taskId, graceMs }, 'executor.cancel() did not finish within the grace period');
@@ -237,7 +243,7 @@ export class Execution {
       const context: ExecutionContext = {
         ...request.context,
         userMessage: request.message,
-        task: previous ? structuredClone(previous) : undefined,
+        task: previous ? copyOf(previous) : undefined,
         get signal() {
           return turn.signal;
         },
