@@ -40,6 +40,29 @@ export function rpcClient(baseUrl: string, maxSockets = 16): RpcClient {
   };
 }
 
+/** GET `path` on `baseUrl` (fresh connection, nothing pooled) and parse the JSON answer. */
+export function getJson<T>(baseUrl: string, path: string): Promise<T> {
+  const url = new URL(path, baseUrl);
+  return new Promise((resolve, reject) => {
+    const req = http.get(url, { agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        const body = Buffer.concat(chunks).toString('utf8');
+        if (res.statusCode !== 200) return reject(new Error(`GET ${url.pathname} answered ${res.statusCode}: ${body.slice(0, 200)}`));
+        try {
+          resolve(JSON.parse(body) as T);
+        } catch (error) {
+          reject(error);
+        }
+      });
+      res.on('error', reject);
+    });
+    req.setTimeout(30_000, () => req.destroy(new Error(`GET ${url.href} timed out`)));
+    req.on('error', reject);
+  });
+}
+
 /** Runs `task(i)` for i in [0, count) with at most `concurrency` in flight; results in order. */
 export async function pool<T>(count: number, concurrency: number, task: (i: number) => Promise<T>): Promise<T[]> {
   const results = new Array<T>(count);

@@ -1,16 +1,17 @@
 /**
  * Load generator, run by bench/run.ts as its own process (so it never shares an event loop with a
  * server): autocannon against one server for one workload, a warm-up run first, then a measured run
- * of fixed duration. Prints one line `RESULT <json>` on stdout.
+ * of fixed duration, with the server's CPU time read just before and just after the measured run.
+ * Prints one line `RESULT <json>` on stdout. The runner starts one per (workload, server, round).
  *
  *   tsx bench/load.ts '{"url":"http://127.0.0.1:1234/","workload":"send-task","connections":50,
- *                       "warmupSec":2,"durationSec":8,"getTaskPool":500}'
+ *                       "warmupSec":1.5,"durationSec":2.5,"getTaskPool":500}'
  *
  * Every request carries a fresh messageId (setupRequest); responses are checked (onResponse) so a
  * server answering JSON-RPC errors with HTTP 200 cannot look fast.
  */
 import autocannon from 'autocannon';
-import { pool, rpcClient } from './http.js';
+import { getJson, pool, rpcClient } from './http.js';
 import {
   RPC_HEADERS,
   STREAM_EVENTS_PER_REQUEST,
@@ -35,15 +36,19 @@ export interface LoadResult {
   workload: WorkloadId;
   durationSec: number;
   requests: number;
-  /** Median of the per-second request counts of the measured run (mean when it has < 3 samples). */
+  /**
+   * requests / duration of the measured run. Not a median of per-sample rates: runs are a few
+   * seconds, and short samples mostly measure the load generator's timer lateness. The runner's
+   * median over interleaved rounds is what absorbs foreign load.
+   */
   reqPerSec: number;
-  /** requests / duration. */
-  reqPerSecMean: number;
   /** SSE events received (streaming workload only). */
   events: number;
   /** reqPerSec × SSE events per response. */
   eventsPerSec: number;
   latencyMs: { p50: number; p99: number; mean: number };
+  /** Server CPU time (user + system) during the measured run / requests completed in it. */
+  cpuMicrosPerRequest: number;
   /** Responses that were not the expected A2A result (JSON-RPC error, wrong state, short stream...). */
   bad: number;
   errors: number;
@@ -160,6 +165,12 @@ async function createTasks(url: string, count: number): Promise<string[]> {
   }
 }
 
+/**
+ * autocannon only stops on a sample tick: with its default 1 s interval a 2.5 s run lasts 3 s and a
+ * 0.5 s warm-up 1 s. Quarter-second ticks keep short runs at their nominal length.
+ */
+const SAMPLE_MS = 250;
+
 async function cannon(opts: LoadOptions, seconds: number, counters: Counters, taskIds: string[]): Promise<autocannon.Result> {
   return autocannon({
     url: opts.url,
@@ -168,7 +179,15 @@ async function cannon(opts: LoadOptions, seconds: number, counters: Counters, ta
     headers: { ...RPC_HEADERS },
     requests: buildRequests(opts, counters, taskIds),
     timeout: 20,
+    sampleInt: SAMPLE_MS,
   });
+}
+
+/** The server's own CPU time so far (µs), from its private /__bench/cpu endpoint. */
+async function serverCpu(url: string): Promise<number> {
+  const { cpu } = await getJson<{ cpu: number }>(url, '/__bench/cpu');
+  if (typeof cpu !== 'number') throw new Error('/__bench/cpu: no cpu number in the answer');
+  return cpu;
 }
 
 export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
@@ -177,13 +196,13 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
     await cannon(opts, opts.warmupSec, { ok: 0, bad: 0, events: 0 }, taskIds);
   }
   const counters: Counters = { ok: 0, bad: 0, events: 0 };
+  // Around the measured run only: the warm-up's JIT work must not count.
+  const cpuBefore = await serverCpu(opts.url);
   const result = await cannon(opts, opts.durationSec, counters, taskIds);
+  const cpuAfter = await serverCpu(opts.url);
   const duration = result.duration > 0 ? result.duration : opts.durationSec;
   const requests = result.requests.total;
-  const mean = requests / duration;
-  // Median of the per-second samples: robust to a few seconds of foreign load on a shared machine.
-  const samples = (result as { samples?: number }).samples ?? 0;
-  const reqPerSec = samples >= 3 && result.requests.p50 > 0 ? result.requests.p50 : mean;
+  const reqPerSec = requests / duration;
   const responses = counters.ok + counters.bad;
   const eventsPerRequest = responses > 0 ? counters.events / responses : 0;
   return {
@@ -191,10 +210,10 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
     durationSec: duration,
     requests,
     reqPerSec,
-    reqPerSecMean: mean,
     events: counters.events,
     eventsPerSec: reqPerSec * eventsPerRequest,
     latencyMs: { p50: result.latency.p50, p99: result.latency.p99, mean: result.latency.mean },
+    cpuMicrosPerRequest: requests > 0 ? (cpuAfter - cpuBefore) / requests : Number.NaN,
     bad: counters.bad,
     errors: result.errors,
     timeouts: result.timeouts,

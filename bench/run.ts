@@ -3,11 +3,14 @@
  *
  * Starts every server in its own process (bench/servers/*.ts, with --expose-gc), runs each workload
  * against each server from a separate load-generator process (bench/load.ts: autocannon, 50
- * connections, warm-up then a fixed duration), then measures engine memory on fresh SDK and "ours"
- * processes. Prints a markdown report and writes <out>/latest.md and <out>/latest.json.
+ * connections, warm-up then a fixed duration), in interleaved rounds (every server once per round,
+ * order alternating) and reports the median over rounds of each cell; then measures engine memory
+ * on fresh SDK and "ours" processes. Prints a markdown report and writes <out>/latest.md and
+ * <out>/latest.json.
  *
  * Options:
- *   --quick              short runs, memory N = 500
+ *   --quick              short runs, one round, memory N = 500
+ *   --rounds <n>         measured rounds per (workload, server) (default 3, quick 1)
  *   --out <dir>          where latest.md / latest.json go (default bench/results)
  *   --servers a,b        subset of ceiling,sdk,ours,stack (debugging; ratios need all of them)
  *   --workloads a,b      subset of send-message,send-task,stream,two-turn,get-task
@@ -32,6 +35,7 @@ import {
   type ServerId,
   type ServerInfo,
   type WorkloadId,
+  type WorkloadInfo,
 } from './workloads.js';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -42,7 +46,18 @@ const ROOT = path.resolve(__dirname, '..');
 interface Config {
   mode: 'full' | 'quick';
   connections: number;
+  /** Rounds per (workload, server) cell; the cell reports the median over them. */
+  rounds: number;
+  /** Warm-up of a cell's first round (cold JIT for that workload). */
   warmupSec: number;
+  /**
+   * First warm-up of the streaming workload: its path takes longer to reach steady state (ours went
+   * from ~1,360 to ~650 µs/request over seven 2.5 s runs on a fresh server).
+   */
+  streamWarmupSec: number;
+  /** Warm-up of the later rounds: the code is hot, only connections and caches need refilling. */
+  roundWarmupSec: number;
+  /** Measured duration of one round. */
   durationSec: number;
   getTaskPool: number;
   memoryN: number;
@@ -70,13 +85,18 @@ function parseArgs(argv: string[]): Config {
     return picked;
   };
   const out = value('--out');
+  const rounds = value('--rounds') ? Number(value('--rounds')) : quick ? 1 : 3;
+  if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`--rounds: expected a positive integer, got "${value('--rounds')}"`);
   return {
     mode: quick ? 'quick' : 'full',
     connections: 50,
-    // Full: 5 workloads x 4 servers x (2 s + 7 s + ~1.5 s process start and setup) + ~75-120 s of
-    // memory phase: ~4.5-5 min on 2 cores.
-    warmupSec: quick ? 0.5 : 2,
-    durationSec: quick ? 1.5 : 7,
+    // Full: 5 workloads x 4 servers x 3 rounds, each round ~0.6 s of load-process start plus
+    // warm-up (1.5 s first, 0.5 s later) and 2.5 s measured, + ~70 s of memory phase: ~5 min on 2 cores.
+    rounds,
+    warmupSec: quick ? 0.5 : 1.5,
+    streamWarmupSec: quick ? 0.5 : 5,
+    roundWarmupSec: quick ? 0.25 : 0.5,
+    durationSec: quick ? 1.5 : 2.5,
     getTaskPool: quick ? 200 : 1000,
     memoryN: value('--memory-n') ? Number(value('--memory-n')) : quick ? 500 : 10_000,
     // Enough warm-up that the JIT has settled: otherwise optimised code and its metadata, created
@@ -206,6 +226,146 @@ async function control<T>(url: string, what: 'memory' | 'clear-store'): Promise<
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// ---------------------------------------------------------------------------------------------
+// Throughput rounds
+
+type RoundOutcome = LoadResult | { skipped: true; note: string } | { failed: true; note: string };
+const isLoadResult = (outcome: RoundOutcome): outcome is LoadResult => 'reqPerSec' in outcome;
+
+interface ThroughputState {
+  config: Config;
+  running: Map<ServerId, RunningServer>;
+  /** Deaths of server processes, per server, for the servers table. */
+  restarts: Map<ServerId, string[]>;
+  /** Workloads each server process has been warmed up on: a restarted process starts cold again. */
+  warmed: WeakMap<RunningServer, Set<WorkloadId>>;
+  log: (line: string) => void;
+}
+
+async function restartIfDead(state: ThroughputState, info: ServerInfo, workload: WorkloadId): Promise<RunningServer | undefined> {
+  const server = state.running.get(info.id);
+  if (server?.status !== 'ok' || !server.exited()) return server;
+  const death = `${server.exited()}${server.stderr() ? `: ${tail(server.stderr(), 300)}` : ''}`;
+  state.log(`${info.id}: ${death}; restarting it`);
+  state.restarts.set(info.id, [...(state.restarts.get(info.id) ?? []), `(${workload} run): ${death}`]);
+  const fresh = await startServer(info);
+  state.running.set(info.id, fresh);
+  if (fresh.status !== 'ok') await stopServer(fresh);
+  return fresh;
+}
+
+/**
+ * One measured run of one server. A server that dies (killed from outside on a shared machine, or
+ * crashed) is reported and replaced by a fresh process; a run it died in is measured again once.
+ */
+async function measureRound(state: ThroughputState, info: ServerInfo, workload: WorkloadId, label: string): Promise<RoundOutcome> {
+  const { config } = state;
+  for (let attempt = 1; attempt <= 2; attempt += 1) {
+    const server = await restartIfDead(state, info, workload);
+    if (!server || server.status !== 'ok' || !server.url) {
+      return server?.status === 'skipped'
+        ? { skipped: true, note: server.note ?? 'skipped' }
+        : { failed: true, note: server?.note ?? 'server not running' };
+    }
+    const warmed = state.warmed.get(server) ?? new Set<WorkloadId>();
+    state.warmed.set(server, warmed);
+    try {
+      await control(server.url, 'clear-store');
+      const result = await runLoadProcess({
+        url: server.url,
+        workload,
+        connections: config.connections,
+        warmupSec: warmed.has(workload) ? config.roundWarmupSec : workload === 'stream' ? config.streamWarmupSec : config.warmupSec,
+        durationSec: config.durationSec,
+        getTaskPool: config.getTaskPool,
+      });
+      if (server.exited() && attempt === 1) continue;
+      warmed.add(workload);
+      const issues = result.bad + result.errors + result.non2xx;
+      state.log(
+        `${workload} × ${info.id} (${label}): ${fmtMetric(workload, result)}, ${fmtInt(result.cpuMicrosPerRequest)} µs CPU/req, ` +
+          `p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms${issues ? `, ${issues} bad/errors` : ''}`,
+      );
+      return result;
+    } catch (error) {
+      if (server.exited() && attempt === 1) continue;
+      const note = [error instanceof Error ? error.message : String(error), server.exited(), tail(server.stderr(), 400)]
+        .filter(Boolean)
+        .join('; ');
+      state.log(`${workload} × ${info.id} (${label}): FAILED ${note}`);
+      return { failed: true, note };
+    }
+  }
+  return { failed: true, note: 'server died during the run twice' };
+}
+
+/** Median of the finite values (NaN when there are none). */
+function median(values: number[]): number {
+  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
+  if (sorted.length === 0) return Number.NaN;
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+/** Rates, CPU and latencies: median over rounds (one disturbed round cannot move it); counts: totals. */
+function medianOfRounds(results: LoadResult[]): LoadResult {
+  const med = (pick: (r: LoadResult) => number) => median(results.map(pick));
+  const sum = (pick: (r: LoadResult) => number) => results.reduce((total, r) => total + pick(r), 0);
+  const firstBad = results.find((r) => r.firstBadSample !== undefined)?.firstBadSample;
+  return {
+    workload: results[0].workload,
+    durationSec: sum((r) => r.durationSec),
+    requests: sum((r) => r.requests),
+    reqPerSec: med((r) => r.reqPerSec),
+    events: sum((r) => r.events),
+    eventsPerSec: med((r) => r.eventsPerSec),
+    latencyMs: { p50: med((r) => r.latencyMs.p50), p99: med((r) => r.latencyMs.p99), mean: med((r) => r.latencyMs.mean) },
+    cpuMicrosPerRequest: med((r) => r.cpuMicrosPerRequest),
+    bad: sum((r) => r.bad),
+    errors: sum((r) => r.errors),
+    timeouts: sum((r) => r.timeouts),
+    non2xx: sum((r) => r.non2xx),
+    ...(firstBad !== undefined ? { firstBadSample: firstBad } : {}),
+  };
+}
+
+function combineRounds(outcomes: RoundOutcome[]): Cell {
+  const results = outcomes.filter(isLoadResult);
+  const failures = outcomes.flatMap((o) => ('failed' in o ? [o.note] : []));
+  if (results.length === 0) {
+    const skipped = outcomes.find((o): o is { skipped: true; note: string } => 'skipped' in o);
+    return skipped ?? { failed: true, note: failures.join('; ') || 'not measured' };
+  }
+  return { ...medianOfRounds(results), rounds: results, ...(failures.length > 0 ? { failedRounds: failures } : {}) };
+}
+
+async function throughputPhase(state: ThroughputState, serverInfos: ServerInfo[]): Promise<Report['throughput']> {
+  const { config } = state;
+  const throughput: Report['throughput'] = {};
+  for (const [index, workload] of config.workloads.entries()) {
+    const outcomes = new Map<ServerId, RoundOutcome[]>(serverInfos.map((s) => [s.id, []]));
+    for (let round = 0; round < config.rounds; round += 1) {
+      // Every server once per round, the order alternating by round and by workload: drift of the
+      // shared machine is spread over all servers, and none is systematically measured first.
+      const order = (index + round) % 2 === 0 ? serverInfos : [...serverInfos].reverse();
+      for (const info of order) {
+        outcomes.get(info.id)?.push(await measureRound(state, info, workload, `round ${round + 1}/${config.rounds}`));
+      }
+    }
+    throughput[workload] = Object.fromEntries(serverInfos.map((s) => [s.id, combineRounds(outcomes.get(s.id) ?? [])]));
+    if (config.rounds > 1) {
+      const medians = serverInfos
+        .map((s) => {
+          const cell = throughput[workload][s.id];
+          return isResult(cell) ? `${s.id} ${fmtMetric(workload, cell)} (${fmtInt(cell.cpuMicrosPerRequest)} µs/req)` : undefined;
+        })
+        .filter(Boolean);
+      state.log(`${workload} medians: ${medians.join(', ')}`);
+    }
+  }
+  return throughput;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Memory phase
@@ -359,16 +519,23 @@ async function memoryPhase(info: ServerInfo, config: Config, log: (line: string)
 // ---------------------------------------------------------------------------------------------
 // Report
 
-type Cell = LoadResult | { skipped: true; note: string } | { failed: true; note: string };
-const isResult = (cell: Cell | undefined): cell is LoadResult => !!cell && 'reqPerSec' in cell;
+/** A (workload, server) cell: medians over its rounds, with the rounds themselves. */
+type CellResult = LoadResult & { rounds: LoadResult[]; failedRounds?: string[] };
+type Cell = CellResult | { skipped: true; note: string } | { failed: true; note: string };
+const isResult = (cell: Cell | undefined): cell is CellResult => !!cell && 'reqPerSec' in cell;
+const hasIssues = (cell: LoadResult) => cell.bad + cell.errors + cell.non2xx > 0;
 
 interface Target {
   id: string;
   description: string;
+  /** Throughput ratio (or bytes for memory targets): decides `met`. */
   measured: number | null;
   threshold: string;
   met: boolean | null;
   note?: string;
+  /** The same comparison from server CPU per request (inverse ratio: > 1 means the first is cheaper). */
+  cpuMeasured?: number | null;
+  cpuNote?: string;
 }
 
 function metric(workload: WorkloadId, cell: Cell | undefined): number | null {
@@ -376,8 +543,24 @@ function metric(workload: WorkloadId, cell: Cell | undefined): number | null {
   return workload === 'stream' ? cell.eventsPerSec : cell.reqPerSec;
 }
 
+function cpuMetric(cell: Cell | undefined): number | null {
+  return isResult(cell) && Number.isFinite(cell.cpuMicrosPerRequest) ? cell.cpuMicrosPerRequest : null;
+}
+
 function ratio(a: number | null, b: number | null): number | null {
   return a !== null && b !== null && b > 0 ? a / b : null;
+}
+
+interface PairRatios {
+  oursVsCeiling: number | null;
+  oursVsSdk: number | null;
+  stackVsOurs: number | null;
+}
+
+/** ours/ceiling, ours/SDK and stack/ours of `value`; inverted for a cost, so > 1 always favours the first. */
+function pairRatios(value: (s: ServerId) => number | null, cost = false): PairRatios {
+  const r = (a: ServerId, b: ServerId) => (cost ? ratio(value(b), value(a)) : ratio(value(a), value(b)));
+  return { oursVsCeiling: r('ours', 'ceiling'), oursVsSdk: r('ours', 'sdk'), stackVsOurs: r('stack', 'ours') };
 }
 
 const oneLine = (text: string) => text.replace(/\s+/g, ' ').trim();
@@ -387,6 +570,8 @@ const fmtInt = (n: number) => Math.round(n).toLocaleString('en-US');
 const fmtRatio = (r: number | null) => (r === null ? 'n/a' : `${r.toFixed(2)}×`);
 const fmtBytes = (b: number | undefined) => (b === undefined || Number.isNaN(b) ? 'n/a' : `${b.toFixed(1)} B`);
 const fmtMiB = (b: number | undefined) => (b === undefined ? 'n/a' : `${(b / 1048576).toFixed(1)} MiB`);
+const fmtMetric = (workload: WorkloadId, r: LoadResult) =>
+  workload === 'stream' ? `${fmtInt(r.eventsPerSec)} events/s` : `${fmtInt(r.reqPerSec)} req/s`;
 
 function buildTargets(
   throughput: Record<string, Record<string, Cell>>,
@@ -395,10 +580,11 @@ function buildTargets(
   mode: Config['mode'],
 ): Target[] {
   const m = (w: WorkloadId, s: ServerId) => metric(w, throughput[w]?.[s]);
+  const cpu = (w: WorkloadId, s: ServerId) => cpuMetric(throughput[w]?.[s]);
   const hasBad = (w: WorkloadId, ...servers: ServerId[]) =>
     servers.some((s) => {
       const cell = throughput[w]?.[s];
-      return isResult(cell) && cell.bad + cell.errors + cell.non2xx > 0;
+      return isResult(cell) && hasIssues(cell);
     });
   const check = (id: string, description: string, w: WorkloadId, a: ServerId, b: ServerId, min: number): Target => {
     const r = ratio(m(w, a), m(w, b));
@@ -410,6 +596,7 @@ function buildTargets(
       met: r === null ? null : r >= min,
       ...(hasBad(w, a, b) ? { note: 'bad responses or errors during the run: ratio not trustworthy' } : {}),
       ...(r === null ? { note: 'not measured in this run' } : {}),
+      cpuMeasured: ratio(cpu(w, b), cpu(w, a)),
     };
   };
   const targets: Target[] = [
@@ -418,10 +605,15 @@ function buildTargets(
     check('task-vs-sdk', 'SendMessage → completed Task: ours / official SDK', 'send-task', 'ours', 'sdk', 1.8),
     check('stream-vs-sdk', 'Streaming events/s: ours / official SDK', 'stream', 'ours', 'sdk', 2),
   ];
-  const stackRatios = workloads
-    .map((w) => ({ w, r: ratio(m(w, 'stack'), m(w, 'ours')) }))
-    .filter((x): x is { w: WorkloadId; r: number } => x.r !== null);
-  if (stackRatios.length === 0) {
+  // Stack overhead, the worst workload; on CPU (ours µs / stack µs) its own worst workload.
+  const worstOf = (ratioOf: (w: WorkloadId) => number | null) =>
+    workloads
+      .map((w) => ({ w, r: ratioOf(w) }))
+      .filter((x): x is { w: WorkloadId; r: number } => x.r !== null)
+      .reduce<{ w: WorkloadId; r: number } | undefined>((a, b) => (a === undefined || b.r < a.r ? b : a), undefined);
+  const worst = worstOf((w) => ratio(m(w, 'stack'), m(w, 'ours')));
+  const worstCpu = worstOf((w) => ratio(cpu(w, 'ours'), cpu(w, 'stack')));
+  if (!worst) {
     targets.push({
       id: 'stack-overhead',
       description: 'Full middleware stack ≤ 10 % slower than router alone (worst workload)',
@@ -431,7 +623,6 @@ function buildTargets(
       note: 'stack variant not measured (see servers)',
     });
   } else {
-    const worst = stackRatios.reduce((a, b) => (b.r < a.r ? b : a));
     targets.push({
       id: 'stack-overhead',
       description: 'Full middleware stack ≤ 10 % slower than router alone (worst workload)',
@@ -439,6 +630,8 @@ function buildTargets(
       threshold: '≥ 0.90×',
       met: worst.r >= 0.9,
       note: `worst: ${worst.w}`,
+      cpuMeasured: worstCpu?.r ?? null,
+      ...(worstCpu ? { cpuNote: `worst: ${worstCpu.w}` } : {}),
     });
   }
   const ours = memory.ours;
@@ -466,6 +659,43 @@ function buildTargets(
   return targets;
 }
 
+function methodText(meta: Report['meta']): string {
+  const rounds = meta.rounds;
+  const warmup =
+    (rounds > 1 ? `${meta.warmupSec} s warm-up in round 1, ${meta.roundWarmupSec} s in later rounds` : `${meta.warmupSec} s warm-up`) +
+    (meta.streamWarmupSec !== meta.warmupSec ? ` (streaming: ${meta.streamWarmupSec} s first)` : '');
+  return rounds > 1
+    ? `${rounds} interleaved rounds per cell (${warmup}; ${meta.durationSec} s measured per round), medians of rounds`
+    : `1 round per cell (${warmup} + ${meta.durationSec} s measured)`;
+}
+
+/** Workloads × servers table of one metric, with the three ratio columns. */
+function comparisonTable(
+  servers: readonly ServerInfo[],
+  workloads: readonly WorkloadInfo[],
+  ratios: Record<string, PairRatios>,
+  format: (w: WorkloadInfo, cell: CellResult) => string,
+  report: Report,
+): string[] {
+  const lines = [
+    `| Workload | ${servers.map((s) => s.id).join(' | ')} | ours/ceiling | ours/SDK | stack/ours |`,
+    `|---|${servers.map(() => '---:').join('|')}|---:|---:|---:|`,
+  ];
+  for (const w of workloads) {
+    const row = report.throughput[w.id] ?? {};
+    const cells = servers.map((s) => {
+      const cell = row[s.id];
+      if (!isResult(cell)) return cell && 'skipped' in cell ? 'skipped' : 'failed';
+      return `${format(w, cell)}${hasIssues(cell) ? ' ⚠' : ''}`;
+    });
+    const r = ratios[w.id];
+    lines.push(
+      `| ${w.title} | ${cells.join(' | ')} | ${fmtRatio(r?.oursVsCeiling ?? null)} | ${fmtRatio(r?.oursVsSdk ?? null)} | ${fmtRatio(r?.stackVsOurs ?? null)} |`,
+    );
+  }
+  return lines;
+}
+
 function markdown(report: Report, config: Config): string {
   const lines: string[] = [];
   const servers = SERVERS.filter((s) => config.servers.includes(s.id));
@@ -474,12 +704,12 @@ function markdown(report: Report, config: Config): string {
   lines.push('');
   lines.push(
     `${report.meta.date} · ${report.meta.mode} mode · Node ${report.meta.node} · ${report.meta.cpus} × ${report.meta.cpuModel} · ` +
-      `autocannon ${report.meta.connections} connections, ${report.meta.warmupSec} s warm-up + ${report.meta.durationSec} s per run · ` +
+      `autocannon ${report.meta.connections} connections · ${methodText(report.meta)} · ` +
       `every server and the load generator in separate processes on 127.0.0.1 · total ${report.meta.totalSec.toFixed(0)} s`,
   );
   lines.push('');
   lines.push(
-    'Absolute numbers drift on a shared machine; compare the ratios (all measured in the same run).' +
+    'Absolute numbers drift on a shared machine; compare the ratios (all measured in the same run, servers interleaved).' +
       (report.meta.mode === 'quick' ? ' **Quick mode**: short, barely warmed runs; a smoke test, not a measurement.' : ''),
   );
   lines.push('');
@@ -495,27 +725,25 @@ function markdown(report: Report, config: Config): string {
   lines.push('## Throughput');
   lines.push('');
   lines.push(
-    'req/s = median of the per-second rates of the measured run (streaming: SSE events/s); ratios compare the same metric.',
+    'req/s = requests / duration of a measured run' +
+      (report.meta.rounds > 1 ? `, median of the ${report.meta.rounds} rounds` : '') +
+      ' (streaming: SSE events/s); ratios compare the same metric.',
   );
   lines.push('');
-  lines.push(`| Workload | ${servers.map((s) => s.id).join(' | ')} | ours/ceiling | ours/SDK | stack/ours |`);
-  lines.push(`|---|${servers.map(() => '---:').join('|')}|---:|---:|---:|`);
-  for (const w of workloads) {
-    const row = report.throughput[w.id] ?? {};
-    const cells = servers.map((s) => {
-      const cell = row[s.id];
-      if (!isResult(cell)) return cell && 'skipped' in cell ? 'skipped' : 'failed';
-      const value = metric(w.id, cell) ?? 0;
-      const flag = cell.bad + cell.errors + cell.non2xx > 0 ? ' ⚠' : '';
-      return `${fmtInt(value)}${w.unit === 'events' ? ' ev/s' : ''}${flag}`;
-    });
-    const r = report.ratios[w.id] ?? {};
-    lines.push(
-      `| ${w.title} | ${cells.join(' | ')} | ${fmtRatio(r.oursVsCeiling ?? null)} | ${fmtRatio(r.oursVsSdk ?? null)} | ${fmtRatio(r.stackVsOurs ?? null)} |`,
-    );
-  }
+  lines.push(
+    ...comparisonTable(servers, workloads, report.ratios, (w, cell) => `${fmtInt(metric(w.id, cell) ?? 0)}${w.unit === 'events' ? ' ev/s' : ''}`, report),
+  );
   lines.push('');
-  lines.push('Latency p50 / p99 (ms):');
+  lines.push(
+    'Server CPU per request (µs, median of rounds; lower is better). Server process CPU time (user + system) ' +
+      'during the measured run / requests completed; streaming: per request of 12 events. Ratio columns are inverse CPU ' +
+      'ratios (ours/ceiling = ceiling µs ÷ ours µs), so > 1 means the first is cheaper, as for throughput. Steadier than ' +
+      'req/s on a shared machine, and not capped by the load generator sharing the cores.',
+  );
+  lines.push('');
+  lines.push(...comparisonTable(servers, workloads, report.cpuRatios, (_w, cell) => fmtInt(cpuMetric(cell) ?? Number.NaN), report));
+  lines.push('');
+  lines.push('Latency p50 / p99 (ms, median of rounds):');
   lines.push('');
   lines.push(`| Workload | ${servers.map((s) => s.id).join(' | ')} |`);
   lines.push(`|---|${servers.map(() => '---:').join('|')}|`);
@@ -531,13 +759,16 @@ function markdown(report: Report, config: Config): string {
   for (const w of workloads) {
     for (const s of servers) {
       const cell = report.throughput[w.id]?.[s.id];
-      if (isResult(cell) && cell.bad + cell.errors + cell.non2xx > 0) {
+      if (isResult(cell) && hasIssues(cell)) {
         problems.push(
-          `- ⚠ ${s.id} / ${w.id}: ${cell.bad} bad responses, ${cell.errors} connection errors, ${cell.non2xx} non-2xx` +
+          `- ⚠ ${s.id} / ${w.id}: ${cell.bad} bad responses, ${cell.errors} connection errors, ${cell.non2xx} non-2xx (all rounds)` +
             (cell.firstBadSample ? ` (first: \`${cell.firstBadSample.replace(/`/g, "'").slice(0, 160)}\`)` : ''),
         );
       } else if (cell && !isResult(cell) && 'failed' in cell) {
         problems.push(`- ✗ ${s.id} / ${w.id}: ${oneLine(cell.note)}`);
+      }
+      if (isResult(cell) && cell.failedRounds) {
+        problems.push(`- ✗ ${s.id} / ${w.id}: ${cell.failedRounds.length} round(s) failed, median of the others: ${oneLine(cell.failedRounds[0])}`);
       }
     }
   }
@@ -548,14 +779,20 @@ function markdown(report: Report, config: Config): string {
   lines.push('');
   lines.push('## Targets');
   lines.push('');
-  lines.push('| Target | Measured | Threshold | Result |');
-  lines.push('|---|---:|---|---|');
+  lines.push('| Target | Measured | CPU-based | Threshold | Result |');
+  lines.push('|---|---:|---:|---|---|');
   for (const t of report.targets) {
     const measured =
       t.measured === null ? 'n/a' : t.id.startsWith('memory') ? fmtBytes(t.measured) : fmtRatio(t.measured);
+    const cpuBased = t.cpuMeasured === undefined ? '–' : `${fmtRatio(t.cpuMeasured)}${t.cpuNote ? ` (${t.cpuNote})` : ''}`;
     const result = t.met === null ? '– not measured' : t.met ? '✅ met' : '❌ missed';
-    lines.push(`| ${t.description} | ${measured} | ${t.threshold} | ${result}${t.note ? ` (${t.note})` : ''} |`);
+    lines.push(`| ${t.description} | ${measured} | ${cpuBased} | ${t.threshold} | ${result}${t.note ? ` (${t.note})` : ''} |`);
   }
+  lines.push('');
+  lines.push(
+    'Measured: the throughput ratio (medians of rounds), which decides the result. CPU-based: the same comparison ' +
+      'on server CPU per request (inverse ratio, > 1 = the first is cheaper); shown for reference, not judged.',
+  );
   lines.push('');
   lines.push('## Memory');
   lines.push('');
@@ -608,7 +845,10 @@ interface Report {
     cpus: number;
     cpuModel: string;
     connections: number;
+    rounds: number;
     warmupSec: number;
+    roundWarmupSec: number;
+    streamWarmupSec: number;
     durationSec: number;
     memoryN: number;
     totalSec: number;
@@ -616,7 +856,10 @@ interface Report {
   };
   servers: Record<string, { status: string; note?: string }>;
   throughput: Record<string, Record<string, Cell>>;
-  ratios: Record<string, { oursVsCeiling: number | null; oursVsSdk: number | null; stackVsOurs: number | null }>;
+  /** Throughput ratios of the medians. */
+  ratios: Record<string, PairRatios>;
+  /** Inverse ratios of the median server CPU per request (> 1: the first is cheaper). */
+  cpuRatios: Record<string, PairRatios>;
   targets: Target[];
   memory: Record<string, MemoryPhaseResult>;
 }
@@ -650,60 +893,14 @@ async function main(): Promise<number> {
     if (server.status !== 'ok') await stopServer(server);
   }
 
-  const throughput: Report['throughput'] = {};
-  const restarts = new Map<ServerId, string[]>();
-  for (const [index, workload] of config.workloads.entries()) {
-    throughput[workload] = {};
-    // Alternate the order so no server is systematically measured first (drift, caches).
-    const order = index % 2 === 0 ? serverInfos : [...serverInfos].reverse();
-    for (const info of order) {
-      // A server that dies (killed from outside on a shared machine, or crashed) is reported and
-      // replaced by a fresh process; a run it died in is measured again once.
-      for (let attempt = 1; attempt <= 2; attempt += 1) {
-        let server = running.get(info.id);
-        if (server?.status === 'ok' && server.exited()) {
-          const death = `${server.exited()}${server.stderr() ? `: ${tail(server.stderr(), 300)}` : ''}`;
-          log(`[${elapsed()}] ${info.id}: ${death}; restarting it`);
-          restarts.set(info.id, [...(restarts.get(info.id) ?? []), `(${workload} run): ${death}`]);
-          server = await startServer(info);
-          running.set(info.id, server);
-          if (server.status !== 'ok') await stopServer(server);
-        }
-        if (!server || server.status !== 'ok' || !server.url) {
-          throughput[workload][info.id] =
-            server?.status === 'skipped'
-              ? { skipped: true, note: server.note ?? 'skipped' }
-              : { failed: true, note: server?.note ?? 'server not running' };
-          break;
-        }
-        try {
-          await control(server.url, 'clear-store');
-          const result = await runLoadProcess({
-            url: server.url,
-            workload,
-            connections: config.connections,
-            warmupSec: config.warmupSec,
-            durationSec: config.durationSec,
-            getTaskPool: config.getTaskPool,
-          });
-          if (server.exited() && attempt === 1) continue;
-          throughput[workload][info.id] = result;
-          const value = workload === 'stream' ? `${fmtInt(result.eventsPerSec)} events/s` : `${fmtInt(result.reqPerSec)} req/s`;
-          const issues = result.bad + result.errors + result.non2xx;
-          log(`[${elapsed()}] ${workload} × ${info.id}: ${value}, p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms${issues ? `, ${issues} bad/errors` : ''}`);
-          break;
-        } catch (error) {
-          if (server.exited() && attempt === 1) continue;
-          const note = [error instanceof Error ? error.message : String(error), server.exited(), tail(server.stderr(), 400)]
-            .filter(Boolean)
-            .join('; ');
-          throughput[workload][info.id] = { failed: true, note };
-          log(`[${elapsed()}] ${workload} × ${info.id}: FAILED ${note}`);
-          break;
-        }
-      }
-    }
-  }
+  const state: ThroughputState = {
+    config,
+    running,
+    restarts: new Map(),
+    warmed: new WeakMap(),
+    log: (line) => log(`[${elapsed()}] ${line}`),
+  };
+  const throughput = await throughputPhase(state, serverInfos);
   for (const server of running.values()) await stopServer(server);
 
   const memory: Record<string, MemoryPhaseResult> = {};
@@ -724,13 +921,10 @@ async function main(): Promise<number> {
   }
 
   const ratios: Report['ratios'] = {};
+  const cpuRatios: Report['cpuRatios'] = {};
   for (const w of config.workloads) {
-    const m = (s: ServerId) => metric(w, throughput[w]?.[s]);
-    ratios[w] = {
-      oursVsCeiling: ratio(m('ours'), m('ceiling')),
-      oursVsSdk: ratio(m('ours'), m('sdk')),
-      stackVsOurs: ratio(m('stack'), m('ours')),
-    };
+    ratios[w] = pairRatios((s) => metric(w, throughput[w]?.[s]));
+    cpuRatios[w] = pairRatios((s) => cpuMetric(throughput[w]?.[s]), true);
   }
 
   const report: Report = {
@@ -741,7 +935,10 @@ async function main(): Promise<number> {
       cpus: os.cpus().length,
       cpuModel: os.cpus()[0]?.model.trim() ?? 'unknown CPU',
       connections: config.connections,
+      rounds: config.rounds,
       warmupSec: config.warmupSec,
+      roundWarmupSec: config.roundWarmupSec,
+      streamWarmupSec: config.streamWarmupSec,
       durationSec: config.durationSec,
       memoryN: config.memoryN,
       totalSec: (Date.now() - started) / 1000,
@@ -754,13 +951,14 @@ async function main(): Promise<number> {
     servers: Object.fromEntries(
       serverInfos.map((s) => {
         const r = running.get(s.id);
-        const died = restarts.get(s.id);
+        const died = state.restarts.get(s.id);
         const note = [r?.note, died ? `restarted after dying ${died.join('; ')}` : undefined].filter(Boolean).join('; ');
         return [s.id, { status: r?.status ?? 'failed', ...(note ? { note } : {}) }];
       }),
     ),
     throughput,
     ratios,
+    cpuRatios,
     targets: buildTargets(throughput, memory, config.workloads, config.mode),
     memory,
   };
@@ -776,7 +974,7 @@ async function main(): Promise<number> {
   // or a workload that could not run, is an error. Missed targets are not.
   const broken =
     [...running.values()].some((s) => s.status === 'failed' || (s.status === 'skipped' && s.info.id !== 'stack')) ||
-    Object.values(throughput).some((row) => Object.values(row).some((cell) => 'failed' in cell)) ||
+    Object.values(throughput).some((row) => Object.values(row).some((cell) => 'failed' in cell || 'failedRounds' in cell)) ||
     Object.values(memory).some((r) => r.status !== 'ok');
   return broken ? 1 : 0;
 }
