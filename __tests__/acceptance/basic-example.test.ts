@@ -7,8 +7,9 @@
 jest.mock(require.resolve('jose', { paths: [require('node:path').dirname(require.resolve('@a2a-js/sdk/client'))] }), () => ({}));
 
 import { ClientFactory } from '@a2a-js/sdk/client';
-import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
+import { TaskState, type Task } from '@a2a-js/sdk';
 import { createApp } from '../../examples/basic/app';
+import { clientSend } from '../helpers/official-client';
 import { listen, rpc, rpcStream, userMessage, type Listening } from '../helpers/http';
 
 describe('examples/basic', () => {
@@ -51,22 +52,7 @@ describe('examples/basic', () => {
 
   it('works with the official client, discovered from the root card', async () => {
     const client = await new ClientFactory().createFromUrl(`${server.baseUrl}/`);
-    let n = 0;
-    const send = (text: string, taskId = '') => ({
-      tenant: '',
-      message: {
-        messageId: `client-${++n}`,
-        contextId: '',
-        taskId,
-        role: Role.ROLE_USER,
-        parts: [{ content: { $case: 'text' as const, value: text }, metadata: undefined, filename: '', mediaType: '' }],
-        metadata: undefined,
-        extensions: [],
-        referenceTaskIds: [],
-      } satisfies Message,
-      configuration: undefined,
-      metadata: undefined,
-    });
+    const send = (text: string, taskId = '') => clientSend(text, { taskId });
     const first = (await client.sendMessage(send('book a flight'))) as Task;
     expect(first.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
     const second = (await client.sendMessage(send('Tuesday', first.id))) as Task;

@@ -7,10 +7,11 @@
 jest.mock(require.resolve('jose', { paths: [require('node:path').dirname(require.resolve('@a2a-js/sdk/client'))] }), () => ({}));
 
 import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, createAuthenticatingFetchWithRetry, type Client } from '@a2a-js/sdk/client';
-import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
+import { TaskState, type Task } from '@a2a-js/sdk';
 import { createApp } from '../../examples/existing-app/app';
 import type { AuditEntry } from '../../examples/existing-app/agent';
 import { signDevToken } from '../../examples/existing-app/auth';
+import { clientSend } from '../helpers/official-client';
 import { listen, rpc, rpcStream, userMessage, type Listening } from '../helpers/http';
 
 const SECRET = 'existing-app-test-secret-0123456789abcdef';
@@ -128,22 +129,7 @@ describe('examples/existing-app', () => {
       return factory.createFromUrl(`${server.baseUrl}/`);
     }
 
-    let nextMessage = 0;
-    const send = (text: string, taskId = '') => ({
-      tenant: '',
-      message: {
-        messageId: `client-${++nextMessage}`,
-        contextId: '',
-        taskId,
-        role: Role.ROLE_USER,
-        parts: [{ content: { $case: 'text' as const, value: text }, metadata: undefined, filename: '', mediaType: '' }],
-        metadata: undefined,
-        extensions: [],
-        referenceTaskIds: [],
-      } satisfies Message,
-      configuration: undefined,
-      metadata: undefined,
-    });
+    const send = (text: string, taskId = '') => clientSend(text, { taskId });
 
     it('runs a two-turn task, streams, and gets TaskNotFound for another user', async () => {
       const client = await clientFor(alice);

@@ -7,6 +7,7 @@ import { ClientFactory, type Client } from '@a2a-js/sdk/client';
 import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
 import type express from 'express';
 import type { AgentExecutor } from '../../lib';
+import { clientSend } from '../helpers/official-client';
 import { deferred, type Deferred } from '../helpers/async';
 import { startAgent, type TestServer } from '../helpers/fixtures';
 
@@ -39,28 +40,7 @@ const executor: AgentExecutor = {
   },
 };
 
-let nextMessage = 0;
-/** A client-side (ts-proto) Message: numeric enums, oneof parts as { $case, value }. */
-function message(text: string, extra: Partial<Message> = {}): Message {
-  return {
-    messageId: `client-${++nextMessage}`,
-    contextId: '',
-    taskId: '',
-    role: Role.ROLE_USER,
-    parts: [{ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: '' }],
-    metadata: undefined,
-    extensions: [],
-    referenceTaskIds: [],
-    ...extra,
-  };
-}
-
-const send = (text: string, extra: Partial<Message> = {}, returnImmediately = false) => ({
-  tenant: '',
-  message: message(text, extra),
-  configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately },
-  metadata: undefined,
-});
+const send = (text: string, extra: Partial<Message> = {}, returnImmediately = false) => clientSend(text, extra, returnImmediately);
 
 const textOf = (m: Message | undefined) => (m?.parts[0]?.content?.$case === 'text' ? m.parts[0].content.value : undefined);
 const isTask = (r: Message | Task): r is Task => 'status' in r;

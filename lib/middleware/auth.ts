@@ -11,13 +11,13 @@ import {
   defineCallerSource,
   invalidCredentials,
   isCallerSource,
-  isPromiseLike,
   snapshotClaims,
   type A2ACallerInit,
   type A2ACallerSource,
 } from './caller-source.js';
 import { A2AOptionsError } from '../options.js';
 import { A2AMiddlewareError, A2AWiringError, reportMiddlewareError, type A2AErrorMode } from './errors.js';
+import { isPromiseLike, resolveAndContinue, type MaybePromise } from './maybe-async.js';
 import { detectUncalledFactory } from './misuse.js';
 import { fn, parseOptions } from './options.js';
 import { brandMiddleware, type A2AMiddleware, type A2AMiddlewareLogger } from './types.js';
@@ -140,7 +140,9 @@ export function a2aAuth(options: A2AAuthOptions): A2AMiddleware {
    * The caller from the first source that knows one. Synchronous while the sources answer
    * synchronously (req.user, fromVerify with a plain function): no promise on the common path.
    */
-  function identify(req: Request, from = 0): A2ACaller | Promise<A2ACaller> {
+  const accept = (req: Request, caller: A2ACaller): void => contributeA2AState(req, { caller });
+
+  function identify(req: Request, from = 0): MaybePromise<A2ACaller> {
     for (let i = from; i < sources.length; i++) {
       const source = sources[i];
       const init = source.resolve(req);
@@ -188,23 +190,7 @@ export function a2aAuth(options: A2AAuthOptions): A2AMiddleware {
 
   return brandMiddleware(function a2aAuth(req: Request, res: Response, next: NextFunction): void {
     if (isPublicCardRequest(req)) return next();
-    let caller: A2ACaller | Promise<A2ACaller>;
-    try {
-      caller = identify(req);
-    } catch (err) {
-      return fail(err, req, res, next);
-    }
-    if (!(caller instanceof Promise)) {
-      contributeA2AState(req, { caller });
-      return next();
-    }
-    caller.then(
-      (resolved) => {
-        contributeA2AState(req, { caller: resolved });
-        next();
-      },
-      (err: unknown) => fail(err, req, res, next),
-    );
+    resolveAndContinue(identify, accept, fail, req, res, next);
   }, 'auth');
 }
 

@@ -49,8 +49,3 @@ export function invalidCredentials(description: string, cause?: unknown): A2AMid
 export function snapshotClaims(value: object): Readonly<Record<string, unknown>> {
   return Object.freeze({ ...(value as Record<string, unknown>) });
 }
-
-/** Whether a source or hook answered asynchronously (sources may answer either way). */
-export function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
-  return typeof (value as { then?: unknown } | null | undefined)?.then === 'function';
-}

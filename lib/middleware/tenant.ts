@@ -8,7 +8,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { z } from 'zod';
 import { contributeA2AState, readA2AState } from '../context/index.js';
 import { A2AMiddlewareError, A2AWiringError, reportMiddlewareError, type A2AErrorMode } from './errors.js';
-import { isPromiseLike } from './caller-source.js';
+import { isPromiseLike, resolveAndContinue, type MaybePromise } from './maybe-async.js';
 import { detectUncalledFactory } from './misuse.js';
 import { parseArgument, parseOptions } from './options.js';
 import { brandMiddleware, type A2AMiddleware } from './types.js';
@@ -194,8 +194,13 @@ export function a2aTenant(options: A2ATenantOptions): A2AMiddleware {
     return value;
   }
 
+  const accept = (req: Request, tenant: string | undefined): void => {
+    if (tenant !== undefined) contributeA2AState(req, { tenant });
+  };
+  const reject = (err: unknown, req: Request, res: Response, next: NextFunction): void => reportMiddlewareError(err, req, res, next, mode);
+
   /** Synchronous while the sources answer synchronously (headers, claims, plain functions). */
-  function resolveTenant(req: Request, from = 0): string | undefined | Promise<string | undefined> {
+  function resolveTenant(req: Request, from = 0): MaybePromise<string | undefined> {
     for (let i = from; i < sources.length; i++) {
       const source = sources[i];
       const value: unknown = typeof source === 'function' ? source(req) : source.resolve(req);
@@ -213,22 +218,6 @@ export function a2aTenant(options: A2ATenantOptions): A2AMiddleware {
 
   return brandMiddleware(function a2aTenant(req: Request, res: Response, next: NextFunction): void {
     if (isPublicCardRequest(req)) return next();
-    let tenant: string | undefined | Promise<string | undefined>;
-    try {
-      tenant = resolveTenant(req);
-    } catch (err) {
-      return reportMiddlewareError(err, req, res, next, mode);
-    }
-    if (!(tenant instanceof Promise)) {
-      if (tenant !== undefined) contributeA2AState(req, { tenant });
-      return next();
-    }
-    tenant.then(
-      (resolved) => {
-        if (resolved !== undefined) contributeA2AState(req, { tenant: resolved });
-        next();
-      },
-      (err: unknown) => reportMiddlewareError(err, req, res, next, mode),
-    );
+    resolveAndContinue(resolveTenant, accept, reject, req, res, next);
   }, 'tenant');
 }
