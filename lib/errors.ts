@@ -1,9 +1,26 @@
 /**
- * The kit's error hierarchy: one class per protocol error, with its JSON-RPC code, HTTP status and
- * google.rpc reason in one table. Handlers throw these; exactly one place turns them into replies.
+ * The kit's error hierarchy and its one table: every kind of error with its JSON-RPC code, HTTP
+ * status, google.rpc status and reason; the middlewares' stable reasons are kinds of this table.
+ * Handlers throw these; one writer (lib/express/error-writer.ts) turns them into replies.
  */
 
 export const A2A_ERROR_DOMAIN = 'a2a-protocol.org';
+
+/** `ErrorInfo.domain` for the kit's own reasons (A2A's own errors use `a2a-protocol.org`). */
+export const A2A_KIT_ERROR_DOMAIN = 'a2a-express-kit';
+
+/** One kind of error, as every binding answers it. */
+export interface A2AErrorSpec {
+  /** JSON-RPC `error.code`. */
+  readonly code: number;
+  /** HTTP status in the HTTP+JSON binding (JSON-RPC answers 200 but for a few; see error-writer.ts). */
+  readonly http: number;
+  /** `google.rpc.Status.status`. */
+  readonly status: string;
+  /** `ErrorInfo.reason`: the spec's, for A2A's own errors. */
+  readonly reason: string | undefined;
+  readonly message: string;
+}
 
 /** Every error the kit answers with, keyed by a stable name. */
 export const ERROR_TABLE = {
@@ -21,17 +38,39 @@ export const ERROR_TABLE = {
   ExtendedAgentCardNotConfigured: { code: -32007, http: 400, status: 'FAILED_PRECONDITION', reason: 'EXTENDED_AGENT_CARD_NOT_CONFIGURED', message: 'No extended agent card is configured' },
   ExtensionSupportRequired: { code: -32008, http: 400, status: 'FAILED_PRECONDITION', reason: 'EXTENSION_SUPPORT_REQUIRED', message: 'A required extension was not requested' },
   VersionNotSupported: { code: -32009, http: 400, status: 'FAILED_PRECONDITION', reason: 'VERSION_NOT_SUPPORTED', message: 'Protocol version not supported' },
+  Unavailable: { code: -32603, http: 503, status: 'UNAVAILABLE', reason: undefined, message: 'The service is temporarily unavailable' },
   Unauthenticated: { code: -32600, http: 401, status: 'UNAUTHENTICATED', reason: undefined, message: 'Authentication required' },
   PayloadTooLarge: { code: -32600, http: 413, status: 'INVALID_ARGUMENT', reason: undefined, message: 'Request body too large' },
-} as const;
+} as const satisfies Record<string, A2AErrorSpec>;
 
 export type A2AErrorName = keyof typeof ERROR_TABLE;
+
+/**
+ * The kit's own reasons, for requests a middleware rejects before any A2A method runs. Each is a
+ * kind of ERROR_TABLE (which gives its codes and statuses) with its own message. The spec has no
+ * JSON-RPC code for authentication failures and reserves -32001…-32099 for its own errors, so
+ * credential failures are `Unauthenticated` (-32600) and HTTP 401 + `WWW-Authenticate` carry the
+ * meaning; the `ErrorInfo.reason` is the stable reason below.
+ */
+export const A2A_MIDDLEWARE_ERRORS = {
+  A2A_AUTH_REQUIRED: { kind: 'Unauthenticated', message: 'Authentication required' },
+  A2A_AUTH_INVALID: { kind: 'Unauthenticated', message: 'Invalid credentials' },
+  A2A_AUTH_UNAVAILABLE: { kind: 'Unavailable', message: 'Authentication is temporarily unavailable' },
+  A2A_TENANT_REQUIRED: { kind: 'InvalidParams', message: 'A tenant is required' },
+  A2A_INVALID_TENANT: { kind: 'InvalidParams', message: 'Invalid tenant' },
+  A2A_INVALID_REQUEST_ID: { kind: 'InvalidRequest', message: 'Invalid request id' },
+  A2A_BODY_TOO_LARGE: { kind: 'PayloadTooLarge', message: 'Request body too large' },
+} as const satisfies Record<string, { kind: A2AErrorName; message: string }>;
+
+export type A2AMiddlewareReason = keyof typeof A2A_MIDDLEWARE_ERRORS;
 
 /** One offending field, as google.rpc.BadRequest's fieldViolations. */
 export interface FieldViolation {
   readonly field: string;
   readonly description: string;
 }
+
+const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 
 /** An error the client may see: its message is safe to send. */
 export class A2AError extends Error {
@@ -45,11 +84,20 @@ export class A2AError extends Error {
   readonly reason: string | undefined;
   /** ErrorInfo domain. */
   readonly domain: string;
+  /** Response headers that belong to this error (`WWW-Authenticate`, `Retry-After`), in every binding. */
+  readonly headers: Readonly<Record<string, string>>;
 
   constructor(
     kind: A2AErrorName,
     message?: string,
-    extra?: { metadata?: Record<string, string>; fieldViolations?: FieldViolation[]; cause?: unknown; reason?: string; domain?: string },
+    extra?: {
+      metadata?: Record<string, string>;
+      fieldViolations?: FieldViolation[];
+      cause?: unknown;
+      reason?: string;
+      domain?: string;
+      headers?: Readonly<Record<string, string>>;
+    },
   ) {
     super(message ?? ERROR_TABLE[kind].message, extra?.cause === undefined ? undefined : { cause: extra.cause });
     this.name = `A2AError(${kind})`;
@@ -60,6 +108,38 @@ export class A2AError extends Error {
     this.fieldViolations = extra?.fieldViolations;
     this.reason = extra?.reason ?? ERROR_TABLE[kind].reason;
     this.domain = extra?.domain ?? A2A_ERROR_DOMAIN;
+    this.headers = extra?.headers ?? NO_HEADERS;
+  }
+}
+
+export interface A2AMiddlewareErrorInit {
+  /** Response headers that belong to this error (e.g. `WWW-Authenticate`). */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Extra `ErrorInfo.metadata` (string values only; never credentials). */
+  readonly metadata?: Readonly<Record<string, string>>;
+  readonly cause?: unknown;
+}
+
+/**
+ * A request rejected by a middleware: an A2AError of its reason's kind (so one writer answers it
+ * in any binding) with the stable `reason` in the kit's domain, and headers to send.
+ */
+export class A2AMiddlewareError extends A2AError {
+  declare readonly reason: A2AMiddlewareReason;
+  /** `google.rpc.Status.status` for HTTP+JSON bodies. */
+  readonly status: string;
+
+  constructor(reason: A2AMiddlewareReason, message?: string, init: A2AMiddlewareErrorInit = {}) {
+    const { kind, message: fallback } = A2A_MIDDLEWARE_ERRORS[reason];
+    super(kind, message ?? fallback, {
+      ...(init.metadata ? { metadata: { ...init.metadata } } : {}),
+      ...(init.cause === undefined ? {} : { cause: init.cause }),
+      ...(init.headers ? { headers: init.headers } : {}),
+      reason,
+      domain: A2A_KIT_ERROR_DOMAIN,
+    });
+    this.name = 'A2AMiddlewareError';
+    this.status = ERROR_TABLE[kind].status;
   }
 }
 

@@ -6,6 +6,9 @@ import { expressjwt } from 'express-jwt';
 import type { NextFunction, Request, Response } from 'express';
 import { A2AOptionsError } from '../../lib/options';
 import { a2aAuth, bearerJwt, fromRequestUser, fromVerify, createAnonymousCaller } from '../../lib/middleware';
+import type { AgentExecutor } from '../../lib';
+import { startAgent, testCard, type TestServer } from '../helpers/fixtures';
+import { rpc as rpcCall, userMessage } from '../helpers/http';
 import { EXPRESS_VERSIONS, HS_SECRET, body, echoState, recordingErrorHandler, rpc, signToken, start, type Running } from './helpers';
 
 describe.each(EXPRESS_VERSIONS)('a2aAuth on %s', (_name, express) => {
@@ -63,22 +66,14 @@ describe.each(EXPRESS_VERSIONS)('a2aAuth on %s', (_name, express) => {
       expect((await body(res)).id).toBeNull();
     });
 
-    it('answers a REST route with a google.rpc.Status body', async () => {
-      const url = await serve(a2aAuth({ user: bearerJwt({ key: HS_SECRET }), realm: 'agents' }));
-      const res = await fetch(`${url}/agent/tasks/t-1`);
-      expect(res.status).toBe(401);
-      expect(res.headers.get('www-authenticate')).toBe('Bearer realm="agents"');
-      expect(res.headers.get('content-type')).toMatch(/^application\/a2a\+json/);
-      expect(await body(res)).toEqual({
-        error: {
-          code: 401,
-          status: 'UNAUTHENTICATED',
-          message: 'Authentication required',
-          details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'A2A_AUTH_REQUIRED', domain: 'a2a-express-kit' }],
-        },
-      });
-      const send = await fetch(`${url}/agent/acme/message:send`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
-      expect((await body(send)).error.status).toBe('UNAUTHENTICATED');
+    it('challenges with the configured realm, for missing and for invalid credentials', async () => {
+      const url = await serve(a2aAuth({ user: bearerJwt({ key: HS_SECRET }), realm: 'corp' }));
+      const missing = await post(url, rpc(1));
+      expect(missing.status).toBe(401);
+      expect(missing.headers.get('www-authenticate')).toBe('Bearer realm="corp"');
+      const invalid = await post(url, rpc(2), { authorization: 'Bearer not.a.jwt' });
+      expect(invalid.status).toBe(401);
+      expect(invalid.headers.get('www-authenticate')).toBe('Bearer realm="corp", error="invalid_token", error_description="The access token is invalid"');
     });
 
     it.each([
@@ -361,6 +356,51 @@ describe.each(EXPRESS_VERSIONS)('a2aAuth on %s', (_name, express) => {
       await fetch(`${running.url}/agent`);
       expect(seen[0]).toMatchObject({ reason: 'A2A_AUTH_REQUIRED', httpStatus: 401, headers: { 'WWW-Authenticate': 'Bearer realm="a2a"' } });
     });
+  });
+});
+
+describe('the 401 challenge through the router', () => {
+  const executor: AgentExecutor = {
+    async execute(_ctx, events) {
+      await events.reply('ok');
+    },
+  };
+  const withExtendedCard = {
+    agentCard: { ...testCard, capabilities: { ...testCard.capabilities, extendedAgentCard: true } },
+    extendedAgentCard: { ...testCard, name: 'Test Agent (extended)' },
+  };
+  let server: TestServer | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+
+  it.each([
+    ['options', { user: bearerJwt({ key: HS_SECRET }), realm: 'corp' }],
+    ["a built a2aAuth in 'next' mode", a2aAuth({ user: bearerJwt({ key: HS_SECRET }), realm: 'corp', errors: 'next' })],
+  ])('names the realm of the auth preset given as %s', async (_case, auth) => {
+    server = await startAgent(executor, { auth });
+    const reply = await rpcCall(server.url, 'SendMessage', userMessage('hi'));
+    expect(reply.status).toBe(401);
+    expect(reply.headers.get('www-authenticate')).toBe('Bearer realm="corp"');
+    expect(reply.body.error).toMatchObject({ code: -32600, data: [{ reason: 'A2A_AUTH_REQUIRED' }] });
+  });
+
+  it("names a2aAuth's realm when the engine refuses an anonymous caller (GetExtendedAgentCard)", async () => {
+    server = await startAgent(executor, { ...withExtendedCard, auth: { allowAnonymous: true, realm: 'corp' } });
+    const reply = await rpcCall(server.url, 'GetExtendedAgentCard', {});
+    expect(reply.status).toBe(401);
+    expect(reply.headers.get('www-authenticate')).toBe('Bearer realm="corp"');
+    expect(reply.body.error.code).toBe(-32600);
+    expect(reply.text).not.toContain('(extended)');
+  });
+
+  it('uses a custom challenge there too, and the default realm without a2aAuth', async () => {
+    server = await startAgent(executor, { ...withExtendedCard, auth: { allowAnonymous: true, challenge: 'ApiKey realm="keys"' } });
+    expect((await rpcCall(server.url, 'GetExtendedAgentCard', {})).headers.get('www-authenticate')).toBe('ApiKey realm="keys"');
+    await server.close();
+    server = await startAgent(executor, withExtendedCard);
+    expect((await rpcCall(server.url, 'GetExtendedAgentCard', {})).headers.get('www-authenticate')).toBe('Bearer realm="a2a"');
   });
 });
 

@@ -8,7 +8,15 @@ import {
   readA2ABodyLimit,
   sendMiddlewareError,
 } from '../../lib/middleware';
+import { createA2ARouter, silentLogger, type AgentExecutor } from '../../lib';
+import { testCard } from '../helpers/fixtures';
 import { EXPRESS_VERSIONS, body, echoState, rawRequest, rpc, start, type Running } from './helpers';
+
+const replyingExecutor: AgentExecutor = {
+  async execute(_ctx, events) {
+    await events.reply('ok');
+  },
+};
 
 describe('parseByteSize', () => {
   it.each([
@@ -87,11 +95,29 @@ describe.each(EXPRESS_VERSIONS)('a2aSecurity on %s', (_name, express) => {
     expect(small.status).toBe(200);
   });
 
-  it('answers a REST route with a google.rpc.Status 413', async () => {
-    const { url } = await serve(a2aSecurity({ bodyLimit: 100 }));
-    const res = await fetch(`${url}/agent/message:send`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ m: 'x'.repeat(200) }) });
+  it('answers 413 with a JSON-RPC error through the router, and closes the connection', async () => {
+    const app = express();
+    app.use('/agent', createA2ARouter({ agentCard: testCard, executor: replyingExecutor, logger: silentLogger, security: { bodyLimit: 100 } }));
+    running = await start(app);
+    const payload = rpc(4, 'SendMessage', { message: { role: 'ROLE_USER', messageId: 'm-1', parts: [{ text: 'x'.repeat(200) }] } });
+    const res = await rawRequest(running.port, {
+      method: 'POST',
+      path: '/agent',
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), 'a2a-version': '1.0' },
+      body: payload,
+    });
     expect(res.status).toBe(413);
-    expect((await body(res)).error).toMatchObject({ code: 413, status: 'INVALID_ARGUMENT', message: 'Request body too large' });
+    expect(res.headers.connection).toBe('close');
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(res.json()).toEqual({
+      jsonrpc: '2.0',
+      id: null,
+      error: {
+        code: -32600,
+        message: 'Request body too large',
+        data: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'A2A_BODY_TOO_LARGE', domain: 'a2a-express-kit', metadata: { limit: '100' } }],
+      },
+    });
   });
 
   it('hands the limit to the body parser for chunked bodies (what the router does)', async () => {

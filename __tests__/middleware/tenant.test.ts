@@ -54,13 +54,19 @@ describe.each(EXPRESS_VERSIONS)('a2aTenant on %s', (_name, express) => {
     ['dot-dot', '..'],
     ['non-ASCII', 'acmé'],
     ['too many characters', 'a'.repeat(129)],
-  ])('rejects a tenant with %s (400 A2A_INVALID_TENANT)', async (_case, tenant) => {
+  ])('rejects a tenant with %s (400 A2A_INVALID_TENANT, JSON-RPC -32602)', async (_case, tenant) => {
     const { port } = await serve('/agent', a2aTenant({ from: header('x-tenant-id') }));
-    const res = await rawRequest(port, { path: '/agent/tasks', headers: { 'x-tenant-id': Buffer.from(tenant).toString('latin1') } });
+    const res = await rawRequest(port, {
+      method: 'POST',
+      path: '/agent',
+      headers: { 'content-type': 'application/json', 'x-tenant-id': Buffer.from(tenant).toString('latin1') },
+      body: rpc('t-1'),
+    });
     expect(res.status).toBe(400);
-    expect(res.headers['content-type']).toMatch(/^application\/a2a\+json/);
-    const { error } = res.json();
-    expect(error).toMatchObject({ code: 400, status: 'INVALID_ARGUMENT', details: [{ reason: 'A2A_INVALID_TENANT' }] });
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    const { id, error } = res.json();
+    expect(id).toBe('t-1');
+    expect(error).toMatchObject({ code: -32602, data: [{ reason: 'A2A_INVALID_TENANT', domain: 'a2a-express-kit' }] });
     expect(error.message).toContain('header(x-tenant-id)');
   });
 

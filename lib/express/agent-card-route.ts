@@ -5,7 +5,8 @@
 import { createHash } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { cardForBaseUrl, type AgentCardInput } from '../protocol/card.js';
-import { baseUrlOf, writeJson } from './respond.js';
+import { baseUrlOf } from './base-url.js';
+import { writeJson } from './respond.js';
 
 interface Rendered {
   readonly body: string;

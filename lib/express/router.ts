@@ -18,9 +18,10 @@ import type { TaskStore } from '../server/stores/task-store.js';
 import { agentCardRoute } from './agent-card-route.js';
 import { statedJsonRpcInterface, type AgentCardInput } from '../protocol/card.js';
 import { jsonRpcRoute, type CallContextHook } from './jsonrpc-route.js';
-import { writeJsonRpcError } from './respond.js';
+import { writeError } from './error-writer.js';
 import { a2aMiddlewareChain, type A2AMiddlewareChainOptions } from '../middleware/preset.js';
-import { A2AWiringError, isA2AMiddlewareError, sendMiddlewareError } from '../middleware/errors.js';
+import { A2AWiringError } from '../middleware/errors.js';
+import { requestIdOf } from '../protocol/jsonrpc.js';
 import { readA2ABodyLimit } from '../middleware/security.js';
 import { withRequestContext } from '../middleware/logger.js';
 
@@ -221,28 +222,29 @@ interface MountableApp {
   parent?: { path?: () => string };
 }
 
-/** The one error handler of the router: body-parser failures, preset rejections, anything unexpected. */
+/**
+ * The one error handler of the router: body-parser failures, preset rejections (in 'next' mode),
+ * anything unexpected. Everything it serves is the JSON-RPC route, so it answers in JSON-RPC.
+ */
 function routerErrorHandler(logger: Logger) {
   return function a2aRouterError(error: unknown, req: Request, res: Response, next: NextFunction): void {
     if (res.headersSent) return next(error);
-    if (isA2AMiddlewareError(error)) return sendMiddlewareError(req, res, error);
     // A wiring mistake (e.g. an uncalled middleware factory) is for the app's error handler and logs.
     if (error instanceof A2AWiringError) return next(error);
-    const type = (error as { type?: string } | null)?.type;
-    let a2aError: A2AError;
-    if (type === 'entity.parse.failed') a2aError = new A2AError('ParseError');
-    else if (type === 'entity.too.large') a2aError = new A2AError('PayloadTooLarge');
-    else if (error instanceof A2AError) a2aError = error;
-    else {
-      const status = (error as { status?: number } | null)?.status;
-      if (status && status >= 400 && status < 500) a2aError = new A2AError('InvalidRequest', 'Invalid request: the body could not be read');
-      else {
-        logger.error({ err: error }, 'unexpected error in the A2A router');
-        a2aError = new A2AError('Internal');
-      }
-    }
-    writeJsonRpcError(res, null, a2aError);
+    writeError(req, res, asA2AError(error, logger), 'jsonrpc', requestIdOf(req.body));
   };
+}
+
+/** What the client is told about an error that reached the router's error handler. */
+function asA2AError(error: unknown, logger: Logger): A2AError {
+  if (error instanceof A2AError) return error;
+  const type = (error as { type?: string } | null)?.type;
+  if (type === 'entity.parse.failed') return new A2AError('ParseError');
+  if (type === 'entity.too.large') return new A2AError('PayloadTooLarge');
+  const status = (error as { status?: number } | null)?.status;
+  if (status && status >= 400 && status < 500) return new A2AError('InvalidRequest', 'Invalid request: the body could not be read');
+  logger.error({ err: error }, 'unexpected error in the A2A router');
+  return new A2AError('Internal');
 }
 
 function warnOnMountMismatch(mountpath: string | string[] | undefined, card: AgentCard, logger: Logger): void {

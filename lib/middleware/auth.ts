@@ -16,6 +16,7 @@ import {
   type A2ACallerSource,
 } from './caller-source.js';
 import { A2AOptionsError } from '../options.js';
+import { DEFAULT_REALM, rememberChallenge } from '../express/error-writer.js';
 import { A2AMiddlewareError, A2AWiringError, reportMiddlewareError, type A2AErrorMode } from './errors.js';
 import { isPromiseLike, resolveAndContinue, type MaybePromise } from './maybe-async.js';
 import { detectUncalledFactory } from './misuse.js';
@@ -51,6 +52,7 @@ export interface A2AAuthOptions {
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const QUOTABLE = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/; // printable ASCII without '"' and '\'
+const PRINTABLE = /^[\x20-\x7e]+$/;
 
 const sourceSchema = z.custom<A2ACallerSource>(isCallerSource, {
   error: (issue) =>
@@ -67,8 +69,8 @@ const authSchema = z.strictObject({
       z.strictObject({ sessionHeader: z.string().regex(HEADER_NAME, { error: 'must be an HTTP header name' }) }),
     ])
     .default(false),
-  realm: z.string().min(1).max(128).regex(QUOTABLE, { error: 'must be printable ASCII without quotes or backslashes' }).default('a2a'),
-  challenge: z.union([z.string().min(1).regex(/^[\x20-\x7e]+$/, { error: 'must be printable ASCII' }), fn<(failure: A2AAuthChallengeInput) => string>('a function (failure) => string')]).optional(),
+  realm: z.string().min(1).max(128).regex(QUOTABLE, { error: 'must be printable ASCII without quotes or backslashes' }).default(DEFAULT_REALM),
+  challenge: z.union([z.string().min(1).regex(PRINTABLE, { error: 'must be printable ASCII' }), fn<(failure: A2AAuthChallengeInput) => string>('a function (failure) => string')]).optional(),
   errors: z.enum(['respond', 'next']).default('respond'),
   logger: z.custom<A2AMiddlewareLogger>((v) => v !== null && typeof v === 'object' && typeof (v as { warn?: unknown }).warn === 'function', {
     error: 'must be a logger with a warn(obj, msg) method (pino-compatible)',
@@ -126,9 +128,8 @@ export function a2aAuth(options: A2AAuthOptions): A2AMiddleware {
   const sessionHeader = typeof anonymous === 'object' ? anonymous.sessionHeader.toLowerCase() : undefined;
   const { realm, challenge, errors: mode, logger } = parsed;
 
-  function challengeFor(err: A2AMiddlewareError): string {
-    const code = err.reason === 'A2A_AUTH_INVALID' ? 'A2A_AUTH_INVALID' : 'A2A_AUTH_REQUIRED';
-    const description = code === 'A2A_AUTH_INVALID' ? err.message.replace(/["\\\x00-\x1f\x7f]/g, '') : undefined;
+  function challengeFor(code: A2AAuthChallengeInput['code'], message = ''): string {
+    const description = code === 'A2A_AUTH_INVALID' ? message.replace(/["\\\x00-\x1f\x7f]/g, '') : undefined;
     if (typeof challenge === 'string') return challenge;
     if (typeof challenge === 'function') return challenge({ code, realm, description });
     return code === 'A2A_AUTH_INVALID'
@@ -136,11 +137,24 @@ export function a2aAuth(options: A2AAuthOptions): A2AMiddleware {
       : `Bearer realm="${realm}"`;
   }
 
+  /** The no-credentials challenge, for a 401 raised after an anonymous caller got through. */
+  const anonymousChallenge = (): string | undefined => {
+    try {
+      const header = challengeFor('A2A_AUTH_REQUIRED');
+      return typeof header === 'string' && PRINTABLE.test(header) ? header : undefined;
+    } catch {
+      return undefined; // the writer falls back to the default challenge
+    }
+  };
+
   /**
    * The caller from the first source that knows one. Synchronous while the sources answer
    * synchronously (req.user, fromVerify with a plain function): no promise on the common path.
    */
-  const accept = (req: Request, caller: A2ACaller): void => contributeA2AState(req, { caller });
+  const accept = (req: Request, caller: A2ACaller): void => {
+    contributeA2AState(req, { caller });
+    if (!caller.authenticated) rememberChallenge(req, anonymousChallenge);
+  };
 
   function identify(req: Request, from = 0): MaybePromise<A2ACaller> {
     for (let i = from; i < sources.length; i++) {
@@ -168,8 +182,8 @@ export function a2aAuth(options: A2AAuthOptions): A2AMiddleware {
     let reported = err;
     try {
       if (err instanceof A2AMiddlewareError && (err.reason === 'A2A_AUTH_REQUIRED' || err.reason === 'A2A_AUTH_INVALID')) {
-        const header = challengeFor(err);
-        if (typeof header !== 'string' || !/^[\x20-\x7e]+$/.test(header)) {
+        const header = challengeFor(err.reason, err.message);
+        if (typeof header !== 'string' || !PRINTABLE.test(header)) {
           throw new A2AWiringError('A2A_MIDDLEWARE_MISUSE', 'a2aAuth: the challenge function must return a printable ASCII header value');
         }
         reported = new A2AMiddlewareError(err.reason, err.message, {

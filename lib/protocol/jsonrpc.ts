@@ -13,13 +13,23 @@ export interface JsonRpcRequest {
   readonly params: unknown;
 }
 
+const isUsableId = (id: unknown): id is JsonRpcId =>
+  typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) || id === null;
+
+/** The id to answer an error with, from a body that may not be a valid request (null when none is usable). */
+export function requestIdOf(body: unknown): JsonRpcId {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return null;
+  const id = (body as { id?: unknown }).id;
+  return isUsableId(id) ? id : null;
+}
+
 /** Reads a parsed body as a JSON-RPC request; throws InvalidRequest (with the id when it is usable). */
 export function readEnvelope(body: unknown): JsonRpcRequest {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new EnvelopeError(null, Array.isArray(body) ? 'Batch requests are not supported' : 'The body must be a JSON-RPC 2.0 request object');
   }
   const { jsonrpc, id, method, params } = body as Record<string, unknown>;
-  const usableId = typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) || id === null ? id : null;
+  const usableId = isUsableId(id) ? id : null;
   if (jsonrpc !== '2.0') throw new EnvelopeError(usableId, 'jsonrpc must be "2.0"');
   if (id === undefined) throw new EnvelopeError(null, 'id is required (notifications are not supported)');
   if (usableId !== id) throw new EnvelopeError(null, 'id must be a string, a number or null');
