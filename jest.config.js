@@ -1,6 +1,7 @@
 /**
  * Jest runs the TypeScript sources through ts-jest (CommonJS). Every HTTP test runs twice: once on
  * Express 5 and once on Express 4 (the `express4` alias replaces `express` for app and library).
+ * The guarantee suites run a third time on Express 5 through a task store with 1-5 ms of latency.
  */
 const base = {
   testEnvironment: 'node',
@@ -8,7 +9,11 @@ const base = {
   testMatch: ['**/*.test.ts'],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.test.json' }] },
   // Sources use NodeNext-style '.js' specifiers; map them back to the .ts files.
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1', '^a2a-express-kit$': '<rootDir>/lib/index.ts' },
+  moduleNameMapper: {
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+    '^a2a-express-kit$': '<rootDir>/lib/index.ts',
+    '^a2a-express-kit/testing$': '<rootDir>/lib/testing/index.ts',
+  },
 };
 
 module.exports = {
@@ -21,7 +26,14 @@ module.exports = {
       globals: { EXPRESS_MAJOR: 4 },
       moduleNameMapper: { ...base.moduleNameMapper, '^express$': 'express4' },
       // Express-independent suites run once, in the express5 project.
-      testPathIgnorePatterns: ['/__tests__/unit/', '/__tests__/bench/', '/__tests__/package/'],
+      testPathIgnorePatterns: ['/__tests__/unit/', '/__tests__/bench/', '/__tests__/package/', '/__tests__/contract/'],
+    },
+    {
+      // The guarantee suites again, through a store that takes 1-5 ms per call (see helpers/fixtures).
+      ...base,
+      displayName: 'latency',
+      roots: ['<rootDir>/__tests__/guarantees'],
+      globals: { EXPRESS_MAJOR: 5, STORE_LATENCY: true },
     },
   ],
 };

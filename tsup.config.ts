@@ -1,9 +1,13 @@
 import { defineConfig } from 'tsup';
 
-// Dual build: dist/index.mjs + index.d.mts for import, dist/index.cjs + index.d.cts for require.
+// Dual build: dist/index.mjs + index.d.mts for import, dist/index.cjs + index.d.cts for require;
+// the same for dist/testing.* (a2a-express-kit/testing).
 export default defineConfig({
-  entry: { index: 'lib/index.ts' },
+  entry: { index: 'lib/index.ts', testing: 'lib/testing/index.ts' },
   format: ['esm', 'cjs'],
+  // Shared chunks for CJS too: without them each CJS entry would carry its own copy of the store
+  // error classes, and `instanceof` would fail across the two entry points.
+  splitting: true,
   dts: true,
   sourcemap: true,
   clean: true,

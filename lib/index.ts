@@ -2,8 +2,9 @@
 export { createA2ARouter } from './express/router.js';
 export type { A2ARouter, A2ARouterOptions } from './express/router.js';
 export type { AgentCardInput } from './protocol/card.js';
-export type { CallContextHook, CallerResolution } from './express/jsonrpc-route.js';
-export { ANONYMOUS_CALLER } from './express/jsonrpc-route.js';
+export type { CallContextHook } from './express/jsonrpc-route.js';
+export type { CallerResolution } from './server/call.js';
+export { ANONYMOUS_CALLER } from './server/call.js';
 
 export type { AgentExecutor, ExecutionContext, CancelContext } from './server/executor.js';
 export { TaskEvents } from './server/task-events.js';
@@ -12,15 +13,25 @@ export { InvalidAgentEventError } from './server/agent-event-error.js';
 export { A2ARequestHandler } from './server/request-handler.js';
 export type { CallContext, ExtendedAgentCardProvider } from './server/request-handler.js';
 export { InMemoryTaskStore } from './server/stores/in-memory-task-store.js';
-export { InvalidPageTokenError } from './server/stores/task-store.js';
-export type { TaskStore, TaskScope, ListTasksQuery, TaskPage } from './server/stores/task-store.js';
+export {
+  InvalidPageTokenError,
+  TaskExistsError,
+  TaskNotFoundInStoreError,
+  TaskStoreError,
+  TaskVersionConflictError,
+} from './server/stores/task-store.js';
+export type { TaskStore, TaskScope, ListTasksQuery, TaskPage, TaskChange, VersionedTask } from './server/stores/task-store.js';
+export { reduceTask } from './server/task-reducer.js';
+export type { TaskEvent, Reduction, ReduceContext } from './server/task-reducer.js';
+export { InProcessTaskEventBus } from './server/task-event-bus.js';
+export type { TaskEventBus, CommittedEvent, CommittedEventListener } from './server/task-event-bus.js';
 export { TERMINAL_STATES, INTERRUPTED_STATES, isTerminal, isInterrupted } from './server/task-state.js';
 
 export { getA2ARequestContext, tryGetA2ARequestContext, contributeA2AState, readA2AState } from './context/index.js';
 export type { A2ACaller, A2ARequestContext, A2ATraceContext, A2ARequestState } from './context/index.js';
 
 export { A2AError, ERROR_TABLE } from './errors.js';
-export type { A2AErrorName, FieldViolation } from './errors.js';
+export type { A2AErrorName, A2AErrorSpec, FieldViolation } from './errors.js';
 export { A2AOptionsError } from './options.js';
 export type { Logger } from './logger.js';
 export { silentLogger } from './logger.js';

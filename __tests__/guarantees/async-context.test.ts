@@ -27,9 +27,9 @@ class RecordingStore extends InMemoryTaskStore {
     this.writes.push({ taskId: task.id, turn: als.getStore(), userText: lastUserText(task) });
     return super.create(scope, task);
   }
-  override async update(scope: TaskScope, task: Task) {
+  override async update(scope: TaskScope, task: Task, expectedVersion: number) {
     this.writes.push({ taskId: task.id, turn: als.getStore(), userText: lastUserText(task) });
-    return super.update(scope, task);
+    return super.update(scope, task, expectedVersion);
   }
 }
 

@@ -17,9 +17,9 @@ class CountingStore extends InMemoryTaskStore {
     this.writes++;
     return super.create(scope, task);
   }
-  override async update(scope: TaskScope, task: Task) {
+  override async update(scope: TaskScope, task: Task, expectedVersion: number) {
     this.writes++;
-    return super.update(scope, task);
+    return super.update(scope, task, expectedVersion);
   }
 }
 

@@ -1,7 +1,7 @@
 /**
  * Guarantee 5: SSE streams are faithful: first event Task or Message, events in generation order,
  * the stream ends after a terminal or interrupted state, a client disconnect does not cancel the
- * task, SubscribeToTask follows running tasks and snapshots parked ones, heartbeats keep idle
+ * task, SubscribeToTask follows a task until it is terminal, across interrupted states, heartbeats keep idle
  * streams alive.
  */
 import type { AgentExecutor } from '../../lib';
@@ -126,14 +126,36 @@ describe('faithful streams', () => {
     expect(events.slice(1).map((e) => e.statusUpdate.status.state)).toEqual(['TASK_STATE_WORKING', 'TASK_STATE_COMPLETED']);
   });
 
-  it('SubscribeToTask on a parked task returns the snapshot and ends; on a terminal task it is refused', async () => {
+  it('SubscribeToTask on a parked task stays open across the interrupted state and ends at the terminal one', async () => {
     const parked = (await rpc(server.url, 'SendMessage', userMessage('park'))).body.result.task;
-    const snapshot = await rpcStream(server.url, 'SubscribeToTask', { id: parked.id });
-    expect(results(snapshot.events)).toEqual([{ task: parked }]);
+    const response = await openStream(server.url, 'SubscribeToTask', { id: parked.id });
+    const frames = sseFrames(response);
+    const first = await frames.next();
+    expect(JSON.parse(first.value!.data!).result).toEqual({ task: parked });
+    expect(server.router.liveObservers).toBe(1); // a bus subscription only: no live execution
+    expect(server.router.liveExecutions).toBe(0);
 
-    const done = (await rpc(server.url, 'SendMessage', userMessage('quick'))).body.result.task;
-    const refused = await rpcStream(server.url, 'SubscribeToTask', { id: done.id });
+    // A follow-up from another request completes the task: the subscriber sees it, then the end.
+    const followUp = await rpc(server.url, 'SendMessage', userMessage('quick', { taskId: parked.id }));
+    expect(followUp.body.result.task.status.state).toBe('TASK_STATE_COMPLETED');
+    const rest: unknown[] = [];
+    for await (const frame of frames) if (frame.data) rest.push(JSON.parse(frame.data).result);
+    expect(rest).toEqual([{ statusUpdate: expect.objectContaining({ status: expect.objectContaining({ state: 'TASK_STATE_COMPLETED' }) }) }]);
+    await until(() => server.router.liveObservers === 0, 'subscription released');
+
+    const refused = await rpcStream(server.url, 'SubscribeToTask', { id: parked.id });
     expect(refused.json.error.code).toBe(-32004);
+  });
+
+  it('a subscriber that leaves a parked task releases its subscription', async () => {
+    const parked = (await rpc(server.url, 'SendMessage', userMessage('park'))).body.result.task;
+    const client = new AbortController();
+    const response = await openStream(server.url, 'SubscribeToTask', { id: parked.id }, { signal: client.signal });
+    await sseFrames(response).next();
+    expect(server.router.liveObservers).toBe(1);
+    client.abort();
+    await until(() => server.router.liveObservers === 0, 'subscription released');
+    expect(server.router.liveExecutions).toBe(0);
   });
 
   it('idle streams get comment heartbeats', async () => {

@@ -1,6 +1,15 @@
 /** A card and a router factory shared by the tests. */
 import express from 'express';
-import { createA2ARouter, silentLogger, type A2ARouterOptions, type AgentCardInput, type AgentExecutor } from '../../lib';
+import {
+  InMemoryTaskStore,
+  createA2ARouter,
+  silentLogger,
+  type A2ARouterOptions,
+  type AgentCardInput,
+  type AgentExecutor,
+  type TaskStore,
+} from '../../lib';
+import { withLatency } from '../../lib/testing';
 import { listen, type Listening } from './http';
 
 export const testCard: AgentCardInput = {
@@ -12,6 +21,17 @@ export const testCard: AgentCardInput = {
   defaultOutputModes: ['text/plain'],
   skills: [{ id: 'echo', name: 'Echo', description: 'Echoes', tags: ['test'] }],
 };
+
+/**
+ * Whether this jest project runs the suites through a store with latency (the `latency` project):
+ * every store call then takes 1-5 ms, as a database's would, so races the in-memory store hides show.
+ */
+export const storeLatency = (globalThis as { STORE_LATENCY?: boolean }).STORE_LATENCY === true;
+
+/** The store a test server gets: `store` (or a new in-memory one), behind latency in the latency project. */
+export function testStore(store: TaskStore = new InMemoryTaskStore()): TaskStore {
+  return storeLatency ? withLatency(store) : store;
+}
 
 export interface TestServer extends Listening {
   /** JSON-RPC endpoint. */
@@ -30,7 +50,13 @@ export async function startAgent(
   const { before = [], hostJson = false, ...routerOptions } = options;
   const app = express();
   if (hostJson) app.use(express.json());
-  const router = createA2ARouter({ agentCard: testCard, executor, logger: silentLogger, ...routerOptions });
+  const router = createA2ARouter({
+    agentCard: testCard,
+    executor,
+    logger: silentLogger,
+    ...routerOptions,
+    taskStore: testStore(routerOptions.taskStore),
+  });
   app.use('/agent', ...before, router);
   const listening = await listen(app);
   return { ...listening, url: `${listening.baseUrl}/agent`, router };

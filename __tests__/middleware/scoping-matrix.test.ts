@@ -25,9 +25,9 @@ class PartitionCountingStore extends InMemoryTaskStore {
     this.#count(scope);
     return super.create(scope, task);
   }
-  override async update(scope: TaskScope, task: Task) {
+  override async update(scope: TaskScope, task: Task, expectedVersion: number) {
     this.#count(scope);
-    return super.update(scope, task);
+    return super.update(scope, task, expectedVersion);
   }
 }
 

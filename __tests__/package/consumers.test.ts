@@ -29,4 +29,28 @@ describe('package consumers', () => {
     ]);
     expect(out).toBe('function function');
   });
+
+  it('ships a2a-express-kit/testing with .d.mts and .d.cts declarations', () => {
+    for (const file of ['testing.mjs', 'testing.cjs', 'testing.d.mts', 'testing.d.cts']) {
+      expect(existsSync(join(root, 'dist', file))).toBe(true);
+    }
+  });
+
+  // The error classes must be the root entry's own, or a store that throws them fails `instanceof`.
+  it('require() gets a2a-express-kit/testing, sharing the store classes with the root entry', () => {
+    const out = node([
+      '-e',
+      "const t = require('a2a-express-kit/testing'), k = require('a2a-express-kit'); console.log(typeof t.describeTaskStoreContract, typeof t.withLatency, t.InvalidPageTokenError === k.InvalidPageTokenError)",
+    ]);
+    expect(out).toBe('function function true');
+  });
+
+  it('import gets a2a-express-kit/testing, sharing the store classes with the root entry', () => {
+    const out = node([
+      '--input-type=module',
+      '-e',
+      "import { describeTaskStoreContract, withLatency, InMemoryTaskStore } from 'a2a-express-kit/testing'; import * as k from 'a2a-express-kit'; console.log(typeof describeTaskStoreContract, typeof withLatency, InMemoryTaskStore === k.InMemoryTaskStore)",
+    ]);
+    expect(out).toBe('function function true');
+  });
 });

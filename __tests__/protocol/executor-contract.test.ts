@@ -50,10 +50,9 @@ const behaviours: Record<string, (ctx: Parameters<AgentExecutor['execute']>[0], 
     await events.complete('done');
     await expectRefusal(() => events.progress('one more thing'));
   },
-  async 'illegal-transition'(ctx, events) {
-    // Only on the follow-up turn: INPUT_REQUIRED -> SUBMITTED is not a legal transition.
-    if (!ctx.task) return events.requireInput('more?');
-    await expectRefusal(() => events.status('TASK_STATE_SUBMITTED'));
+  async 'illegal-transition'(_ctx, events) {
+    // Parks the task; its cancel() hook then tries INPUT_REQUIRED -> SUBMITTED, not a legal transition.
+    return events.requireInput('more?');
   },
   async 'task-after-task'(ctx, events) {
     await events.start();
@@ -90,6 +89,11 @@ const behaviours: Record<string, (ctx: Parameters<AgentExecutor['execute']>[0], 
 
 const executor: AgentExecutor = {
   execute: (ctx, events) => behaviours[ctx.userText](ctx, events),
+  async cancel(ctx, events) {
+    if (ctx.task.history?.[0]?.parts[0] && 'text' in ctx.task.history[0].parts[0] && ctx.task.history[0].parts[0].text === 'illegal-transition') {
+      await expectRefusal(() => events.status('TASK_STATE_SUBMITTED'));
+    }
+  },
 };
 
 describe('executor contract', () => {
@@ -217,9 +221,11 @@ describe('executor contract', () => {
       const first = await rpc(server.url, 'SendMessage', userMessage('illegal-transition'));
       const taskId = first.body.result.task.id;
       expect(first.body.result.task.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
-      const second = await rpc(server.url, 'SendMessage', userMessage('illegal-transition', { taskId }));
+      // (A follow-up turn cannot make this transition: the follow-up itself moves the task to WORKING.)
+      const cancel = await rpc(server.url, 'CancelTask', { id: taskId });
       expect(await refused.promise).toBeInstanceOf(InvalidAgentEventError);
-      expect(second.body.result.task.status.state).toBe('TASK_STATE_FAILED');
+      // The task FAILED before the cancel could take effect, so the cancel says it lost.
+      expect(cancel.body.error.code).toBe(-32002);
       expect((await getTask(taskId)).status.state).toBe('TASK_STATE_FAILED');
     });
 

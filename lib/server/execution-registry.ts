@@ -1,30 +1,37 @@
-/** The live executions, by task id. An entry exists only while a turn or a cancel runs. */
-import type { Execution } from './execution.js';
+/**
+ * The registry seam: which tasks have a live execution in this process, by task key (scope + id).
+ * An entry exists only while a turn or a cancel runs. A registry for several replicas adds a
+ * per-task lease behind the same interface.
+ */
+export interface ExecutionRegistry<E> {
+  get(key: string): E | undefined;
+  add(key: string, execution: E): void;
+  /** Forgets `execution` (and only it: a newer execution under the same key stays). */
+  remove(key: string, execution: E): void;
+  readonly size: number;
+  values(): Iterable<E>;
+}
 
-export class ExecutionRegistry {
-  readonly #byTaskId = new Map<string, Execution>();
+export class LocalExecutionRegistry<E> implements ExecutionRegistry<E> {
+  readonly #byKey = new Map<string, E>();
 
   get size(): number {
-    return this.#byTaskId.size;
+    return this.#byKey.size;
   }
 
-  get(taskId: string): Execution | undefined {
-    return this.#byTaskId.get(taskId);
+  get(key: string): E | undefined {
+    return this.#byKey.get(key);
   }
 
-  add(execution: Execution): void {
-    this.#byTaskId.set(execution.taskId, execution);
+  add(key: string, execution: E): void {
+    this.#byKey.set(key, execution);
   }
 
-  /** Forgets `execution` (and only it: a newer execution of the same id stays). */
-  remove(execution: Execution): void {
-    if (this.#byTaskId.get(execution.taskId) === execution) this.#byTaskId.delete(execution.taskId);
+  remove(key: string, execution: E): void {
+    if (this.#byKey.get(key) === execution) this.#byKey.delete(key);
   }
 
-  /** Observers attached to live executions, all together (tests and operators). */
-  get observerCount(): number {
-    let count = 0;
-    for (const execution of this.#byTaskId.values()) count += execution.observerCount;
-    return count;
+  values(): Iterable<E> {
+    return this.#byKey.values();
   }
 }

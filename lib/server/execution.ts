@@ -1,93 +1,42 @@
 /**
- * One task's live execution: the turns (one per incoming message, run in order), the event chain
- * that checks, stores and fans out what the agent publishes, and cancellation.
- * It exists only while a turn runs; when the task is parked or finished it tells its registry it is
- * idle and keeps nothing else alive (no timer, listener or queue).
+ * One task's live execution in this process: its turns (one per incoming message, run in order),
+ * the chain that folds, stores and fans out what they publish, and its cancel. It is the only
+ * writer of its task here; every write is compare-and-set on the version it last read or wrote,
+ * so a write by another request or process is detected (then re-read and decided again), never
+ * overwritten. It exists only while a turn or a cancel runs, then tells its registry it is idle.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Logger } from '../logger.js';
-import { A2AError } from '../errors.js';
-import type {
-  Message,
-  StreamResponse,
-  Task,
-  TaskArtifactUpdateEvent,
-  TaskStatus,
-  TaskStatusUpdateEvent,
-} from '../protocol/schemas.js';
+import { A2AError, taskNotFound } from '../errors.js';
+import type { Message, StreamResponse, Task } from '../protocol/schemas.js';
 import type { AgentExecutor, CancelContext, ExecutionContext } from './executor.js';
-import type { TaskScope, TaskStore } from './stores/task-store.js';
+import {
+  TaskExistsError,
+  TaskNotFoundInStoreError,
+  TaskVersionConflictError,
+  type TaskScope,
+  type TaskStore,
+  type VersionedTask,
+} from './stores/task-store.js';
+import { TaskWriter, type Commit } from './task-writer.js';
+import type { TaskEventBus } from './task-event-bus.js';
 import { TaskEvents, type EventSink } from './task-events.js';
 import { InvalidAgentEventError } from './agent-event-error.js';
-import {
-  CANCELED_TEXT,
-  GENERIC_FAILURE_TEXT,
-  canTransition,
-  endsTurn,
-  engineStatus,
-  isTerminal,
-  now,
-} from './task-state.js';
+import type { TaskEvent } from './task-reducer.js';
+import { CancelPublisher, Turn, type Publisher, type TurnOutcome, type TurnRequest } from './turn.js';
+import { CANCELED_TEXT, GENERIC_FAILURE_TEXT, endsTurn, engineStatus, isInterrupted, isTerminal } from './task-state.js';
 
-/** How a turn ended, as seen by whoever waits on it. */
-export type TurnOutcome =
-  | { readonly kind: 'message'; readonly message: Message }
-  | { readonly kind: 'task'; readonly task: Task }
-  | { readonly kind: 'error'; readonly error: A2AError };
-
-/** Follows a task's committed events (a blocking send, an SSE stream, a subscriber). */
-export interface ExecutionObserver {
-  /** An event, after it was stored; in generation order. */
-  onEvent(event: StreamResponse): void;
-  /** The turn is over: parked, finished, replied to, or refused. Called once. */
-  onEnd(outcome: TurnOutcome): void;
+export interface ExecutionDeps {
+  readonly store: TaskStore;
+  readonly bus: TaskEventBus;
+  readonly executor: AgentExecutor;
+  readonly logger: Logger;
+  /** Called once the execution holds nothing live: the registry forgets it. */
+  readonly onIdle: (execution: Execution) => void;
 }
 
-/** What a message brings to its turn. */
-export interface TurnRequest {
-  /** The incoming message with taskId/contextId filled in. */
-  readonly message: Message;
-  readonly context: Omit<ExecutionContext, 'task' | 'signal' | 'userMessage'>;
-  readonly observer?: ExecutionObserver;
-}
-
-/** One message's turn. Its AbortSignal and its `done` promise are made only when someone asks. */
-class Turn {
-  ended = false;
-  /** Set by a cancel; the signal (made now or later) is aborted. */
-  canceled = false;
-  #abort: AbortController | undefined;
-  #done: Promise<void> | undefined;
-  #markDone: (() => void) | undefined;
-
-  /** `request` is undefined for the synthetic turn of a cancel on a parked task. */
-  constructor(readonly request: TurnRequest | undefined) {}
-
-  get signal(): AbortSignal {
-    if (!this.#abort) {
-      this.#abort = new AbortController();
-      if (this.canceled) this.#abort.abort(new Error('task canceled'));
-    }
-    return this.#abort.signal;
-  }
-
-  cancel(): void {
-    this.canceled = true;
-    this.#abort?.abort(new Error('task canceled'));
-  }
-
-  /** Resolves when the turn ends. */
-  get done(): Promise<void> {
-    if (this.ended) return Promise.resolve();
-    this.#done ??= new Promise<void>((resolve) => (this.#markDone = resolve));
-    return this.#done;
-  }
-
-  end(): void {
-    this.ended = true;
-    this.#markDone?.();
-  }
-}
+/** What a cancel() hook is told, less what the execution fills in. */
+export type CancelRequest = Omit<CancelContext, 'task' | 'running'>;
 
 interface QueuedTurn {
   readonly turn: Turn;
@@ -95,14 +44,7 @@ interface QueuedTurn {
   readonly runInRequestContext: <R>(fn: () => R) => R;
 }
 
-export interface ExecutionDeps {
-  readonly store: TaskStore;
-  readonly executor: AgentExecutor;
-  readonly logger: Logger;
-  /** Called once the execution holds nothing live: the registry forgets it. */
-  readonly onIdle: (execution: Execution) => void;
-}
-
+const GRACE_OVER = Symbol('grace over');
 const noop = (): void => {};
 const RESOLVED: Promise<void> = Promise.resolve();
 
@@ -112,98 +54,89 @@ const RESOLVED: Promise<void> = Promise.resolve();
  */
 const copyOf = (task: Task): Task => JSON.parse(JSON.stringify(task)) as Task;
 
-/** Already in the stored form (what now() and the TaskEvents helpers produce): nothing to convert. */
-const CANONICAL_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
-/** An RFC 3339 timestamp as `YYYY-MM-DDTHH:mm:ss.sssZ`; now when absent. */
-const utc = (timestamp: string | undefined): string =>
-  !timestamp ? now() : CANONICAL_UTC.test(timestamp) ? timestamp : new Date(timestamp).toISOString();
-
 export class Execution {
+  readonly key: string;
+  readonly scope: TaskScope;
   readonly taskId: string;
   readonly contextId: string;
-  readonly scope: TaskScope;
   readonly #deps: ExecutionDeps;
-  /** Latest committed task (undefined until the agent creates it). Never mutated, only replaced. */
-  #task: Task | undefined;
+  readonly #writer: TaskWriter;
   #current: Turn | undefined;
   #pending: QueuedTurn[] = [];
-  readonly #observers = new Set<ExecutionObserver>();
-  /** Serialises event handling so that store writes and fan-out keep generation order (undefined until the first step). */
-  #tail: Promise<void> | undefined;
-  #cancel: Promise<Task | undefined> | undefined;
+  /** Serialises folding and writing so that store writes and fan-out keep generation order. */
+  #tail: Promise<unknown> | undefined;
+  #cancel: Promise<Task> | undefined;
+  #cancelling = false;
+  #stopCancelListener: (() => void) | undefined;
 
-  constructor(deps: ExecutionDeps, scope: TaskScope, taskId: string, contextId: string, task?: Task) {
+  constructor(deps: ExecutionDeps, key: string, scope: TaskScope, taskId: string, contextId: string, stored?: VersionedTask) {
     this.#deps = deps;
+    this.key = key;
     this.scope = scope;
     this.taskId = taskId;
     this.contextId = contextId;
-    this.#task = task;
+    this.#writer = new TaskWriter(deps.store, scope, taskId, contextId, stored);
   }
 
-  get task(): Task | undefined {
-    return this.#task;
-  }
-
-  /** Whether a message's turn (not only a cancel) is under way. */
-  get running(): boolean {
-    return this.#current?.request !== undefined;
-  }
-
-  /** Observers attached now, plus those of queued turns waiting to start. */
+  /** Observers of the running turn and of queued ones. */
   get observerCount(): number {
-    let queued = 0;
-    for (const { turn } of this.#pending) if (turn.request?.observer) queued++;
-    return this.#observers.size + queued;
+    let count = this.#current?.observer ? 1 : 0;
+    for (const { turn } of this.#pending) if (turn.observer) count++;
+    return count;
   }
 
-  /** Runs `request` now, or after the turns already queued (in its own request context). */
-  submit(request: TurnRequest): void {
+  /** Runs `request` now, or after the turns and cancel already under way (in its own request context). */
+  submit(request: TurnRequest): Turn {
     const turn = new Turn(request);
-    if (this.#current === undefined && this.#pending.length === 0) {
+    if (this.#current === undefined && this.#pending.length === 0 && !this.#cancelling) {
       void this.#runTurn(turn);
-      return;
+    } else {
+      this.#pending.push({ turn, runInRequestContext: AsyncLocalStorage.snapshot() });
     }
-    this.#pending.push({ turn, runInRequestContext: AsyncLocalStorage.snapshot() });
-  }
-
-  /** Attaches a subscriber: it first sees the current task, then every later event of this turn. */
-  subscribe(observer: ExecutionObserver): () => void {
-    if (this.#task) observer.onEvent({ task: this.#task });
-    this.#observers.add(observer);
-    return () => this.#observers.delete(observer);
-  }
-
-  /** Stops following (client went away); the task goes on. */
-  unsubscribe(observer: ExecutionObserver): void {
-    this.#observers.delete(observer);
+    return turn;
   }
 
   /**
-   * Cancels the task: executor.cancel() (bounded by the grace period), then the AbortSignal, then,
-   * if the task is still not terminal when the grace period ends, CANCELED written by the engine.
-   * Runs in the caller's async context (the CancelTask request). Concurrent calls share one run.
+   * Cancels the task, in the caller's async context (the CancelTask request): executor.cancel()
+   * (bounded by the grace period), then the AbortSignal, then CANCELED written by the engine unless
+   * the task reached a terminal state meanwhile. Resolves with the CANCELED task; rejects with
+   * TaskNotCancelable when another terminal state won. Concurrent calls share one run.
    */
-  cancel(context: Omit<CancelContext, 'task' | 'running'>, graceMs: number): Promise<Task | undefined> {
-    this.#cancel ??= this.#runCancel(context, graceMs);
+  cancel(request: CancelRequest, graceMs: number): Promise<Task> {
+    if (!this.#cancel) {
+      const run = this.#runCancel(request, graceMs);
+      this.#cancel = run;
+      // A failed run (store unavailable) may be tried again by the next CancelTask.
+      run.catch(() => {
+        if (this.#cancel === run) this.#cancel = undefined;
+      });
+    }
     return this.#cancel;
   }
 
-  async #runCancel(context: Omit<CancelContext, 'task' | 'running'>, graceMs: number): Promise<Task | undefined> {
-    const running = this.running;
-    const turn = this.#current ?? (this.#current = new Turn(undefined));
+  async #runCancel(request: CancelRequest, graceMs: number): Promise<Task> {
+    this.#cancelling = true;
     let timer: NodeJS.Timeout | undefined;
-    const graceOver = new Promise<'grace-over'>((resolve) => {
-      timer = setTimeout(resolve, graceMs, 'grace-over');
+    const graceOver = new Promise<typeof GRACE_OVER>((resolve) => {
+      timer = setTimeout(resolve, graceMs, GRACE_OVER);
       timer.unref(); // a pending cancel must not keep the process alive
     });
+    const publisher = new CancelPublisher();
     try {
+      // Writes already under way land first: the decision is made on the task as it now stands.
+      await this.#enqueue(noop);
+      const turn = this.#current;
+      // Nothing runs here: decide on a fresh copy, not on one read before this request's awaits.
+      if (!turn) await this.#reload();
+      const task = this.#writer.task;
+      if (!task) throw taskNotFound(this.taskId);
+      if (isTerminal(task.status.state)) return this.#cancelAnswer(task);
       const { executor, logger } = this.#deps;
-      if (executor.cancel && this.#task) {
-        const events = new TaskEvents(this.#sinkFor(turn));
+      if (executor.cancel) {
+        const events = new TaskEvents(this.#sinkFor(publisher));
         try {
-          const hook = Promise.resolve(executor.cancel({ ...context, task: copyOf(this.#task), running }, events));
-          if ((await Promise.race([hook, graceOver])) === 'grace-over') {
+          const hook = Promise.resolve(executor.cancel({ ...request, task: copyOf(task), running: turn !== undefined }, events));
+          if ((await Promise.race([hook, graceOver])) === GRACE_OVER) {
             hook.catch(noop);
             logger.warn({ taskId: this.taskId, graceMs }, 'executor.cancel() did not finish within the grace period');
           }
@@ -211,79 +144,122 @@ export class Execution {
           logger.error({ err: error, taskId: this.taskId }, 'executor.cancel() threw; the task is canceled anyway');
         }
       }
-      turn.cancel();
-      // Only a running execute() can still end its turn; a parked task has nothing to wait for.
-      if (running && !turn.ended) await Promise.race([turn.done, graceOver]);
-      if (!this.#task || !isTerminal(this.#task.status.state)) {
-        const target = this.#current ?? (this.#current = new Turn(undefined));
-        await this.#enqueue(() => this.#commitEngineStatus(target, 'TASK_STATE_CANCELED', CANCELED_TEXT));
+      if (turn) {
+        turn.cancel();
+        if (!turn.closed) await Promise.race([turn.whenSettled(), graceOver]);
+      } else {
+        // A turn of this task may run in another process: ask it to stop.
+        this.#deps.bus.requestCancel(this.key);
       }
+      await this.#enqueue(() => this.#commitCanceled());
+      return this.#cancelAnswer(this.#writer.task!);
     } finally {
+      publisher.closed = true;
       clearTimeout(timer);
+      this.#cancelling = false;
+      this.#afterTurn();
     }
-    return this.#task;
+  }
+
+  /** CANCELED answers the CancelTask; any other end means something else won the race. */
+  #cancelAnswer(task: Task): Task {
+    const state = task.status.state;
+    if (state === 'TASK_STATE_CANCELED') return task;
+    if (isTerminal(state)) {
+      throw new A2AError('TaskNotCancelable', `Task ${task.id} is in ${state} and cannot be canceled`, { metadata: { taskId: task.id } });
+    }
+    // Not terminal after the write: the store failed and the engine could not settle it.
+    throw new A2AError('Unavailable', `Task ${task.id} could not be canceled now; try again`);
+  }
+
+  #commitCanceled(): Promise<void> {
+    const task = this.#writer.task;
+    if (task && isTerminal(task.status.state)) return RESOLVED;
+    return this.#commitEngineStatus('TASK_STATE_CANCELED', CANCELED_TEXT);
   }
 
   async #runTurn(turn: Turn): Promise<void> {
-    const request = turn.request!;
     this.#current = turn;
-    if (request.observer) this.#observers.add(request.observer);
-    const previous = this.#task;
+    const request = turn.request;
+    let before: Task | undefined;
     try {
-      if (previous) {
-        // A follow-up: its message joins the history before the agent sees it, and the new
-        // observer starts from the task as it now stands.
-        await this.#enqueue(async () => {
-          const next: Task = { ...previous, history: [...(previous.history ?? []), request.message] };
-          await this.#deps.store.update(this.scope, next);
-          this.#task = next;
-          request.observer?.onEvent({ task: next });
-        });
+      if (this.#writer.task) {
+        this.#listenForCancel();
+        // A follow-up: its message joins the history (a versioned write) before the agent sees the task.
+        const joined = await this.#enqueue(() => this.#joinHistory(turn));
+        if (!joined) return;
+        before = joined;
       }
       const context: ExecutionContext = {
         ...request.context,
         userMessage: request.message,
-        task: previous ? copyOf(previous) : undefined,
+        task: before ? copyOf(before) : undefined,
         get signal() {
           return turn.signal;
         },
       };
       await this.#deps.executor.execute(context, new TaskEvents(this.#sinkFor(turn)));
     } catch (error) {
-      if (!turn.ended) {
-        const canceled = turn.canceled;
-        if (!canceled) this.#deps.logger.error({ err: error, taskId: this.taskId }, 'execute() threw; the task is failed');
-        await this.#enqueue(() => this.#endWithEngineStatus(turn, canceled));
-      }
+      if (!turn.closed && !turn.canceled) this.#deps.logger.error({ err: error, taskId: this.taskId }, 'execute() threw; the task is failed');
+      turn.settle();
+      if (!turn.closed) await this.#enqueue(() => this.#endUnfinished(turn, false));
       return;
     }
+    turn.settle();
     // Drain what execute() published without awaiting (nothing to wait for once the turn is over).
-    if (!turn.ended && this.#tail) await this.#tail.catch(noop);
-    if (!turn.ended) {
-      const canceled = turn.canceled;
-      if (!canceled) {
-        this.#deps.logger.error(
-          { taskId: this.taskId },
-          'execute() returned before publishing a reply, an interrupted or a terminal state; the task is failed',
-        );
-      }
-      await this.#enqueue(() => this.#endWithEngineStatus(turn, canceled));
+    if (!turn.closed && this.#tail) await this.#tail.catch(noop);
+    if (!turn.closed) await this.#enqueue(() => this.#endUnfinished(turn, true));
+  }
+
+  /** execute() settled without ending its turn. */
+  async #endUnfinished(turn: Turn, returned: boolean): Promise<void> {
+    if (turn.closed) return;
+    if (turn.canceled) {
+      // The CancelTask in progress writes CANCELED in its own request's context; a cancel asked by
+      // another process is settled here.
+      if (!this.#cancelling) await this.#commitEngineStatus('TASK_STATE_CANCELED', CANCELED_TEXT).catch(noop);
+      return;
     }
+    if (returned) {
+      this.#deps.logger.error(
+        { taskId: this.taskId },
+        'execute() returned before publishing a reply, an interrupted or a terminal state; the task is failed',
+      );
+    }
+    await this.#commitEngineStatus('TASK_STATE_FAILED', GENERIC_FAILURE_TEXT).catch(noop);
   }
 
-  #endWithEngineStatus(turn: Turn, canceled: boolean): Promise<void> {
-    return canceled
-      ? this.#commitEngineStatus(turn, 'TASK_STATE_CANCELED', CANCELED_TEXT)
-      : this.#commitEngineStatus(turn, 'TASK_STATE_FAILED', GENERIC_FAILURE_TEXT);
+  /** Appends the follow-up's message; resolves with the task before it, or undefined when the turn was refused. */
+  async #joinHistory(turn: Turn): Promise<Task | undefined> {
+    let result: Commit;
+    try {
+      // After a conflict the task was changed elsewhere: run only if it is still waiting for input.
+      result = await this.#commit({ userMessage: turn.request.message }, (fresh) =>
+        isInterrupted(fresh.status.state) || isTerminal(fresh.status.state)
+          ? undefined
+          : new A2AError('UnsupportedOperation', `Task ${this.taskId} is processing another message; send this one when it asks for input`),
+      );
+    } catch (error) {
+      this.#endTurn(turn, { kind: 'error', error: this.#asClientError(error) });
+      return undefined;
+    }
+    if (result.kind !== 'committed') {
+      const state = result.kind === 'ended' ? result.task.status.state : 'its current state';
+      const error = new A2AError('UnsupportedOperation', `Task ${this.taskId} is in ${state} and accepts no more messages`);
+      this.#endTurn(turn, { kind: 'error', error });
+      return undefined;
+    }
+    turn.notify(result.event);
+    return result.previous;
   }
 
-  #sinkFor(turn: Turn): EventSink {
+  #sinkFor(publisher: Publisher): EventSink {
     return {
       taskId: this.taskId,
       contextId: this.contextId,
       accept: (event) => {
-        if (this.#tail === undefined && 'message' in event) return this.#applyNow(turn, event);
-        const applied = this.#enqueue(() => this.#apply(turn, event));
+        if (this.#tail === undefined && 'message' in event) return this.#applyNow(publisher, event);
+        const applied = this.#enqueue(() => this.#apply(publisher, event));
         // An agent that does not await publish() must not crash the process with an unhandled
         // rejection; awaiting callers still see the error. Refusals are logged in #apply.
         applied.catch(noop);
@@ -296,11 +272,11 @@ export class Execution {
    * A direct Message reply published before anything else was queued (the hot path): checked and
    * delivered now, in the publisher's call, without a promise. Steps queued meanwhile go after it.
    */
-  #applyNow(turn: Turn, event: StreamResponse): Promise<void> {
+  #applyNow(publisher: Publisher, event: StreamResponse): Promise<void> {
     this.#tail = RESOLVED;
     let applied: void | Promise<void>;
     try {
-      applied = this.#apply(turn, event);
+      applied = this.#apply(publisher, event);
     } catch (error) {
       const refused = Promise.reject(error);
       refused.catch(noop); // awaiting publishers still see it
@@ -315,16 +291,16 @@ export class Execution {
   }
 
   /** Runs `step` after every step queued before it (failed ones too), in the caller's async context. */
-  #enqueue(step: () => void | Promise<void>): Promise<void> {
+  #enqueue<T>(step: () => T | Promise<T>): Promise<T> {
     const result = (this.#tail ?? RESOLVED).then(step, step);
     this.#tail = result;
     return result;
   }
 
-  /** Checks, stores and fans out one event. Synchronous for a Message reply (the hot path). */
-  #apply(turn: Turn, event: StreamResponse): void | Promise<void> {
-    if (turn.ended) {
-      const state = this.#task?.status.state;
+  /** Checks, stores and fans out one agent event. Synchronous for a Message reply (the hot path). */
+  #apply(publisher: Publisher, event: StreamResponse): void | Promise<void> {
+    if (publisher.closed) {
+      const state = this.#writer.task?.status.state;
       this.#deps.logger.warn({ taskId: this.taskId }, 'an event published after the end of its turn was refused');
       throw new InvalidAgentEventError(
         `task ${this.taskId} is ${state ? `in ${state}` : 'answered'}; this turn is over and its later events are refused`,
@@ -332,160 +308,124 @@ export class Execution {
     }
     if ('message' in event) {
       try {
-        return this.#applyMessage(turn, event.message);
+        return this.#applyMessage(publisher, event.message);
       } catch (error) {
-        return this.#refuse(turn, error);
+        return this.#refuse(error);
       }
     }
-    const applying =
-      'task' in event
-        ? this.#applyTask(turn, event.task)
-        : 'statusUpdate' in event
-          ? this.#applyStatus(turn, event.statusUpdate)
-          : this.#applyArtifact(turn, event.artifactUpdate);
-    return applying.catch((error: unknown) => this.#refuse(turn, error));
+    return this.#applyTaskEvent(event as TaskEvent);
+  }
+
+  #applyMessage(publisher: Publisher, message: Message): void {
+    if (this.#writer.task) {
+      throw new InvalidAgentEventError('a Message cannot be published once the task exists; use a status message instead');
+    }
+    if (publisher !== this.#current) throw new InvalidAgentEventError('only execute() may answer with a Message');
+    if (message.taskId) throw new InvalidAgentEventError('a direct Message reply has no task; leave taskId empty');
+    const reply: Message = { ...message, role: 'ROLE_AGENT', contextId: this.contextId };
+    this.#current.notify({ message: reply });
+    this.#endTurn(this.#current, { kind: 'message', message: reply });
+  }
+
+  async #applyTaskEvent(event: TaskEvent): Promise<void> {
+    let result: Commit;
+    try {
+      result = await this.#commit(event);
+    } catch (error) {
+      // The store failed: the publisher hears it; the turn goes on (its end decides what follows).
+      throw this.#asClientError(error);
+    }
+    if (result.kind === 'refused') return this.#refuse(new InvalidAgentEventError(result.reason));
+    if (result.kind === 'ended') {
+      this.#endedElsewhere(result.task);
+      throw new InvalidAgentEventError(`task ${this.taskId} was ended (${result.task.status.state}) by another request; the event was refused`);
+    }
+    this.#fanOut(result);
   }
 
   /** An invalid event fails the task cleanly; the error goes back to the publisher either way. */
-  async #refuse(turn: Turn, error: unknown): Promise<never> {
+  async #refuse(error: unknown): Promise<never> {
     if (error instanceof InvalidAgentEventError) {
       this.#deps.logger.error({ err: error, taskId: this.taskId }, 'the agent published an invalid event; the task is failed');
-      await this.#commitEngineStatus(turn, 'TASK_STATE_FAILED', GENERIC_FAILURE_TEXT);
+      await this.#commitEngineStatus('TASK_STATE_FAILED', GENERIC_FAILURE_TEXT).catch(noop);
     }
     throw error;
   }
 
-  #checkIds(taskId: string, contextId: string): void {
-    if (taskId !== this.taskId) throw new InvalidAgentEventError(`event for task ${taskId} published on task ${this.taskId}`);
-    if (contextId !== this.contextId) {
-      throw new InvalidAgentEventError(`event with contextId ${contextId} published on a task of context ${this.contextId}`);
-    }
+  /** Writes `event` (see TaskWriter); the first write of the task also starts listening for remote cancels. */
+  async #commit(event: TaskEvent, recheck?: (fresh: Task) => A2AError | undefined): Promise<Commit> {
+    const created = this.#writer.task === undefined;
+    const result = await this.#writer.commit(event, this.#current?.request.message, recheck);
+    if (created && result.kind === 'committed') this.#listenForCancel();
+    return result;
   }
 
-  #applyMessage(turn: Turn, message: Message): void {
-    if (this.#task) {
-      throw new InvalidAgentEventError('a Message cannot be published once the task exists; use a status message instead');
-    }
-    if (message.taskId) throw new InvalidAgentEventError('a direct Message reply has no task; leave taskId empty');
-    const reply: Message = { ...message, role: 'ROLE_AGENT', contextId: this.contextId };
-    this.#notify({ message: reply });
-    this.#endTurn(turn, { kind: 'message', message: reply });
-  }
-
-  async #applyTask(turn: Turn, task: Task): Promise<void> {
-    if (this.#task) throw new InvalidAgentEventError('a Task event may only create the task; publish status or artifact updates');
-    this.#checkIds(task.id, task.contextId ?? '');
-    const userMessage = turn.request?.message;
-    const history = task.history ?? [];
-    const created: Task = {
-      ...task,
-      status: { ...task.status, timestamp: utc(task.status.timestamp) },
-      history: userMessage && !history.some((m) => m.messageId === userMessage.messageId) ? [userMessage, ...history] : history,
-    };
-    await this.#create(created);
-    if (endsTurn(created.status.state)) this.#endTurn(turn, { kind: 'task', task: created });
-  }
-
-  async #applyStatus(turn: Turn, update: TaskStatusUpdateEvent): Promise<void> {
-    const status = update.status;
-    this.#checkIds(update.taskId, update.contextId);
-    // Timestamps are stored as UTC with milliseconds, so that listing can compare them as text.
-    const timestamp = utc(status.timestamp);
-    const stamped: TaskStatus = timestamp === status.timestamp ? status : { ...status, timestamp };
-    const current = this.#task;
-    if (!current) {
-      await this.#create({ id: this.taskId, contextId: this.contextId, status: stamped, history: this.#initialHistory(turn, stamped) });
-    } else {
-      if (!canTransition(current.status.state, stamped.state)) {
-        throw new InvalidAgentEventError(`illegal transition ${current.status.state} -> ${stamped.state}`);
-      }
-      const next: Task = {
-        ...current,
-        status: stamped,
-        history: stamped.message ? [...(current.history ?? []), stamped.message] : current.history,
-      };
-      await this.#deps.store.update(this.scope, next);
-      this.#task = next;
-      this.#notify({ statusUpdate: stamped === status ? update : { ...update, status: stamped } });
-    }
-    if (endsTurn(stamped.state)) this.#endTurn(turn, { kind: 'task', task: this.#task! });
-  }
-
-  async #applyArtifact(turn: Turn, update: TaskArtifactUpdateEvent): Promise<void> {
-    this.#checkIds(update.taskId, update.contextId);
-    if (update.artifact.parts.length === 0) throw new InvalidAgentEventError('an artifact needs at least one part');
-    if (!this.#task) {
-      const working: TaskStatus = { state: 'TASK_STATE_WORKING', timestamp: now() };
-      await this.#create({ id: this.taskId, contextId: this.contextId, status: working, history: this.#initialHistory(turn, working) });
-    }
-    const current = this.#task!;
-    const artifacts = [...(current.artifacts ?? [])];
-    const index = artifacts.findIndex((a) => a.artifactId === update.artifact.artifactId);
-    if (index < 0) artifacts.push(update.artifact);
-    else if (update.append) {
-      const existing = artifacts[index];
-      artifacts[index] = { ...existing, ...update.artifact, parts: [...existing.parts, ...update.artifact.parts] };
-    } else artifacts[index] = update.artifact;
-    const next: Task = { ...current, artifacts };
-    await this.#deps.store.update(this.scope, next);
-    this.#task = next;
-    this.#notify({ artifactUpdate: update });
-  }
-
-  #initialHistory(turn: Turn, status: TaskStatus): Message[] {
-    const history: Message[] = turn.request ? [turn.request.message] : [];
-    if (status.message) history.push(status.message);
-    return history;
-  }
-
-  async #create(task: Task): Promise<void> {
-    await this.#deps.store.create(this.scope, task);
-    this.#task = task;
-    this.#notify({ task });
-  }
-
-  /** FAILED or CANCELED written by the engine itself; ends the turn whatever happens. */
-  async #commitEngineStatus(turn: Turn, state: 'TASK_STATE_FAILED' | 'TASK_STATE_CANCELED', text: string): Promise<void> {
-    if (turn.ended && (!this.#task || isTerminal(this.#task.status.state))) return;
+  /** Reads the task as stored now; store failures become what the client hears. */
+  async #reload(): Promise<void> {
     try {
-      const current = this.#task;
-      const status = engineStatus(state, { id: this.taskId, contextId: this.contextId }, text);
-      if (!current) {
-        await this.#create({ id: this.taskId, contextId: this.contextId, status, history: this.#initialHistory(turn, status) });
-      } else if (!isTerminal(current.status.state)) {
-        const next: Task = { ...current, status, history: [...(current.history ?? []), status.message!] };
-        await this.#deps.store.update(this.scope, next);
-        this.#task = next;
-        this.#notify({ statusUpdate: { taskId: this.taskId, contextId: this.contextId, status } });
-      }
-      if (!turn.ended) this.#endTurn(turn, { kind: 'task', task: this.#task! });
-      else this.#afterTurn();
+      await this.#writer.reload();
     } catch (error) {
-      this.#deps.logger.error({ err: error, taskId: this.taskId }, `could not store ${state}`);
-      if (!turn.ended) this.#endTurn(turn, { kind: 'error', error: new A2AError('Internal') });
-      else this.#afterTurn();
+      throw this.#asClientError(error);
     }
   }
 
-  #notify(event: StreamResponse): void {
-    for (const observer of this.#observers) observer.onEvent(event);
+  /** What a client hears of a store failure (logged here, never sent as such). */
+  #asClientError(error: unknown): A2AError {
+    if (error instanceof A2AError) return error;
+    if (error instanceof TaskNotFoundInStoreError) return taskNotFound(this.taskId);
+    this.#deps.logger.error({ err: error, taskId: this.taskId }, error instanceof TaskExistsError ? 'task id collision in the store' : 'the task store failed');
+    return error instanceof TaskExistsError || error instanceof TaskVersionConflictError ? new A2AError('Internal') : new A2AError('Unavailable');
+  }
+
+  /** An event is stored: the turn's observer and the bus's subscribers see it; it may end the turn. */
+  #fanOut(commit: Extract<Commit, { kind: 'committed' }>): void {
+    this.#current?.notify(commit.event);
+    this.#deps.bus.publish(this.key, { event: commit.event, task: commit.task, version: commit.version });
+    if (this.#current && endsTurn(commit.task.status.state)) this.#endTurn(this.#current, { kind: 'task', task: commit.task });
+  }
+
+  /** Another request or process ended the task: the running turn ends with the task as stored. */
+  #endedElsewhere(task: Task): void {
+    const turn = this.#current;
+    if (!turn) return;
+    turn.notify({ statusUpdate: { taskId: this.taskId, contextId: this.contextId, status: task.status } });
+    turn.cancel();
+    this.#endTurn(turn, { kind: 'task', task });
+  }
+
+  /** FAILED or CANCELED written by the engine itself; ends the running turn whatever happens. */
+  async #commitEngineStatus(state: 'TASK_STATE_FAILED' | 'TASK_STATE_CANCELED', text: string): Promise<void> {
+    const status = engineStatus(state, { id: this.taskId, contextId: this.contextId }, text);
+    let result: Commit;
+    try {
+      result = await this.#commit({ statusUpdate: { taskId: this.taskId, contextId: this.contextId, status } });
+    } catch (error) {
+      const clientError = this.#asClientError(error);
+      this.#deps.logger.error({ err: error, taskId: this.taskId }, `could not store ${state}`);
+      if (this.#current) this.#endTurn(this.#current, { kind: 'error', error: clientError });
+      throw clientError;
+    }
+    if (result.kind === 'committed') this.#fanOut(result);
+    else if (result.kind === 'ended') this.#endedElsewhere(result.task);
+  }
+
+  /** A cancel asked of this process by another (through the bus) aborts the running turn. */
+  #listenForCancel(): void {
+    this.#stopCancelListener ??= this.#deps.bus.onCancelRequest(this.key, () => this.#current?.cancel());
   }
 
   #endTurn(turn: Turn, outcome: TurnOutcome): void {
-    turn.end();
-    this.#current = undefined;
-    for (const observer of this.#observers) observer.onEnd(outcome);
-    this.#observers.clear();
-    // A cancel in progress decides what follows (it may still have to write CANCELED).
-    if (this.#cancel && outcome.kind === 'task' && !isTerminal(outcome.task.status.state)) return;
+    if (this.#current === turn) this.#current = undefined;
+    turn.end(outcome);
     this.#afterTurn();
   }
 
   /** Starts the next queued turn, or refuses the queue when the task is finished, then goes idle. */
   #afterTurn(): void {
-    if (this.#current) return;
-    const finished = !this.#task || isTerminal(this.#task.status.state);
-    if (!finished && this.#pending.length > 0) {
+    // A cancel in progress decides what follows (it may still have to write CANCELED).
+    if (this.#current || this.#cancelling) return;
+    const task = this.#writer.task;
+    if (task && !isTerminal(task.status.state) && this.#pending.length > 0) {
       const next = this.#pending.shift()!;
       next.runInRequestContext(() => void this.#runTurn(next.turn));
       return;
@@ -494,8 +434,10 @@ export class Execution {
     this.#pending = [];
     for (const { turn } of refused) {
       const error = new A2AError('UnsupportedOperation', `Task ${this.taskId} is in a terminal state and accepts no more messages`);
-      turn.request?.observer?.onEnd({ kind: 'error', error });
+      turn.end({ kind: 'error', error });
     }
+    this.#stopCancelListener?.();
+    this.#stopCancelListener = undefined;
     this.#deps.onIdle(this);
   }
 }

@@ -19,11 +19,19 @@ import {
   type SendMessageResponse,
   type SubscribeToTaskRequest,
 } from '../protocol/requests.js';
-import { Execution, type ExecutionDeps, type ExecutionObserver, type TurnOutcome } from './execution.js';
-import { ExecutionRegistry } from './execution-registry.js';
+import { Execution, type ExecutionDeps } from './execution.js';
+import { LocalExecutionRegistry, type ExecutionRegistry } from './execution-registry.js';
 import type { AgentExecutor } from './executor.js';
-import { InvalidPageTokenError, type TaskScope, type TaskStore } from './stores/task-store.js';
-import { isTerminal } from './task-state.js';
+import {
+  InvalidPageTokenError,
+  type TaskScope,
+  type TaskStore,
+  type VersionedTask,
+} from './stores/task-store.js';
+import { InProcessTaskEventBus, type CommittedEvent, type TaskEventBus } from './task-event-bus.js';
+import { taskKey } from './task-key.js';
+import { isInterrupted, isTerminal } from './task-state.js';
+import type { ExecutionObserver, Turn, TurnOutcome } from './turn.js';
 import { MediaTypeFilter } from './media-types.js';
 
 /** Who is calling and under which tenant: resolved once per request by the transport. */
@@ -44,13 +52,16 @@ export interface RequestHandlerOptions {
   readonly logger: Logger;
   readonly cancelGracePeriodMs: number;
   readonly extendedAgentCard?: ExtendedAgentCardProvider;
+  /** Where committed events are published and followed; in-process by default. */
+  readonly bus?: TaskEventBus;
+  /** Which tasks run in this process; a local map by default. */
+  readonly registry?: ExecutionRegistry<Execution>;
 }
 
 /** Receives a stream's events; `onEnd` closes it. */
 export type StreamObserver = ExecutionObserver;
 
 const scopeOf = (call: CallContext): TaskScope => ({ tenant: call.tenant, owner: call.caller.id });
-const sameScope = (a: TaskScope, b: TaskScope): boolean => a.tenant === b.tenant && a.owner === b.owner;
 
 /** At most `historyLength` newest messages; none (field omitted) for 0. */
 export function withHistoryLength(task: Task, historyLength: number | undefined): Task {
@@ -72,17 +83,21 @@ function textOf(message: Message): string {
 
 export class A2ARequestHandler {
   readonly #options: RequestHandlerOptions;
-  readonly #registry = new ExecutionRegistry();
+  readonly #registry: ExecutionRegistry<Execution>;
+  readonly #bus: TaskEventBus;
   readonly #deps: ExecutionDeps;
   readonly #inputModes: MediaTypeFilter;
 
   constructor(options: RequestHandlerOptions) {
     this.#options = options;
+    this.#registry = options.registry ?? new LocalExecutionRegistry<Execution>();
+    this.#bus = options.bus ?? new InProcessTaskEventBus();
     this.#deps = {
       store: options.taskStore,
+      bus: this.#bus,
       executor: options.executor,
       logger: options.logger,
-      onIdle: (execution) => this.#registry.remove(execution),
+      onIdle: (execution) => this.#registry.remove(execution.key, execution),
     };
     const card = options.agentCard;
     this.#inputModes = new MediaTypeFilter([...card.defaultInputModes, ...card.skills.flatMap((s) => s.inputModes ?? [])]);
@@ -93,9 +108,11 @@ export class A2ARequestHandler {
     return this.#registry.size;
   }
 
-  /** Observers (blocking sends, streams, subscribers) attached to live executions. */
+  /** Observers: blocking sends and streams of live turns, and task subscribers. */
   get liveObservers(): number {
-    return this.#registry.observerCount;
+    let count = this.#bus.subscriberCount;
+    for (const execution of this.#registry.values()) count += execution.observerCount;
+    return count;
   }
 
   get agentCard(): AgentCard {
@@ -123,12 +140,12 @@ export class A2ARequestHandler {
   /** Validates, then starts the turn; events flow to `observer`. Returns a detach function. */
   async sendStreamingMessage(call: CallContext, params: SendMessageRequest, observer: StreamObserver): Promise<() => void> {
     this.#requireStreaming();
-    const execution = await this.#beginTurn(call, params, observer);
-    return () => execution.unsubscribe(observer);
+    const turn = await this.#beginTurn(call, params, observer);
+    return () => turn.detach();
   }
 
   async getTask(call: CallContext, params: GetTaskRequest): Promise<Task> {
-    const task = await this.#resolve(call, params.id);
+    const { task } = await this.#resolve(call, params.id);
     return withHistoryLength(task, params.historyLength);
   }
 
@@ -147,7 +164,7 @@ export class A2ARequestHandler {
       if (error instanceof InvalidPageTokenError) {
         throw invalidParams([{ field: 'pageToken', description: 'is not a token this server issued' }]);
       }
-      throw error;
+      throw this.#storeFailure(error);
     }
     const tasks = page.tasks.map((task) => {
       const shaped = withHistoryLength(task, params.historyLength);
@@ -158,16 +175,23 @@ export class A2ARequestHandler {
     return { tasks, nextPageToken: page.nextPageToken, pageSize, totalSize: page.totalSize };
   }
 
+  /**
+   * CANCELED, or TaskNotCancelable when the task is (or meanwhile became) terminal otherwise.
+   * The decision is made by the task's execution on a fresh copy: the one read here only checks
+   * that the caller may see the task (a terminal state never changes, so it is final already).
+   */
   async cancelTask(call: CallContext, params: CancelTaskRequest): Promise<Task> {
-    const task = await this.#resolve(call, params.id);
+    const scope = scopeOf(call);
+    const { task } = await this.#resolve(call, params.id);
     if (task.status.state === 'TASK_STATE_CANCELED') return task;
     if (isTerminal(task.status.state)) {
       throw new A2AError('TaskNotCancelable', `Task ${task.id} is in ${task.status.state} and cannot be canceled`, {
         metadata: { taskId: task.id },
       });
     }
-    const execution = this.#executionFor(call, task);
-    const canceled = await execution.cancel(
+    const key = taskKey(scope, task.id);
+    const execution = this.#registry.get(key) ?? this.#track(new Execution(this.#deps, key, scope, task.id, task.contextId ?? ''));
+    return execution.cancel(
       {
         taskId: task.id,
         contextId: task.contextId ?? '',
@@ -178,21 +202,52 @@ export class A2ARequestHandler {
       },
       this.#options.cancelGracePeriodMs,
     );
-    return canceled ?? task;
   }
 
-  /** Current task first, then live events; a parked task gets its snapshot and the stream ends. */
+  /**
+   * The current task first, then its committed events, until it reaches a terminal state or the
+   * subscriber leaves; interrupted states do not end it. Follows the bus, so it holds nothing but a
+   * subscription, and sees a follow-up started by any request. Events committed while the snapshot
+   * is read are held back and delivered after it, without the ones the snapshot already includes.
+   */
   async subscribeToTask(call: CallContext, params: SubscribeToTaskRequest, observer: StreamObserver): Promise<() => void> {
     this.#requireStreaming();
-    const task = await this.#resolve(call, params.id);
-    if (isTerminal(task.status.state)) {
-      throw new A2AError('UnsupportedOperation', `Task ${task.id} is in a terminal state; there is nothing to subscribe to`);
+    let seen: number | undefined; // the version the subscriber has seen; undefined until the snapshot
+    let held: CommittedEvent[] = [];
+    let done = false;
+    const deliver = (committed: CommittedEvent): void => {
+      if (done || committed.version <= seen!) return;
+      seen = committed.version;
+      observer.onEvent(committed.event);
+      if (isTerminal(committed.task.status.state)) {
+        stop();
+        observer.onEnd({ kind: 'task', task: committed.task });
+      }
+    };
+    const unsubscribe = this.#bus.subscribe(taskKey(scopeOf(call), params.id), (committed) => {
+      if (seen === undefined) held.push(committed);
+      else deliver(committed);
+    });
+    const stop = (): void => {
+      done = true;
+      unsubscribe();
+    };
+    let stored: VersionedTask;
+    try {
+      stored = await this.#resolve(call, params.id);
+    } catch (error) {
+      stop();
+      throw error;
     }
-    const execution = this.#live(call, task.id);
-    if (execution) return execution.subscribe(observer);
-    observer.onEvent({ task });
-    observer.onEnd({ kind: 'task', task });
-    return () => {};
+    if (isTerminal(stored.task.status.state)) {
+      stop();
+      throw new A2AError('UnsupportedOperation', `Task ${stored.task.id} is in a terminal state; there is nothing to subscribe to`);
+    }
+    seen = stored.version;
+    observer.onEvent({ task: stored.task });
+    for (const committed of held) deliver(committed);
+    held = [];
+    return stop;
   }
 
   /** The extended card; interfaces it leaves out are the public card's. */
@@ -219,42 +274,51 @@ export class A2ARequestHandler {
   }
 
   /** The task if the caller may see it; TaskNotFound otherwise (same answer as a missing id). */
-  async #resolve(call: CallContext, taskId: string): Promise<Task> {
-    const task = await this.#options.taskStore.get(scopeOf(call), taskId);
-    if (!task) throw taskNotFound(taskId);
-    return task;
+  async #resolve(call: CallContext, taskId: string): Promise<VersionedTask> {
+    let stored: VersionedTask | undefined;
+    try {
+      stored = await this.#options.taskStore.get(scopeOf(call), taskId);
+    } catch (error) {
+      throw this.#storeFailure(error);
+    }
+    if (!stored) throw taskNotFound(taskId);
+    return stored;
   }
 
-  /** The live execution of a task already resolved through the store, if any (scope re-checked). */
-  #live(call: CallContext, taskId: string): Execution | undefined {
-    const execution = this.#registry.get(taskId);
-    return execution && sameScope(execution.scope, scopeOf(call)) ? execution : undefined;
+  /** A store that failed: logged, and answered as unavailable (never its own text). */
+  #storeFailure(error: unknown): A2AError {
+    if (error instanceof A2AError) return error;
+    this.#options.logger.error({ err: error }, 'the task store failed');
+    return new A2AError('Unavailable');
   }
 
-  /** The live execution of `task`, or a new one rebuilt from the stored task. */
-  #executionFor(call: CallContext, task: Task): Execution {
-    const live = this.#live(call, task.id);
-    if (live) return live;
-    const execution = new Execution(this.#deps, scopeOf(call), task.id, task.contextId ?? '', task);
-    this.#registry.add(execution);
+  #track(execution: Execution): Execution {
+    this.#registry.add(execution.key, execution);
     return execution;
   }
 
   /** Starts the turn; synchronous for a new interaction (the hot path), async only for a follow-up. */
-  #beginTurn(call: CallContext, params: SendMessageRequest, observer: ExecutionObserver): Execution | Promise<Execution> {
+  #beginTurn(call: CallContext, params: SendMessageRequest, observer: ExecutionObserver): Turn | Promise<Turn> {
     const message = params.message;
     if (message.role !== 'ROLE_USER') {
       throw invalidParams([{ field: 'message.role', description: 'a message sent to the agent must have role ROLE_USER' }]);
     }
     this.#checkMediaTypes(message);
     if (message.taskId) return this.#beginFollowUp(call, params, observer, message.taskId);
-    const execution = new Execution(this.#deps, scopeOf(call), randomUUID(), message.contextId || randomUUID());
-    this.#registry.add(execution);
+    const scope = scopeOf(call);
+    const taskId = randomUUID();
+    const execution = this.#track(new Execution(this.#deps, taskKey(scope, taskId), scope, taskId, message.contextId || randomUUID()));
     return this.#submit(execution, call, params, observer);
   }
 
-  async #beginFollowUp(call: CallContext, params: SendMessageRequest, observer: ExecutionObserver, taskId: string): Promise<Execution> {
-    const task = await this.#resolve(call, taskId);
+  /**
+   * A message to an existing task: queued behind the live execution if there is one, else run by a
+   * new one from the stored copy. That copy may be old by now; its version makes the first write
+   * (the message joining the history) fail if so, and the execution then decides on a fresh one.
+   */
+  async #beginFollowUp(call: CallContext, params: SendMessageRequest, observer: ExecutionObserver, taskId: string): Promise<Turn> {
+    const stored = await this.#resolve(call, taskId);
+    const task = stored.task;
     const contextId = params.message.contextId;
     if (contextId && contextId !== task.contextId) {
       throw invalidParams([{ field: 'message.contextId', description: `does not match the contextId of task ${task.id}` }]);
@@ -262,13 +326,35 @@ export class A2ARequestHandler {
     if (isTerminal(task.status.state)) {
       throw new A2AError('UnsupportedOperation', `Task ${task.id} is in a terminal state and accepts no more messages`);
     }
-    return this.#submit(this.#executionFor(call, task), call, params, observer);
+    const scope = scopeOf(call);
+    const key = taskKey(scope, task.id);
+    const live = this.#registry.get(key);
+    if (live) return this.#submit(live, call, params, observer);
+    const parked = isInterrupted(task.status.state) ? stored : await this.#parkedNow(call, task.id, key);
+    const execution = this.#registry.get(key) ?? this.#track(new Execution(this.#deps, key, scope, task.id, task.contextId ?? '', parked));
+    return this.#submit(execution, call, params, observer);
   }
 
-  #submit(execution: Execution, call: CallContext, params: SendMessageRequest, observer: ExecutionObserver): Execution {
+  /**
+   * The task was mid-turn when read, and no turn of it runs here now: read it again. Parked since
+   * (the turn here ended meanwhile), it takes this message; still mid-turn, the turn runs in another
+   * process, where this message cannot queue: it is refused rather than run beside that turn.
+   */
+  async #parkedNow(call: CallContext, taskId: string, key: string): Promise<VersionedTask | undefined> {
+    const fresh = await this.#resolve(call, taskId);
+    if (this.#registry.get(key)) return undefined; // a turn started here meanwhile: queue behind it
+    const state = fresh.task.status.state;
+    if (isTerminal(state)) throw new A2AError('UnsupportedOperation', `Task ${taskId} is in a terminal state and accepts no more messages`);
+    if (!isInterrupted(state)) {
+      throw new A2AError('UnsupportedOperation', `Task ${taskId} is processing another message; send this one when it asks for input`);
+    }
+    return fresh;
+  }
+
+  #submit(execution: Execution, call: CallContext, params: SendMessageRequest, observer: ExecutionObserver): Turn {
     const message = params.message;
     const userMessage: Message = { ...message, taskId: execution.taskId, contextId: execution.contextId };
-    execution.submit({
+    return execution.submit({
       message: userMessage,
       observer,
       context: {
@@ -283,7 +369,6 @@ export class A2ARequestHandler {
         requestContext: call.requestContext,
       },
     });
-    return execution;
   }
 
   #checkMediaTypes(message: Message): void {

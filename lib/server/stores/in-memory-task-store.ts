@@ -4,17 +4,28 @@
  * way out; listing filters and sorts on the few fields it needs without parsing.
  */
 import type { Task, TaskState } from '../../protocol/schemas.js';
+import { isTerminal } from '../task-state.js';
 import {
+  TaskExistsError,
+  TaskNotFoundInStoreError,
+  TaskVersionConflictError,
   compareForListing,
   decodePageToken,
   encodePageToken,
   isAfterCursor,
-  type ListTasksQuery, type TaskPage, type TaskScope, type TaskStore } from './task-store.js';
+  type ListTasksQuery,
+  type TaskChange,
+  type TaskPage,
+  type TaskScope,
+  type TaskStore,
+  type VersionedTask,
+} from './task-store.js';
 
 interface Entry {
   readonly scopeKey: string;
   readonly id: string;
   json: string;
+  version: number;
   contextId: string | undefined;
   state: TaskState;
   timestamp: string;
@@ -37,29 +48,31 @@ export class InMemoryTaskStore implements TaskStore {
     this.#byScope.clear();
   }
 
-  async get(scope: TaskScope, taskId: string): Promise<Task | undefined> {
+  async get(scope: TaskScope, taskId: string): Promise<VersionedTask | undefined> {
     const entry = this.#byId.get(taskId);
     if (!entry || entry.scopeKey !== scopeKeyOf(scope)) return undefined;
-    return JSON.parse(entry.json) as Task;
+    return { task: JSON.parse(entry.json) as Task, version: entry.version };
   }
 
-  async create(scope: TaskScope, task: Task): Promise<void> {
-    if (this.#byId.has(task.id)) throw new Error(`task ${task.id} already exists`);
+  async create(scope: TaskScope, task: Task): Promise<number> {
+    if (this.#byId.has(task.id)) throw new TaskExistsError(task.id);
     const scopeKey = scopeKeyOf(scope);
-    const entry: Entry = { scopeKey, id: task.id, ...indexed(task) };
+    const entry: Entry = { scopeKey, id: task.id, version: 1, ...indexed(task) };
     this.#byId.set(task.id, entry);
     let partition = this.#byScope.get(scopeKey);
     if (!partition) this.#byScope.set(scopeKey, (partition = new Map()));
     partition.set(task.id, entry);
+    return 1;
   }
 
-  async update(scope: TaskScope, task: Task): Promise<void> {
+  async update(scope: TaskScope, task: Task, expectedVersion: number, _change?: TaskChange): Promise<number> {
     const entry = this.#byId.get(task.id);
-    if (!entry || entry.scopeKey !== scopeKeyOf(scope)) throw new Error(`task ${task.id} does not exist in this scope`);
-    entry.json = JSON.stringify(task);
-    entry.contextId = task.contextId;
-    entry.state = task.status.state;
-    entry.timestamp = task.status.timestamp ?? '';
+    if (!entry || entry.scopeKey !== scopeKeyOf(scope)) throw new TaskNotFoundInStoreError(task.id);
+    if (entry.version !== expectedVersion || isTerminal(entry.state)) {
+      throw new TaskVersionConflictError(task.id, expectedVersion, entry.version);
+    }
+    Object.assign(entry, indexed(task));
+    return ++entry.version;
   }
 
   async list(scope: TaskScope, query: ListTasksQuery): Promise<TaskPage> {

@@ -1,15 +1,34 @@
 /**
  * The task store contract. Every call takes the caller's scope: a task is visible only to the
  * (tenant, owner) that created it, and a task of another scope looks exactly like a missing one.
- * Implementations clone on the way in and out, so callers never share objects with the store.
+ * Every stored task has a version; writes are compare-and-set on it, so a writer that acted on an
+ * old copy is refused instead of overwriting what another request or process wrote (no last write
+ * wins). Implementations clone on the way in and out, so callers never share objects with the store.
  */
-import type { Task, TaskState } from '../../protocol/schemas.js';
+import type { Task, TaskArtifactUpdateEvent, TaskState } from '../../protocol/schemas.js';
 
 /** Who is asking: tasks are partitioned by tenant, then owned by one caller. */
 export interface TaskScope {
   readonly tenant: string;
   readonly owner: string;
 }
+
+/** A task as stored, with the version its next write must name. */
+export interface VersionedTask {
+  readonly task: Task;
+  /** 1 after create(), +1 per successful update(). */
+  readonly version: number;
+}
+
+/**
+ * How `task` differs from the stored version, for stores that can write less than the whole task.
+ * A store may ignore it and replace the task; the stored result must equal `task` either way.
+ */
+export type TaskChange =
+  /** An artifact (or a chunk of one) was added: the task's artifacts are the old ones plus this update. */
+  | { readonly kind: 'artifact'; readonly update: TaskArtifactUpdateEvent }
+  /** Anything else (status, history): replace the task. */
+  | { readonly kind: 'replace' };
 
 export interface ListTasksQuery {
   readonly contextId?: string;
@@ -18,7 +37,7 @@ export interface ListTasksQuery {
   readonly pageSize: number;
   /** Opaque token from a previous page; a malformed one rejects with InvalidPageTokenError. */
   readonly pageToken?: string;
-  /** Inclusive lower bound on status.timestamp (RFC 3339). */
+  /** Inclusive lower bound on status.timestamp (UTC, `YYYY-MM-DDTHH:mm:ss.sssZ`). */
   readonly statusTimestampAfter?: string;
 }
 
@@ -30,19 +49,64 @@ export interface TaskPage {
   readonly totalSize: number;
 }
 
+/**
+ * Errors, and what the engine does with each:
+ * - `TaskExistsError` from create(): the id is taken (in any scope). The client gets -32603.
+ * - `TaskVersionConflictError` from update(): the task changed since `expectedVersion` was read, or
+ *   it is terminal. The engine re-reads and decides again (never overwrites).
+ * - `TaskNotFoundInStoreError` from update(): no such task in `scope`. The client gets TaskNotFound.
+ * - Anything else (a lost connection, a timeout): the store is unavailable. The client gets
+ *   -32603 (HTTP 503 on HTTP+JSON); nothing is half-written by the engine.
+ */
 export interface TaskStore {
-  /** The task when it exists in `scope`; undefined when missing or in another scope. */
-  get(scope: TaskScope, taskId: string): Promise<Task | undefined>;
-  /** Stores a new task in `scope`. Rejects when the id is taken (in any scope). */
-  create(scope: TaskScope, task: Task): Promise<void>;
-  /** Replaces a task of `scope`. Rejects when no such task exists in `scope`. */
-  update(scope: TaskScope, task: Task): Promise<void>;
-  /** Tasks of `scope` matching the filters, newest status timestamp first. */
+  /** The task and its version when it exists in `scope`; undefined when missing or in another scope. */
+  get(scope: TaskScope, taskId: string): Promise<VersionedTask | undefined>;
+  /** Stores a new task in `scope` at version 1. Rejects with TaskExistsError when the id is taken in any scope. */
+  create(scope: TaskScope, task: Task): Promise<number>;
+  /**
+   * Replaces the task of `scope` if its stored version is `expectedVersion` and its stored state is
+   * not terminal; resolves with the new version (`expectedVersion + 1`). Rejects with
+   * TaskVersionConflictError otherwise, and TaskNotFoundInStoreError when it is not in `scope`.
+   */
+  update(scope: TaskScope, task: Task, expectedVersion: number, change?: TaskChange): Promise<number>;
+  /** Tasks of `scope` matching the filters, newest status timestamp first, then by id. */
   list(scope: TaskScope, query: ListTasksQuery): Promise<TaskPage>;
 }
 
+/** Base class of the store errors the engine understands. */
+export class TaskStoreError extends Error {}
+
+/** create(): the task id is already in use (in some scope). */
+export class TaskExistsError extends TaskStoreError {
+  constructor(readonly taskId: string) {
+    super(`task ${taskId} already exists`);
+    this.name = 'TaskExistsError';
+  }
+}
+
+/** update(): the stored version is not the expected one, or the stored task is terminal. */
+export class TaskVersionConflictError extends TaskStoreError {
+  constructor(
+    readonly taskId: string,
+    readonly expectedVersion: number,
+    /** The stored version, when the store knows it. */
+    readonly actualVersion?: number,
+  ) {
+    super(`task ${taskId} is no longer at version ${expectedVersion}${actualVersion === undefined ? '' : ` (stored: ${actualVersion})`}`);
+    this.name = 'TaskVersionConflictError';
+  }
+}
+
+/** update(): no task with this id in this scope. */
+export class TaskNotFoundInStoreError extends TaskStoreError {
+  constructor(readonly taskId: string) {
+    super(`task ${taskId} does not exist in this scope`);
+    this.name = 'TaskNotFoundInStoreError';
+  }
+}
+
 /** Thrown by list() for a page token the store did not issue. */
-export class InvalidPageTokenError extends Error {
+export class InvalidPageTokenError extends TaskStoreError {
   constructor() {
     super('pageToken is not a token this server issued');
     this.name = 'InvalidPageTokenError';

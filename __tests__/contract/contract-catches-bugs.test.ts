@@ -1,0 +1,83 @@
+/**
+ * The contract suite must fail a store that breaks the contract, or it proves nothing. Its tests are
+ * collected with fake describe/it, then run here against a last-write-wins store (update ignores
+ * expectedVersion) and, as a control, against the correct store.
+ */
+import {
+  InMemoryTaskStore,
+  TaskVersionConflictError,
+  describeTaskStoreContract,
+  type Task,
+  type TaskScope,
+  type TaskStore,
+} from 'a2a-express-kit/testing';
+import { isTerminal } from 'a2a-express-kit';
+
+interface Collected {
+  name: string;
+  body: () => Promise<void>;
+}
+
+function collect(makeStore: () => TaskStore): Collected[] {
+  const collected: Collected[] = [];
+  const path: string[] = [];
+  describeTaskStoreContract('under test', makeStore, {
+    describe: (name, body) => {
+      path.push(name);
+      body();
+      path.pop();
+    },
+    it: (name, body) => {
+      collected.push({ name: [...path, name].join(' > '), body });
+    },
+  });
+  return collected;
+}
+
+async function failures(tests: Collected[]): Promise<string[]> {
+  const failed: string[] = [];
+  for (const t of tests) {
+    await t.body().catch(() => failed.push(t.name));
+  }
+  return failed;
+}
+
+/** Writes whatever it is given over the stored task: the bug versioned writes exist to prevent. */
+class LastWriteWinsStore extends InMemoryTaskStore {
+  override async update(scope: TaskScope, task: Task, expectedVersion: number): Promise<number> {
+    for (;;) {
+      const current = await this.get(scope, task.id);
+      // Missing or terminal: let the real store answer with its usual error.
+      if (!current || isTerminal(current.task.status.state)) return super.update(scope, task, expectedVersion);
+      try {
+        return await super.update(scope, task, current.version);
+      } catch (error) {
+        if (!(error instanceof TaskVersionConflictError)) throw error;
+      }
+    }
+  }
+}
+
+describe('the contract suite catches a broken store', () => {
+  it('passes every test on the correct store (control)', async () => {
+    const tests = collect(() => new InMemoryTaskStore());
+    expect(tests.length).toBeGreaterThan(30);
+    expect(await failures(tests)).toEqual([]);
+  });
+
+  it('fails the compare-and-set and concurrency tests on a last-write-wins store', async () => {
+    const failed = await failures(collect(() => new LastWriteWinsStore()));
+    expect(failed).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/compare-and-set > update\(\) at a stale expectedVersion/),
+        expect.stringMatching(/compare-and-set > update\(\) at a version the task has not reached/),
+        expect.stringMatching(/concurrency > of 50 concurrent updates/),
+        expect.stringMatching(/concurrency > concurrent read-modify-write writers/),
+        expect.stringMatching(/change hint > an artifact change at a stale version/),
+      ]),
+    );
+    // Only the version rules break (the failure-propagation tests provoke a conflict too); scoping,
+    // listing, clone isolation and large tasks still hold for this store.
+    for (const name of failed) expect(name).toMatch(/> (compare-and-set|concurrency|change hint|failure propagation) >/);
+  });
+});

@@ -1,0 +1,78 @@
+/**
+ * The event bus seam: where committed task events are published and followed, and where a cancel
+ * is requested of whichever process runs a task's turn. The in-process bus serves one process; a
+ * bus for several replicas (Redis Streams) implements the same interface.
+ */
+import type { StreamResponse, Task } from '../protocol/schemas.js';
+
+/** An event after its store write: the task as it now stands and the version that write made. */
+export interface CommittedEvent {
+  readonly event: StreamResponse;
+  readonly task: Task;
+  /** The store version the write produced: increasing per task, usable as an ordered event id. */
+  readonly version: number;
+}
+
+export type CommittedEventListener = (committed: CommittedEvent) => void;
+
+export interface TaskEventBus {
+  /** Delivers `committed` to every subscriber of `key`, in publication order per key. */
+  publish(key: string, committed: CommittedEvent): void;
+  /** Follows `key`'s committed events until the returned function is called. */
+  subscribe(key: string, listener: CommittedEventListener): () => void;
+  /** Asks whichever process runs `key`'s turn to abort it. */
+  requestCancel(key: string): void;
+  /** Called when a cancel of `key` is requested, until the returned function is called. */
+  onCancelRequest(key: string, listener: () => void): () => void;
+  /** Subscribers held, all keys together (a gauge for tests and operators). */
+  readonly subscriberCount: number;
+}
+
+/** Listener sets per key; an entry exists only while someone listens. */
+class ListenerMap<L> {
+  readonly #byKey = new Map<string, Set<L>>();
+  size = 0;
+
+  add(key: string, listener: L): () => void {
+    let set = this.#byKey.get(key);
+    if (!set) this.#byKey.set(key, (set = new Set()));
+    set.add(listener);
+    this.size++;
+    return () => {
+      if (!set.delete(listener)) return;
+      this.size--;
+      if (set.size === 0 && this.#byKey.get(key) === set) this.#byKey.delete(key);
+    };
+  }
+
+  /** A copy, so a listener that unsubscribes while being called does not disturb the loop. */
+  get(key: string): L[] {
+    const set = this.#byKey.get(key);
+    return set ? [...set] : [];
+  }
+}
+
+export class InProcessTaskEventBus implements TaskEventBus {
+  readonly #subscribers = new ListenerMap<CommittedEventListener>();
+  readonly #cancelListeners = new ListenerMap<() => void>();
+
+  get subscriberCount(): number {
+    return this.#subscribers.size;
+  }
+
+  publish(key: string, committed: CommittedEvent): void {
+    for (const listener of this.#subscribers.get(key)) listener(committed);
+  }
+
+  subscribe(key: string, listener: CommittedEventListener): () => void {
+    return this.#subscribers.add(key, listener);
+  }
+
+  requestCancel(key: string): void {
+    for (const listener of this.#cancelListeners.get(key)) listener();
+  }
+
+  onCancelRequest(key: string, listener: () => void): () => void {
+    return this.#cancelListeners.add(key, listener);
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * Writes one task's events: folds each with the reducer and stores the result compare-and-set on
+ * the version last read or written here. A conflict means another request or process wrote: the
+ * task is read again and the event folded again on what it now is, never written over it.
+ */
+import { taskNotFound, type A2AError } from '../errors.js';
+import type { Message, StreamResponse, Task } from '../protocol/schemas.js';
+import { TaskVersionConflictError, type TaskScope, type TaskStore, type VersionedTask } from './stores/task-store.js';
+import { reduceTask, type TaskEvent } from './task-reducer.js';
+import { isTerminal } from './task-state.js';
+
+/** The result of writing one event. */
+export type Commit =
+  | { readonly kind: 'committed'; readonly task: Task; readonly previous: Task | undefined; readonly event: StreamResponse; readonly version: number }
+  /** The event is not valid on the task as it stands (the reducer's reason). */
+  | { readonly kind: 'refused'; readonly reason: string }
+  /** The task is terminal: nothing more is written. */
+  | { readonly kind: 'ended'; readonly task: Task };
+
+/** Conflicts in a row before a write gives up (each means another writer won meanwhile). */
+const MAX_CONFLICT_RETRIES = 8;
+
+export class TaskWriter {
+  readonly #store: TaskStore;
+  readonly #scope: TaskScope;
+  readonly #taskId: string;
+  readonly #contextId: string;
+  /** The task as last read or written here, with its store version (undefined until created). */
+  #committed: VersionedTask | undefined;
+
+  constructor(store: TaskStore, scope: TaskScope, taskId: string, contextId: string, stored?: VersionedTask) {
+    this.#store = store;
+    this.#scope = scope;
+    this.#taskId = taskId;
+    this.#contextId = contextId;
+    this.#committed = stored;
+  }
+
+  /** The task as last read or written here. */
+  get task(): Task | undefined {
+    return this.#committed?.task;
+  }
+
+  /**
+   * Folds `event` into the task and writes it. After a conflict the task is read again and
+   * `recheck` may refuse the write on what it now is. Store failures reject as the store's errors.
+   */
+  async commit(event: TaskEvent, openingMessage: Message | undefined, recheck?: (fresh: Task) => A2AError | undefined): Promise<Commit> {
+    for (let attempt = 0; ; attempt++) {
+      const base = this.#committed;
+      if (base && isTerminal(base.task.status.state)) return { kind: 'ended', task: base.task };
+      const reduced = reduceTask(base?.task, event, { taskId: this.#taskId, contextId: this.#contextId, openingMessage });
+      if (!reduced.ok) return { kind: 'refused', reason: reduced.reason };
+      let version: number;
+      try {
+        version = base
+          ? await this.#store.update(this.#scope, reduced.task, base.version, reduced.change)
+          : await this.#store.create(this.#scope, reduced.task);
+      } catch (error) {
+        if (!(error instanceof TaskVersionConflictError) || attempt >= MAX_CONFLICT_RETRIES) throw error;
+        await this.reload();
+        const refusal = recheck?.(this.#committed!.task);
+        if (refusal) throw refusal;
+        continue;
+      }
+      this.#committed = { task: reduced.task, version };
+      return { kind: 'committed', task: reduced.task, previous: base?.task, event: reduced.event, version };
+    }
+  }
+
+  /** Reads the task as stored now; TaskNotFound when it is gone from this scope. */
+  async reload(): Promise<Task> {
+    const stored = await this.#store.get(this.#scope, this.#taskId);
+    if (!stored) throw taskNotFound(this.#taskId);
+    this.#committed = stored;
+    return stored.task;
+  }
+}

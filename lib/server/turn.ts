@@ -1,0 +1,111 @@
+/**
+ * One message's turn: who waits on it (its observer), its AbortSignal and its end. A turn ends
+ * once, with a Message reply, a task in an interrupted or terminal state, or an error.
+ */
+import type { A2AError } from '../errors.js';
+import type { Message, StreamResponse, Task } from '../protocol/schemas.js';
+import type { ExecutionContext } from './executor.js';
+
+/** How a turn ended, as seen by whoever waits on it. */
+export type TurnOutcome =
+  | { readonly kind: 'message'; readonly message: Message }
+  | { readonly kind: 'task'; readonly task: Task }
+  | { readonly kind: 'error'; readonly error: A2AError };
+
+/** Follows a turn's committed events (a blocking send, an SSE stream). */
+export interface ExecutionObserver {
+  /** An event, after it was stored; in generation order. */
+  onEvent(event: StreamResponse): void;
+  /** The turn is over: parked, finished, replied to, or refused. Called once. */
+  onEnd(outcome: TurnOutcome): void;
+}
+
+/** What a message brings to its turn. */
+export interface TurnRequest {
+  /** The incoming message with taskId/contextId filled in. */
+  readonly message: Message;
+  readonly context: Omit<ExecutionContext, 'task' | 'signal' | 'userMessage'>;
+  readonly observer?: ExecutionObserver;
+}
+
+/** Something that publishes events into a task; once closed, what it publishes is refused. */
+export interface Publisher {
+  readonly closed: boolean;
+}
+
+/** The publisher of a cancel() hook: open while its CancelTask runs. */
+export class CancelPublisher implements Publisher {
+  closed = false;
+}
+
+const CANCELED = (): Error => new Error('task canceled');
+
+export class Turn implements Publisher {
+  #ended = false;
+  /** A cancel asked for this turn to stop (its signal fires, now or when first read). */
+  canceled = false;
+  #observer: ExecutionObserver | undefined;
+  #abort: AbortController | undefined;
+  #settled = false;
+  #whenSettled: Promise<void> | undefined;
+  #markSettled: (() => void) | undefined;
+
+  constructor(readonly request: TurnRequest) {
+    this.#observer = request.observer;
+  }
+
+  get closed(): boolean {
+    return this.#ended;
+  }
+
+  get observer(): ExecutionObserver | undefined {
+    return this.#observer;
+  }
+
+  /** The task's AbortSignal, made on first use (most turns never ask for it). */
+  get signal(): AbortSignal {
+    if (!this.#abort) {
+      this.#abort = new AbortController();
+      if (this.canceled) this.#abort.abort(CANCELED());
+    }
+    return this.#abort.signal;
+  }
+
+  cancel(): void {
+    if (this.canceled) return;
+    this.canceled = true;
+    this.#abort?.abort(CANCELED());
+  }
+
+  /** The client stopped following; the turn goes on. */
+  detach(): void {
+    this.#observer = undefined;
+  }
+
+  notify(event: StreamResponse): void {
+    this.#observer?.onEvent(event);
+  }
+
+  /** Ends the turn once; the observer hears the outcome. */
+  end(outcome: TurnOutcome): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    const observer = this.#observer;
+    this.#observer = undefined;
+    observer?.onEnd(outcome);
+    this.settle();
+  }
+
+  /** execute() returned or threw. */
+  settle(): void {
+    this.#settled = true;
+    this.#markSettled?.();
+  }
+
+  /** Resolves when execute() has returned or thrown, or the turn ended. */
+  whenSettled(): Promise<void> {
+    if (this.#settled) return Promise.resolve();
+    this.#whenSettled ??= new Promise<void>((resolve) => (this.#markSettled = resolve));
+    return this.#whenSettled;
+  }
+}

@@ -1,0 +1,27 @@
+/**
+ * a2a-express-kit/testing: check a TaskStore of your own against the contract the engine relies on,
+ * directly and through a latency-injecting wrapper.
+ */
+export { describeTaskStoreContract } from './task-store-contract.js';
+export type { ContractDescribe, ContractIt, TaskStoreContractOptions } from './task-store-contract.js';
+export { withLatency } from './latency-store.js';
+export type { LatencyOptions } from './latency-store.js';
+
+// What a store implementation needs, so a store and its tests can import from one place.
+export { InMemoryTaskStore } from '../server/stores/in-memory-task-store.js';
+export {
+  TaskStoreError,
+  TaskExistsError,
+  TaskVersionConflictError,
+  TaskNotFoundInStoreError,
+  InvalidPageTokenError,
+} from '../server/stores/task-store.js';
+export type {
+  TaskStore,
+  TaskScope,
+  VersionedTask,
+  TaskChange,
+  ListTasksQuery,
+  TaskPage,
+} from '../server/stores/task-store.js';
+export type { Task, TaskState, TaskArtifactUpdateEvent } from '../protocol/schemas.js';
