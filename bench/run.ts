@@ -1,5 +1,6 @@
 /**
- * `npm run bench` (full, < ~6 min on 2 cores) and `npm run bench -- --quick` (a few seconds per workload).
+ * `npm run bench` (full, ~6 min on 2 cores), `npm run bench -- --quick` (a few seconds per workload)
+ * and `npm run bench -- --smoke` (< 20 s in all: exercises every server, workload and the report).
  *
  * Starts every server in its own process (bench/servers/*.ts, with --expose-gc), runs each workload
  * against each server from a separate load-generator process (bench/load.ts: autocannon, 50
@@ -10,14 +11,17 @@
  *
  * Options:
  *   --quick              short runs, one round, memory N = 500
- *   --rounds <n>         measured rounds per (workload, server) (default 3, quick 1)
+ *   --smoke              a check that the benchmark works, not a measurement: every server x workload
+ *                        once (0.25 s warm-up, 0.5 s measured, load generated in the runner's process),
+ *                        memory N = 100; the complete report is still written
+ *   --rounds <n>         measured rounds per (workload, server) (default 3, quick and smoke 1)
  *   --out <dir>          where latest.md / latest.json go (default bench/results)
- *   --servers a,b        subset of ceiling,sdk,ours,stack (debugging; ratios need all of them)
+ *   --servers a,b        subset of ceiling,sdk,ours,stack,ours-latency (debugging; ratios need all of them)
  *   --workloads a,b      subset of send-message,send-task,stream,two-turn,get-task
  *   --no-memory          skip the memory phase
  *   --memory-only        skip the throughput runs
- *   --memory-n <N>       tasks per memory step (default 10000, quick 500)
- *   --memory-warmup <N>  warm-up requests of each kind before the memory baseline (default 2500, quick 200)
+ *   --memory-n <N>       tasks per memory step (default 10000, quick 500, smoke 100)
+ *   --memory-warmup <N>  warm-up requests of each kind before the memory baseline (default 2500, quick 200, smoke 20)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -43,8 +47,10 @@ const ROOT = path.resolve(__dirname, '..');
 // ---------------------------------------------------------------------------------------------
 // Configuration
 
+type Mode = 'full' | 'quick' | 'smoke';
+
 interface Config {
-  mode: 'full' | 'quick';
+  mode: Mode;
   connections: number;
   /** Rounds per (workload, server) cell; the cell reports the median over them. */
   rounds: number;
@@ -67,10 +73,63 @@ interface Config {
   workloads: WorkloadId[];
   memory: boolean;
   throughput: boolean;
+  /**
+   * Smoke mode: autocannon runs in the runner's own process instead of a fresh load-generator
+   * process per run (starting one costs ~0.5-1 s, more than a smoke run measures).
+   */
+  inProcessLoad: boolean;
 }
 
+/** Per mode: full (the measurement), quick (a short look for humans), smoke (does it all still work?). */
+const MODE_SETTINGS: Record<
+  Mode,
+  Pick<Config, 'rounds' | 'warmupSec' | 'streamWarmupSec' | 'roundWarmupSec' | 'durationSec' | 'getTaskPool' | 'memoryN' | 'memoryWarmup' | 'inProcessLoad'>
+> = {
+  // Full: 5 workloads x 5 servers x 3 rounds, each round ~0.6 s of load-process start plus
+  // warm-up (1.5 s first, 0.5 s later) and 2.5 s measured, + ~70 s of memory phase: ~6 min on 2 cores.
+  full: {
+    rounds: 3,
+    warmupSec: 1.5,
+    streamWarmupSec: 5,
+    roundWarmupSec: 0.5,
+    durationSec: 2.5,
+    getTaskPool: 1000,
+    memoryN: 10_000,
+    // Enough warm-up that the JIT has settled: otherwise optimised code and its metadata, created
+    // while the N tasks are processed, shows up as a constant ~100-600 KB "growth".
+    memoryWarmup: 2500,
+    inProcessLoad: false,
+  },
+  quick: {
+    rounds: 1,
+    warmupSec: 0.5,
+    streamWarmupSec: 0.5,
+    roundWarmupSec: 0.25,
+    durationSec: 1.5,
+    getTaskPool: 200,
+    memoryN: 500,
+    memoryWarmup: 200,
+    inProcessLoad: false,
+  },
+  // 25 cells of ~0.75 s + server starts + two tiny memory phases: ~15 s on 2 cores. The load
+  // generator's sample tick is 0.25 s, so shorter runs would not be shorter.
+  smoke: {
+    rounds: 1,
+    warmupSec: 0.25,
+    streamWarmupSec: 0.25,
+    roundWarmupSec: 0.25,
+    durationSec: 0.5,
+    getTaskPool: 50,
+    memoryN: 100,
+    memoryWarmup: 20,
+    inProcessLoad: true,
+  },
+};
+
 function parseArgs(argv: string[]): Config {
-  const quick = argv.includes('--quick');
+  if (argv.includes('--quick') && argv.includes('--smoke')) throw new Error('--quick and --smoke exclude each other');
+  const mode: Mode = argv.includes('--smoke') ? 'smoke' : argv.includes('--quick') ? 'quick' : 'full';
+  const settings = MODE_SETTINGS[mode];
   const value = (name: string): string | undefined => {
     const i = argv.indexOf(name);
     if (i !== -1) return argv[i + 1];
@@ -85,23 +144,15 @@ function parseArgs(argv: string[]): Config {
     return picked;
   };
   const out = value('--out');
-  const rounds = value('--rounds') ? Number(value('--rounds')) : quick ? 1 : 3;
+  const rounds = value('--rounds') ? Number(value('--rounds')) : settings.rounds;
   if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`--rounds: expected a positive integer, got "${value('--rounds')}"`);
   return {
-    mode: quick ? 'quick' : 'full',
+    ...settings,
+    mode,
     connections: 50,
-    // Full: 5 workloads x 4 servers x 3 rounds, each round ~0.6 s of load-process start plus
-    // warm-up (1.5 s first, 0.5 s later) and 2.5 s measured, + ~70 s of memory phase: ~5 min on 2 cores.
     rounds,
-    warmupSec: quick ? 0.5 : 1.5,
-    streamWarmupSec: quick ? 0.5 : 5,
-    roundWarmupSec: quick ? 0.25 : 0.5,
-    durationSec: quick ? 1.5 : 2.5,
-    getTaskPool: quick ? 200 : 1000,
-    memoryN: value('--memory-n') ? Number(value('--memory-n')) : quick ? 500 : 10_000,
-    // Enough warm-up that the JIT has settled: otherwise optimised code and its metadata, created
-    // while the N tasks are processed, shows up as a constant ~100-600 KB "growth".
-    memoryWarmup: value('--memory-warmup') ? Number(value('--memory-warmup')) : quick ? 200 : 2500,
+    memoryN: value('--memory-n') ? Number(value('--memory-n')) : settings.memoryN,
+    memoryWarmup: value('--memory-warmup') ? Number(value('--memory-warmup')) : settings.memoryWarmup,
     outDir: out ? path.resolve(out) : path.join(ROOT, 'bench', 'results'),
     servers: list('--servers', SERVERS.map((s) => s.id)),
     workloads: list('--workloads', WORKLOADS.map((w) => w.id)),
@@ -214,6 +265,15 @@ async function runLoadProcess(opts: LoadOptions): Promise<LoadResult> {
   return JSON.parse(line[1]) as LoadResult;
 }
 
+/**
+ * Smoke mode: the same load generator in the runner's process. Fine for checking that every path
+ * works; a measurement keeps it in a process of its own (runLoadProcess).
+ */
+async function runLoadInProcess(opts: LoadOptions): Promise<LoadResult> {
+  const { runLoad } = await import('./load.js');
+  return runLoad(opts);
+}
+
 async function control<T>(url: string, what: 'memory' | 'clear-store'): Promise<T> {
   const client = rpcClient(url, 1);
   try {
@@ -272,7 +332,7 @@ async function measureRound(state: ThroughputState, info: ServerInfo, workload: 
     state.warmed.set(server, warmed);
     try {
       await control(server.url, 'clear-store');
-      const result = await runLoadProcess({
+      const result = await (config.inProcessLoad ? runLoadInProcess : runLoadProcess)({
         url: server.url,
         workload,
         connections: config.connections,
@@ -555,12 +615,19 @@ interface PairRatios {
   oursVsCeiling: number | null;
   oursVsSdk: number | null;
   stackVsOurs: number | null;
+  /** ours-latency / ours: what a store answering in 1-5 ms per call costs (expected far below 1). */
+  latencyVsOurs: number | null;
 }
 
-/** ours/ceiling, ours/SDK and stack/ours of `value`; inverted for a cost, so > 1 always favours the first. */
+/** ours/ceiling, ours/SDK, stack/ours and ours-latency/ours of `value`; inverted for a cost, so > 1 always favours the first. */
 function pairRatios(value: (s: ServerId) => number | null, cost = false): PairRatios {
   const r = (a: ServerId, b: ServerId) => (cost ? ratio(value(b), value(a)) : ratio(value(a), value(b)));
-  return { oursVsCeiling: r('ours', 'ceiling'), oursVsSdk: r('ours', 'sdk'), stackVsOurs: r('stack', 'ours') };
+  return {
+    oursVsCeiling: r('ours', 'ceiling'),
+    oursVsSdk: r('ours', 'sdk'),
+    stackVsOurs: r('stack', 'ours'),
+    latencyVsOurs: r('ours-latency', 'ours'),
+  };
 }
 
 const oneLine = (text: string) => text.replace(/\s+/g, ' ').trim();
@@ -649,8 +716,8 @@ function buildTargets(
       met: value === undefined ? null : value <= tolerance,
       ...(value === undefined
         ? { note: 'memory phase not run for ours' }
-        : mode === 'quick'
-          ? { note: 'quick mode, small N: indicative only' }
+        : mode !== 'full'
+          ? { note: `${mode} mode, small N: indicative only` }
           : value < -tolerance
             ? { note: 'the heap shrank by more than the tolerance: measurement drift, rerun' }
             : {}),
@@ -678,8 +745,8 @@ function comparisonTable(
   report: Report,
 ): string[] {
   const lines = [
-    `| Workload | ${servers.map((s) => s.id).join(' | ')} | ours/ceiling | ours/SDK | stack/ours |`,
-    `|---|${servers.map(() => '---:').join('|')}|---:|---:|---:|`,
+    `| Workload | ${servers.map((s) => s.id).join(' | ')} | ours/ceiling | ours/SDK | stack/ours | ours-latency/ours |`,
+    `|---|${servers.map(() => '---:').join('|')}|---:|---:|---:|---:|`,
   ];
   for (const w of workloads) {
     const row = report.throughput[w.id] ?? {};
@@ -690,7 +757,8 @@ function comparisonTable(
     });
     const r = ratios[w.id];
     lines.push(
-      `| ${w.title} | ${cells.join(' | ')} | ${fmtRatio(r?.oursVsCeiling ?? null)} | ${fmtRatio(r?.oursVsSdk ?? null)} | ${fmtRatio(r?.stackVsOurs ?? null)} |`,
+      `| ${w.title} | ${cells.join(' | ')} | ${fmtRatio(r?.oursVsCeiling ?? null)} | ${fmtRatio(r?.oursVsSdk ?? null)} | ` +
+        `${fmtRatio(r?.stackVsOurs ?? null)} | ${fmtRatio(r?.latencyVsOurs ?? null)} |`,
     );
   }
   return lines;
@@ -705,12 +773,19 @@ function markdown(report: Report, config: Config): string {
   lines.push(
     `${report.meta.date} · ${report.meta.mode} mode · Node ${report.meta.node} · ${report.meta.cpus} × ${report.meta.cpuModel} · ` +
       `autocannon ${report.meta.connections} connections · ${methodText(report.meta)} · ` +
-      `every server and the load generator in separate processes on 127.0.0.1 · total ${report.meta.totalSec.toFixed(0)} s`,
+      (report.meta.mode === 'smoke'
+        ? 'every server in its own process, the load generator in the runner\'s'
+        : 'every server and the load generator in separate processes') +
+      ` on 127.0.0.1 · total ${report.meta.totalSec.toFixed(0)} s`,
   );
   lines.push('');
   lines.push(
     'Absolute numbers drift on a shared machine; compare the ratios (all measured in the same run, servers interleaved).' +
-      (report.meta.mode === 'quick' ? ' **Quick mode**: short, barely warmed runs; a smoke test, not a measurement.' : ''),
+      (report.meta.mode === 'quick' ? ' **Quick mode**: short, barely warmed runs; a quick look, not a measurement.' : '') +
+      (report.meta.mode === 'smoke'
+        ? ` **Smoke mode**: every cell ran once for ${report.meta.durationSec} s with the load generator in the runner's process; ` +
+          'it shows that every server, workload and report section works. The numbers mean nothing.'
+        : ''),
   );
   lines.push('');
   lines.push('## Servers');
@@ -734,6 +809,24 @@ function markdown(report: Report, config: Config): string {
     ...comparisonTable(servers, workloads, report.ratios, (w, cell) => `${fmtInt(metric(w.id, cell) ?? 0)}${w.unit === 'events' ? ' ev/s' : ''}`, report),
   );
   lines.push('');
+  if (servers.some((s) => s.id === 'ours-latency')) {
+    const cells = workloads.map((w) => report.throughput[w.id]?.['ours-latency']).filter(isResult);
+    const requests = cells.reduce((n, c) => n + c.requests, 0);
+    const issues = cells.reduce((n, c) => n + c.bad + c.errors + c.non2xx, 0);
+    lines.push(
+      '`ours-latency` is `ours` with its in-memory store behind `withLatency()` from `a2a-express-kit/testing`: every ' +
+        'store call (get, create, update, list) waits a random 1-5 ms, part before and part after the call, as a store ' +
+        'across a network would. Its throughput is meant to be far below `ours` (each request makes several store calls ' +
+        'and waits for each); the column shows what a slow store costs, and that with 50 concurrent connections and ' +
+        'versioned (compare-and-set) writes every request is still answered correctly: ' +
+        (cells.length === 0
+          ? 'not measured in this run.'
+          : issues === 0
+            ? `0 bad responses or errors in ${fmtInt(requests)} measured requests.`
+            : `⚠ ${fmtInt(issues)} bad responses or errors in ${fmtInt(requests)} measured requests (see below).`),
+    );
+    lines.push('');
+  }
   lines.push(
     'Server CPU per request (µs, median of rounds; lower is better). Server process CPU time (user + system) ' +
       'during the measured run / requests completed; streaming: per request of 12 events. Ratio columns are inverse CPU ' +
@@ -800,7 +893,7 @@ function markdown(report: Report, config: Config): string {
     `Fresh server process; warm-up; store cleared; forced GC (\`--expose-gc\`). Then N tasks parked in input-required, ` +
       `store cleared, N more parked and cancelled, store cleared. Engine bytes/task = growth of the used heap ` +
       `(without code space) that survives clearing the store, i.e. state held outside the store, divided by N.` +
-      (report.meta.mode === 'quick' ? ' Quick mode: N is small, so constant JIT noise dominates; indicative only.' : ''),
+      (report.meta.mode !== 'full' ? ` ${report.meta.mode === 'quick' ? 'Quick' : 'Smoke'} mode: N is small, so constant JIT noise dominates; indicative only.` : ''),
   );
   lines.push('');
   lines.push(
@@ -840,7 +933,7 @@ function markdown(report: Report, config: Config): string {
 interface Report {
   meta: {
     date: string;
-    mode: 'full' | 'quick';
+    mode: Mode;
     node: string;
     cpus: number;
     cpuModel: string;
@@ -886,8 +979,11 @@ async function main(): Promise<number> {
   const serverInfos = config.throughput ? SERVERS.filter((s) => config.servers.includes(s.id)) : [];
   if (!config.throughput) config.workloads = [];
   const running = new Map<ServerId, RunningServer>();
-  for (const info of serverInfos) {
-    const server = await startServer(info);
+  // Started together (nothing is measured yet): tsx start-up of five processes one after another
+  // would take several seconds.
+  const startedServers = await Promise.all(serverInfos.map((info) => startServer(info)));
+  for (const [i, info] of serverInfos.entries()) {
+    const server = startedServers[i];
     running.set(info.id, server);
     log(`[${elapsed()}] ${info.id}: ${server.status}${server.url ? ` at ${server.url}` : ''}${server.note ? ` (${server.note})` : ''}`);
     if (server.status !== 'ok') await stopServer(server);

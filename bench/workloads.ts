@@ -4,7 +4,7 @@
  */
 
 export type WorkloadId = 'send-message' | 'send-task' | 'stream' | 'two-turn' | 'get-task';
-export type ServerId = 'ceiling' | 'sdk' | 'ours' | 'stack';
+export type ServerId = 'ceiling' | 'sdk' | 'ours' | 'stack' | 'ours-latency';
 
 export interface WorkloadInfo {
   id: WorkloadId;
@@ -34,6 +34,12 @@ export const SERVERS: readonly ServerInfo[] = [
   { id: 'sdk', title: '@a2a-js/sdk 1.3.0', script: 'official-sdk.ts', args: [] },
   { id: 'ours', title: 'createA2ARouter', script: 'ours.ts', args: [] },
   { id: 'stack', title: 'createA2ARouter + full middleware stack', script: 'ours.ts', args: ['--stack'] },
+  {
+    id: 'ours-latency',
+    title: 'createA2ARouter, in-memory store behind `withLatency` (1-5 ms per store call)',
+    script: 'ours.ts',
+    args: ['--latency'],
+  },
 ];
 
 /** Number of SSE events of one "stream" request: task + 10 WORKING updates + COMPLETED. */

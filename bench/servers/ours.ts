@@ -1,6 +1,8 @@
 /**
  * Ours: `createA2ARouter` with the in-memory store. With `--stack`, the full middleware stack runs in
- * front of it (tracing, auth with a pre-verified bearer, tenant, security headers).
+ * front of it (tracing, auth with a pre-verified bearer, tenant, security headers). With `--latency`,
+ * the store sits behind `withLatency` from `a2a-express-kit/testing` (every store call waits a random
+ * 1-5 ms, as a store across a network would): what a slow store costs, and that nothing breaks.
  *
  * It loads the built package from dist/ (run `npm run build` first; `npm run bench` does).
  * Prints `READY <port>` when listening.
@@ -11,6 +13,8 @@ import { hasFlag, listen, mountBenchControl } from './common.js';
 import { BENCH_BEARER, BENCH_TENANT_HEADER, STREAM_PROGRESS_UPDATES } from '../workloads.js';
 
 type Kit = typeof import('../../lib/index.js');
+type Testing = typeof import('../../lib/testing/index.js');
+type TaskStore = import('../../lib/testing/index.js').TaskStore;
 
 interface BenchEvents {
   reply(text: string): Promise<void>;
@@ -91,7 +95,15 @@ async function main(): Promise<void> {
   const kit = (await import(distPath)) as Kit;
   const taskStore = new kit.InMemoryTaskStore();
   const stack = hasFlag('--stack') ? buildStack(kit) : [];
-  const router = kit.createA2ARouter({ agentCard, executor: executor as never, taskStore });
+  let routerStore: TaskStore = taskStore;
+  if (hasFlag('--latency')) {
+    // The built `a2a-express-kit/testing` entry, like the kit itself. Size and clear still go to the
+    // inner store: the control endpoints must not wait.
+    const testingPath = '../../dist/testing.mjs';
+    const testing = (await import(testingPath)) as Testing;
+    routerStore = testing.withLatency(taskStore, { minMs: 1, maxMs: 5 });
+  }
+  const router = kit.createA2ARouter({ agentCard, executor: executor as never, taskStore: routerStore });
 
   const app: Express = express();
   mountBenchControl(app, {
@@ -101,7 +113,7 @@ async function main(): Promise<void> {
   });
   if (stack.length > 0) app.use('/', ...stack);
   app.use('/', router);
-  listen(app, hasFlag('--stack') ? 'ours+stack' : 'ours');
+  listen(app, hasFlag('--stack') ? 'ours+stack' : hasFlag('--latency') ? 'ours+latency' : 'ours');
 }
 
 main().catch((error: unknown) => {
