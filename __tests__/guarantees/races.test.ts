@@ -15,7 +15,7 @@ import {
   type TaskChange,
   type TaskScope,
 } from '../../lib';
-import { deferred, until, type Deferred } from '../helpers/async';
+import { aborted, deferred, until, type Deferred } from '../helpers/async';
 import { startAgent, testCard, testStore, type TestServer } from '../helpers/fixtures';
 import { listen, openStream, rpc, sseFrames, userMessage } from '../helpers/http';
 
@@ -60,8 +60,7 @@ describe('races through a slow shared store', () => {
         const gate = deferred();
         gates.set(ctx.taskId, gate);
         await events.start('working');
-        const aborted = new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
-        await Promise.race([gate.promise, aborted]);
+        await Promise.race([gate.promise, aborted(ctx.signal)]);
         if (!ctx.signal.aborted) await events.complete('completed by the agent').catch(() => undefined);
       },
       async cancel(ctx) {
@@ -120,7 +119,7 @@ describe('races through a slow shared store', () => {
         if (ctx.userText === 'park') return events.requireInput('more?');
         await events.start('working');
         started.resolve();
-        await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
+        await aborted(ctx.signal);
       },
       cancel() {
         hooks++;
@@ -198,7 +197,7 @@ describe('races through a slow shared store', () => {
       async execute(ctx, events) {
         await events.start('working');
         started.resolve();
-        await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
+        await aborted(ctx.signal);
         await events.complete('finished anyway');
       },
     };
@@ -225,7 +224,7 @@ describe('races through a slow shared store', () => {
       async execute(ctx, events) {
         await events.start('working');
         started.resolve();
-        await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
+        await aborted(ctx.signal);
       },
     };
     const tagged: express.RequestHandler = (req, _res, next) => als.run(req.get('x-who') ?? 'none', next);

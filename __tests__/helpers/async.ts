@@ -23,3 +23,9 @@ export async function until(predicate: () => boolean, what = 'condition', limitM
     await new Promise((resolve) => setImmediate(resolve));
   }
 }
+
+/** Resolves when `signal` aborts (at once if it already has). */
+export function aborted(signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+}
