@@ -12,8 +12,8 @@
  * Options:
  *   --quick              short runs, one round, memory N = 500
  *   --smoke              a check that the benchmark works, not a measurement: every server x workload
- *                        once (0.25 s warm-up, 0.5 s measured, load generated in the runner's process),
- *                        memory N = 100; the complete report is still written
+ *                        once (no warm-up, 0.25 s measured, load generated in the runner's process),
+ *                        memory N = 100 (SDK and ours side by side); the complete report is still written
  *   --rounds <n>         measured rounds per (workload, server) (default 3, quick and smoke 1)
  *   --out <dir>          where latest.md / latest.json go (default bench/results)
  *   --servers a,b        subset of ceiling,sdk,ours,stack,ours-latency (debugging; ratios need all of them)
@@ -78,12 +78,26 @@ interface Config {
    * process per run (starting one costs ~0.5-1 s, more than a smoke run measures).
    */
   inProcessLoad: boolean;
+  /** Smoke mode: the SDK's and our memory phases run at the same time (each starts a fresh server). */
+  concurrentMemory: boolean;
 }
 
 /** Per mode: full (the measurement), quick (a short look for humans), smoke (does it all still work?). */
 const MODE_SETTINGS: Record<
   Mode,
-  Pick<Config, 'rounds' | 'warmupSec' | 'streamWarmupSec' | 'roundWarmupSec' | 'durationSec' | 'getTaskPool' | 'memoryN' | 'memoryWarmup' | 'inProcessLoad'>
+  Pick<
+    Config,
+    | 'rounds'
+    | 'warmupSec'
+    | 'streamWarmupSec'
+    | 'roundWarmupSec'
+    | 'durationSec'
+    | 'getTaskPool'
+    | 'memoryN'
+    | 'memoryWarmup'
+    | 'inProcessLoad'
+    | 'concurrentMemory'
+  >
 > = {
   // Full: 5 workloads x 5 servers x 3 rounds, each round ~0.6 s of load-process start plus
   // warm-up (1.5 s first, 0.5 s later) and 2.5 s measured, + ~70 s of memory phase: ~6 min on 2 cores.
@@ -99,6 +113,7 @@ const MODE_SETTINGS: Record<
     // while the N tasks are processed, shows up as a constant ~100-600 KB "growth".
     memoryWarmup: 2500,
     inProcessLoad: false,
+    concurrentMemory: false,
   },
   quick: {
     rounds: 1,
@@ -110,19 +125,22 @@ const MODE_SETTINGS: Record<
     memoryN: 500,
     memoryWarmup: 200,
     inProcessLoad: false,
+    concurrentMemory: false,
   },
-  // 25 cells of ~0.75 s + server starts + two tiny memory phases: ~15 s on 2 cores. The load
-  // generator's sample tick is 0.25 s, so shorter runs would not be shorter.
+  // No warm-up and one 0.25 s load sample per cell (the load generator's sample tick: a shorter run
+  // would not be shorter): 25 cells of ~0.3 s + server starts + two tiny memory phases side by
+  // side, ~13 s on 2 cores. Every code path of a full run except the load process and the rounds.
   smoke: {
     rounds: 1,
-    warmupSec: 0.25,
-    streamWarmupSec: 0.25,
-    roundWarmupSec: 0.25,
-    durationSec: 0.5,
+    warmupSec: 0,
+    streamWarmupSec: 0,
+    roundWarmupSec: 0,
+    durationSec: 0.25,
     getTaskPool: 50,
     memoryN: 100,
     memoryWarmup: 20,
     inProcessLoad: true,
+    concurrentMemory: true,
   },
 };
 
@@ -729,8 +747,10 @@ function buildTargets(
 function methodText(meta: Report['meta']): string {
   const rounds = meta.rounds;
   const warmup =
-    (rounds > 1 ? `${meta.warmupSec} s warm-up in round 1, ${meta.roundWarmupSec} s in later rounds` : `${meta.warmupSec} s warm-up`) +
-    (meta.streamWarmupSec !== meta.warmupSec ? ` (streaming: ${meta.streamWarmupSec} s first)` : '');
+    meta.warmupSec === 0 && meta.roundWarmupSec === 0 && meta.streamWarmupSec === 0
+      ? 'no warm-up'
+      : (rounds > 1 ? `${meta.warmupSec} s warm-up in round 1, ${meta.roundWarmupSec} s in later rounds` : `${meta.warmupSec} s warm-up`) +
+        (meta.streamWarmupSec !== meta.warmupSec ? ` (streaming: ${meta.streamWarmupSec} s first)` : '');
   return rounds > 1
     ? `${rounds} interleaved rounds per cell (${warmup}; ${meta.durationSec} s measured per round), medians of rounds`
     : `1 round per cell (${warmup} + ${meta.durationSec} s measured)`;
@@ -816,8 +836,10 @@ function markdown(report: Report, config: Config): string {
     lines.push(
       '`ours-latency` is `ours` with its in-memory store behind `withLatency()` from `a2a-express-kit/testing`: every ' +
         'store call (get, create, update, list) waits a random 1-5 ms, part before and part after the call, as a store ' +
-        'across a network would. Its throughput is meant to be far below `ours` (each request makes several store calls ' +
-        'and waits for each); the column shows what a slow store costs, and that with 50 concurrent connections and ' +
+        'across a network would. A wait costs no CPU: with 50 connections one request\'s waits overlap with the others\' ' +
+        'work, so throughput drops most where a request waits for many store calls one after another (streaming: a write ' +
+        'per event) and little where it makes one or two (a Message reply makes none); each request still takes longer ' +
+        '(see the latencies). The column shows what a slow store costs, and that with 50 concurrent connections and ' +
         'versioned (compare-and-set) writes every request is still answered correctly: ' +
         (cells.length === 0
           ? 'not measured in this run.'
@@ -997,12 +1019,11 @@ async function main(): Promise<number> {
     log: (line) => log(`[${elapsed()}] ${line}`),
   };
   const throughput = await throughputPhase(state, serverInfos);
-  for (const server of running.values()) await stopServer(server);
+  await Promise.all([...running.values()].map((server) => stopServer(server)));
 
   const memory: Record<string, MemoryPhaseResult> = {};
   if (config.memory) {
-    for (const id of ['sdk', 'ours'] as const) {
-      if (!config.servers.includes(id)) continue;
+    const measureMemory = async (id: 'sdk' | 'ours') => {
       const info = SERVERS.find((s) => s.id === id) as ServerInfo;
       log(`[${elapsed()}] memory phase: ${id}, N = ${config.memoryN}`);
       memory[id] = await memoryPhase(info, config, log);
@@ -1013,7 +1034,10 @@ async function main(): Promise<number> {
             ? ` engine ${fmtBytes(r.engineBytesPerParkedTask)}/parked, ${fmtBytes(r.engineBytesPerCancelledTask)}/cancelled, RSS ${fmtMiB(r.withParked?.rss)}`
             : ` ${r.note ?? ''}`),
       );
-    }
+    };
+    const ids = (['sdk', 'ours'] as const).filter((id) => config.servers.includes(id));
+    if (config.concurrentMemory) await Promise.all(ids.map(measureMemory));
+    else for (const id of ids) await measureMemory(id);
   }
 
   const ratios: Report['ratios'] = {};

@@ -1,0 +1,99 @@
+/**
+ * Keeps the benchmark from rotting: runs `bench/run.ts --smoke` end to end (real server processes,
+ * real autocannon load on 127.0.0.1, every server x workload once for 0.25 s, a tiny memory phase;
+ * ~15 s) into a temporary directory, and checks that it produced a complete report. Never asserts on
+ * timings or targets: those depend on the machine (and smoke numbers mean nothing).
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const WORKLOADS = ['send-message', 'send-task', 'stream', 'two-turn', 'get-task'];
+const SERVERS = ['ceiling', 'sdk', 'ours', 'stack', 'ours-latency'];
+const REQUIRED_SERVERS = ['ceiling', 'sdk', 'ours', 'ours-latency'];
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function runSmokeBench(outDir: string): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench', 'run.ts'), '--smoke', '--out', outDir], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('bench smoke mode', () => {
+  let outDir: string;
+  let run: Run;
+
+  beforeAll(async () => {
+    outDir = mkdtempSync(path.join(os.tmpdir(), 'a2a-bench-'));
+    run = await runSmokeBench(outDir);
+  }, 120_000);
+
+  afterAll(() => {
+    if (outDir) rmSync(outDir, { recursive: true, force: true });
+  });
+
+  it('exits 0 and prints the markdown report', () => {
+    if (run.code !== 0) throw new Error(`bench exited ${run.code}\n${run.stderr.slice(-4000)}`);
+    expect(run.stdout).toContain('# a2a-express-kit benchmark');
+    expect(run.stdout).toContain('## Targets');
+    expect(run.stdout).toContain('## Memory');
+    expect(run.stdout).toContain('ours-latency/ours');
+  });
+
+  it('writes latest.md and latest.json to --out, not to bench/results', () => {
+    expect(existsSync(path.join(outDir, 'latest.md'))).toBe(true);
+    expect(existsSync(path.join(outDir, 'latest.json'))).toBe(true);
+    expect(readFileSync(path.join(outDir, 'latest.md'), 'utf8')).toContain('## Throughput');
+  });
+
+  it('has an entry for every workload and server', () => {
+    const report = JSON.parse(readFileSync(path.join(outDir, 'latest.json'), 'utf8'));
+    expect(report.meta.mode).toBe('smoke');
+    for (const workload of WORKLOADS) {
+      for (const server of SERVERS) {
+        const cell = report.throughput?.[workload]?.[server];
+        expect({ workload, server, present: cell !== undefined }).toEqual({ workload, server, present: true });
+        expect(cell.failed).toBeUndefined();
+        if (REQUIRED_SERVERS.includes(server) || !cell.skipped) {
+          // A measurement, whatever its value.
+          expect(typeof cell.reqPerSec).toBe('number');
+          expect(typeof cell.latencyMs.p50).toBe('number');
+        } else {
+          // The optional middleware-stack variant may be skipped, with a reason.
+          expect(typeof cell.note).toBe('string');
+        }
+      }
+      expect(report.ratios[workload]).toBeDefined();
+      expect(Object.keys(report.ratios[workload]).sort()).toEqual(['latencyVsOurs', 'oursVsCeiling', 'oursVsSdk', 'stackVsOurs']);
+    }
+    for (const server of REQUIRED_SERVERS) expect(report.servers[server].status).toBe('ok');
+    expect(report.targets.length).toBeGreaterThanOrEqual(7);
+  });
+
+  it('ran the memory phase for the official SDK and for ours', () => {
+    const report = JSON.parse(readFileSync(path.join(outDir, 'latest.json'), 'utf8'));
+    for (const server of ['sdk', 'ours']) {
+      const memory = report.memory[server];
+      expect(memory.status).toBe('ok');
+      expect(typeof memory.engineBytesPerParkedTask).toBe('number');
+      expect(typeof memory.engineBytesPerCancelledTask).toBe('number');
+      expect(memory.withParked.rss).toBeGreaterThan(0);
+    }
+  });
+});
