@@ -15,10 +15,10 @@ const ERROR_INFO = 'type.googleapis.com/google.rpc.ErrorInfo';
 describe('HTTP status of an error', () => {
   const kinds = Object.keys(ERROR_TABLE) as A2AErrorName[];
 
-  it.each(kinds)('%s: the table status in HTTP+JSON; 200 in JSON-RPC but for 401 and 413', (kind) => {
+  it.each(kinds)('%s: the table status in HTTP+JSON; 200 in JSON-RPC but for 401, 413 and 503', (kind) => {
     const error = new A2AError(kind);
     expect(httpStatusOf(error, 'rest')).toBe(ERROR_TABLE[kind].http);
-    const expected = kind === 'Unauthenticated' ? 401 : kind === 'PayloadTooLarge' ? 413 : 200;
+    const expected = kind === 'Unauthenticated' ? 401 : kind === 'PayloadTooLarge' ? 413 : kind === 'Unavailable' ? 503 : 200;
     expect(httpStatusOf(error, 'jsonrpc')).toBe(expected);
   });
 
@@ -86,7 +86,7 @@ describe('renderError', () => {
       contentType: 'application/a2a+json',
       body: { error: { code: 503, status: 'UNAVAILABLE', message: 'The service is temporarily unavailable', details: [] } },
     });
-    expect(renderError(new A2AError('Unavailable'), 'jsonrpc')).toMatchObject({ status: 200, body: { error: { code: -32603 } } });
+    expect(renderError(new A2AError('Unavailable'), 'jsonrpc')).toMatchObject({ status: 503, body: { error: { code: -32603 } } });
   });
 });
 
@@ -108,7 +108,7 @@ describe('writeError over HTTP', () => {
     const error = new A2AError('Unavailable', undefined, { headers: { 'Retry-After': '5' } });
     for (const binding of ['jsonrpc', 'rest'] as ErrorBinding[]) {
       const res = await answer((req, r) => writeError(req, r, error, binding, 7));
-      expect([binding, res.status, res.headers.get('retry-after')]).toEqual([binding, binding === 'rest' ? 503 : 200, '5']);
+      expect([binding, res.status, res.headers.get('retry-after')]).toEqual([binding, 503, '5']);
       await running?.close();
       running = undefined;
     }

@@ -10,7 +10,7 @@ import type { Logger } from '../logger.js';
 import type { JsonRpcId } from '../protocol/jsonrpc.js';
 import type { CallContext, StreamObserver } from '../server/request-handler.js';
 import { writeError, type ErrorBinding } from './error-writer.js';
-import { SseWriter } from './sse.js';
+import { Heartbeat, SseWriter, type SseLimits } from './sse.js';
 
 /** How a binding frames its stream; one object per binding, the request's `id` passed in. */
 export interface StreamEncoding {
@@ -25,8 +25,80 @@ export interface StreamEncoding {
 /** What a binding's streams share: made once per route. */
 export interface StreamSettings {
   readonly encoding: StreamEncoding;
-  readonly heartbeatIntervalMs: number;
+  readonly limits: SseLimits;
   readonly logger: Logger;
+}
+
+/** The limits every stream of a router shares: one heartbeat timer, one send-buffer bound. */
+export function streamLimits(heartbeatIntervalMs: number, maxBufferedBytes: number, stallMs: number, logger: Logger): SseLimits {
+  return {
+    heartbeat: new Heartbeat(heartbeatIntervalMs),
+    maxBufferedBytes,
+    stallMs,
+    onOverflow: () => logger.warn({ maxBufferedBytes }, 'an SSE client stayed more than streamBufferBytes behind; its stream was cut (the task goes on)'),
+  };
+}
+
+type StreamEvent = Parameters<StreamObserver['onEvent']>[0];
+type StreamOutcome = Parameters<StreamObserver['onEnd']>[0];
+
+/**
+ * One stream, and the observer of the handler's stream: a single object per stream (methods, no
+ * closures), so that an idle stream holds nothing of the request beyond it; the call, the params and
+ * the request's A2A context are released once the stream is open.
+ */
+class ObservedStream extends SseWriter implements StreamObserver {
+  readonly #req: Request;
+  readonly #res: Response;
+  readonly #settings: StreamSettings;
+  readonly #id: JsonRpcId;
+  #detach: (() => void) | undefined;
+
+  constructor(req: Request, res: Response, settings: StreamSettings, id: JsonRpcId) {
+    super(res, settings.limits);
+    this.#req = req;
+    this.#res = res;
+    this.#settings = settings;
+    this.#id = id;
+  }
+
+  onEvent(event: StreamEvent): void {
+    this.send(this.#settings.encoding.event(this.#id, event));
+  }
+
+  onEnd(outcome: StreamOutcome): void {
+    if (outcome.kind === 'error') this.fail(outcome.error);
+    else this.end();
+  }
+
+  /** Ends the stream with `thrown`: a final error frame, or a plain error reply while nothing was sent. */
+  fail(thrown: unknown): void {
+    const { encoding, logger } = this.#settings;
+    if (!this.opened) return writeError(this.#req, this.#res, thrown, encoding.binding, this.#id, logger);
+    if (!(thrown instanceof A2AError)) logger.error({ err: thrown }, 'unexpected error in an A2A stream');
+    this.sendError(encoding.error(this.#id, toA2AError(thrown)));
+    this.end();
+  }
+
+  /** The handler's stream is open; `detach` stops following it. */
+  attach(detach: () => void): void {
+    this.#detach = detach;
+    if (this.closed) detach();
+  }
+
+  /** The client went away: stop following; the task itself goes on. */
+  clientLeft(): void {
+    this.stop();
+    this.#detach?.();
+  }
+}
+
+const STREAM = Symbol('a2a-express-kit.stream');
+type StreamedResponse = Response & { [STREAM]?: ObservedStream };
+
+/** 'close' of a streamed response (`this`): one function for all streams, not a closure each. */
+function onStreamClose(this: StreamedResponse): void {
+  this[STREAM]?.clientLeft();
 }
 
 /** Opens the handler's stream (`open` runs in the request's A2A context) and serves it as SSE. */
@@ -39,29 +111,23 @@ export async function serveStream<Params>(
   open: (call: CallContext, params: Params, observer: StreamObserver) => Promise<() => void>,
   params: Params,
 ): Promise<void> {
-  const { encoding, heartbeatIntervalMs, logger } = settings;
-  const writer = new SseWriter(res, heartbeatIntervalMs);
-  /** Ends the stream with `thrown`: a final error frame, or a plain error reply while nothing was sent. */
-  const fail = (thrown: unknown): void => {
-    if (!writer.opened) return writeError(req, res, thrown, encoding.binding, id, logger);
-    if (!(thrown instanceof A2AError)) logger.error({ err: thrown }, 'unexpected error in an A2A stream');
-    writer.sendError(encoding.error(id, toA2AError(thrown)));
-    writer.end();
-  };
-  let detach: (() => void) | undefined;
-  const observer: StreamObserver = {
-    onEvent: (event) => writer.send(encoding.event(id, event)),
-    onEnd: (outcome) => (outcome.kind === 'error' ? fail(outcome.error) : writer.end()),
-  };
+  const stream = new ObservedStream(req, res, settings, id);
   // A client that goes away stops following; the task itself goes on.
-  res.once('close', () => {
-    writer.stop();
-    detach?.();
-  });
+  (res as StreamedResponse)[STREAM] = stream;
+  res.on('close', onStreamClose);
   try {
-    detach = await runWithA2AContext(call.requestContext, () => open(call, params, observer));
-    if (writer.closed) detach();
+    stream.attach(await openIn(call, open, params, stream));
   } catch (error) {
-    fail(error);
+    stream.fail(error);
   }
+}
+
+/** `open` in the request's A2A context; a function of its own, so the stream does not keep its arguments. */
+function openIn<Params>(
+  call: CallContext,
+  open: (call: CallContext, params: Params, observer: StreamObserver) => Promise<() => void>,
+  params: Params,
+  observer: StreamObserver,
+): Promise<() => void> {
+  return runWithA2AContext(call.requestContext, () => open(call, params, observer));
 }

@@ -23,6 +23,7 @@ import type { TaskEventBus } from './task-event-bus.js';
 import { TaskEvents, type EventSink } from './task-events.js';
 import { InvalidAgentEventError } from './agent-event-error.js';
 import type { TaskEvent } from './task-reducer.js';
+import type { EngineEvents } from './engine-events.js';
 import { CancelPublisher, Turn, type Publisher, type TurnOutcome, type TurnRequest } from './turn.js';
 import { CANCELED_TEXT, GENERIC_FAILURE_TEXT, endsTurn, engineStatus, isInterrupted, isTerminal } from './task-state.js';
 
@@ -31,6 +32,10 @@ export interface ExecutionDeps {
   readonly bus: TaskEventBus;
   readonly executor: AgentExecutor;
   readonly logger: Logger;
+  /** Metrics and lifecycle hooks (guarded by combineEngineEvents). */
+  readonly events?: EngineEvents;
+  /** A turn not ended after this long is failed; 0: no deadline. */
+  readonly turnTimeoutMs: number;
   /** Called once the execution holds nothing live: the registry forgets it. */
   readonly onIdle: (execution: Execution) => void;
 }
@@ -45,6 +50,10 @@ interface QueuedTurn {
 }
 
 const GRACE_OVER = Symbol('grace over');
+const SHUTDOWN_TEXT = 'The server shut down before the agent finished this task.';
+
+/** What a message gets while the server shuts down. */
+export const shuttingDown = (): A2AError => new A2AError('Unavailable', 'This agent is shutting down; send the message again later');
 const noop = (): void => {};
 const RESOLVED: Promise<void> = Promise.resolve();
 
@@ -106,6 +115,14 @@ export class Execution {
     if (!this.#cancel) {
       const run = this.#runCancel(request, graceMs);
       this.#cancel = run;
+      const hook = this.#deps.events?.cancelAnswered;
+      if (hook) {
+        const report = (outcome: 'canceled' | 'not-cancelable' | 'error') => hook({ taskId: this.taskId, tenant: this.scope.tenant, outcome });
+        run.then(
+          () => report('canceled'),
+          (error: unknown) => report(error instanceof A2AError && error.kind === 'TaskNotCancelable' ? 'not-cancelable' : 'error'),
+        );
+      }
       // A failed run (store unavailable) may be tried again by the next CancelTask.
       run.catch(() => {
         if (this.#cancel === run) this.#cancel = undefined;
@@ -190,6 +207,13 @@ export class Execution {
         if (!joined) return;
         before = joined;
       }
+      const timeoutMs = this.#deps.turnTimeoutMs;
+      if (timeoutMs > 0) turn.setDeadline(timeoutMs, () => this.#timedOut(turn, timeoutMs));
+      const events = this.#deps.events;
+      if (events) {
+        turn.startedAt = performance.now();
+        events.turnStarted?.({ taskId: this.taskId, tenant: this.scope.tenant, followUp: before !== undefined });
+      }
       const context: ExecutionContext = {
         ...request.context,
         userMessage: request.message,
@@ -209,6 +233,29 @@ export class Execution {
     // Drain what execute() published without awaiting (nothing to wait for once the turn is over).
     if (!turn.closed && this.#tail) await this.#tail.catch(noop);
     if (!turn.closed) await this.#enqueue(() => this.#endUnfinished(turn, true));
+  }
+
+  /** The turn's deadline passed: its signal fires and the task is FAILED with the reason. */
+  #timedOut(turn: Turn, timeoutMs: number): void {
+    if (turn.closed || this.#cancelling) return;
+    this.#deps.logger.warn({ taskId: this.taskId, turnTimeoutMs: timeoutMs }, 'a turn did not end within turnTimeoutMs; the task is failed');
+    turn.cancel();
+    const text = `The agent did not finish within ${timeoutMs} ms.`;
+    void this.#enqueue(() => (turn.closed ? undefined : this.#commitEngineStatus('TASK_STATE_FAILED', text))).catch(noop);
+  }
+
+  /**
+   * Server shutdown: queued turns are refused, the running turn is aborted and its task FAILED with
+   * the reason (one process owns its turns; nothing else would ever finish them). Resolves once written.
+   */
+  shutdown(): Promise<void> {
+    const refused = this.#pending;
+    this.#pending = [];
+    for (const { turn } of refused) turn.end({ kind: 'error', error: shuttingDown() });
+    const turn = this.#current;
+    if (!turn) return RESOLVED;
+    turn.cancel();
+    return this.#enqueue(() => (turn.closed ? undefined : this.#commitEngineStatus('TASK_STATE_FAILED', SHUTDOWN_TEXT))).then(noop, noop);
   }
 
   /** execute() settled without ending its turn. */
@@ -258,7 +305,6 @@ export class Execution {
       taskId: this.taskId,
       contextId: this.contextId,
       accept: (event) => {
-        if (this.#tail === undefined && 'message' in event) return this.#applyNow(publisher, event);
         const applied = this.#enqueue(() => this.#apply(publisher, event));
         // An agent that does not await publish() must not crash the process with an unhandled
         // rejection; awaiting callers still see the error. Refusals are logged in #apply.
@@ -268,28 +314,6 @@ export class Execution {
     };
   }
 
-  /**
-   * A direct Message reply published before anything else was queued (the hot path): checked and
-   * delivered now, in the publisher's call, without a promise. Steps queued meanwhile go after it.
-   */
-  #applyNow(publisher: Publisher, event: StreamResponse): Promise<void> {
-    this.#tail = RESOLVED;
-    let applied: void | Promise<void>;
-    try {
-      applied = this.#apply(publisher, event);
-    } catch (error) {
-      const refused = Promise.reject(error);
-      refused.catch(noop); // awaiting publishers still see it
-      return refused;
-    }
-    if (applied === undefined) return RESOLVED;
-    // Refused: the task is being failed; later steps wait for that.
-    const settled = applied.then(noop, noop);
-    const tail = this.#tail;
-    this.#tail = tail === RESOLVED ? settled : tail.then(() => settled);
-    return applied;
-  }
-
   /** Runs `step` after every step queued before it (failed ones too), in the caller's async context. */
   #enqueue<T>(step: () => T | Promise<T>): Promise<T> {
     const result = (this.#tail ?? RESOLVED).then(step, step);
@@ -297,7 +321,7 @@ export class Execution {
     return result;
   }
 
-  /** Checks, stores and fans out one agent event. Synchronous for a Message reply (the hot path). */
+  /** Checks, stores and fans out one agent event (a Message reply needs no store: synchronous). */
   #apply(publisher: Publisher, event: StreamResponse): void | Promise<void> {
     if (publisher.closed) {
       const state = this.#writer.task?.status.state;
@@ -381,6 +405,12 @@ export class Execution {
   #fanOut(commit: Extract<Commit, { kind: 'committed' }>): void {
     this.#current?.notify(commit.event);
     this.#deps.bus.publish(this.key, { event: commit.event, task: commit.task, version: commit.version });
+    const events = this.#deps.events;
+    if (events) {
+      const info = { taskId: this.taskId, tenant: this.scope.tenant };
+      events.taskEvent?.({ ...info, event: commit.event, task: commit.task });
+      if (isTerminal(commit.task.status.state)) events.taskFinished?.({ ...info, state: commit.task.status.state });
+    }
     if (this.#current && endsTurn(commit.task.status.state)) this.#endTurn(this.#current, { kind: 'task', task: commit.task });
   }
 
@@ -417,6 +447,11 @@ export class Execution {
   #endTurn(turn: Turn, outcome: TurnOutcome): void {
     if (this.#current === turn) this.#current = undefined;
     turn.end(outcome);
+    const ended = this.#deps.events?.turnEnded;
+    if (ended && turn.startedAt !== undefined) {
+      const state = outcome.kind === 'task' ? outcome.task.status.state : outcome.kind;
+      ended({ taskId: this.taskId, tenant: this.scope.tenant, outcome: state, durationMs: performance.now() - turn.startedAt });
+    }
     this.#afterTurn();
   }
 

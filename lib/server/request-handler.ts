@@ -19,7 +19,7 @@ import {
   type SendMessageResponse,
   type SubscribeToTaskRequest,
 } from '../protocol/requests.js';
-import { Execution, type ExecutionDeps } from './execution.js';
+import { Execution, shuttingDown, type ExecutionDeps } from './execution.js';
 import { LocalExecutionRegistry, type ExecutionRegistry } from './execution-registry.js';
 import type { AgentExecutor } from './executor.js';
 import {
@@ -33,6 +33,7 @@ import { taskKey } from './task-key.js';
 import { isInterrupted, isTerminal } from './task-state.js';
 import type { ExecutionObserver, Turn, TurnOutcome } from './turn.js';
 import { MediaTypeFilter } from './media-types.js';
+import type { EngineEvents } from './engine-events.js';
 
 /** Who is calling and under which tenant: resolved once per request by the transport. */
 export interface CallContext {
@@ -51,15 +52,22 @@ export interface RequestHandlerOptions {
   readonly taskStore: TaskStore;
   readonly logger: Logger;
   readonly cancelGracePeriodMs: number;
+  /** A turn not ended after this long is failed; 0 or absent: no deadline. */
+  readonly turnTimeoutMs?: number;
   readonly extendedAgentCard?: ExtendedAgentCardProvider;
   /** Where committed events are published and followed; in-process by default. */
   readonly bus?: TaskEventBus;
   /** Which tasks run in this process; a local map by default. */
   readonly registry?: ExecutionRegistry<Execution>;
+  /** Metrics and lifecycle hooks. */
+  readonly events?: EngineEvents;
 }
 
 /** Receives a stream's events; `onEnd` closes it. */
-export type StreamObserver = ExecutionObserver;
+export interface StreamObserver extends ExecutionObserver {
+  /** `closed`: the stream ends without a final state (a subscription ended by a shutdown). */
+  onEnd(outcome: TurnOutcome | { readonly kind: 'closed' }): void;
+}
 
 const scopeOf = (call: CallContext): TaskScope => ({ tenant: call.tenant, owner: call.caller.id });
 
@@ -87,6 +95,10 @@ export class A2ARequestHandler {
   readonly #bus: TaskEventBus;
   readonly #deps: ExecutionDeps;
   readonly #inputModes: MediaTypeFilter;
+  /** Open SubscribeToTask streams, so that a shutdown can end them. */
+  readonly #subscriptions = new Set<() => void>();
+  #closing = false;
+  #drained: (() => void) | undefined;
 
   constructor(options: RequestHandlerOptions) {
     this.#options = options;
@@ -97,7 +109,12 @@ export class A2ARequestHandler {
       bus: this.#bus,
       executor: options.executor,
       logger: options.logger,
-      onIdle: (execution) => this.#registry.remove(execution.key, execution),
+      events: options.events,
+      turnTimeoutMs: options.turnTimeoutMs ?? 0,
+      onIdle: (execution) => {
+        this.#registry.remove(execution.key, execution);
+        if (this.#closing && this.#registry.size === 0) this.#drained?.();
+      },
     };
     const card = options.agentCard;
     this.#inputModes = new MediaTypeFilter([...card.defaultInputModes, ...card.skills.flatMap((s) => s.inputModes ?? [])]);
@@ -123,14 +140,30 @@ export class A2ARequestHandler {
     const returnImmediately = params.configuration?.returnImmediately === true;
     let settle!: (outcome: TurnOutcome) => void;
     const outcome = new Promise<TurnOutcome>((resolve) => (settle = resolve));
+    let turn: Turn | undefined;
+    let watching = false;
     const observer: ExecutionObserver = {
       onEvent: (event) => {
-        if (returnImmediately && 'task' in event) settle({ kind: 'task', task: event.task });
+        if (!('task' in event)) return;
+        if (returnImmediately) settle({ kind: 'task', task: event.task });
+        else if (!watching) {
+          // A task to wait for (a Message reply needs no watch): a client that leaves stops
+          // waiting, and the turn goes on without an observer.
+          watching = true;
+          call.requestContext.signal?.addEventListener(
+            'abort',
+            () => {
+              turn?.detach();
+              settle({ kind: 'error', error: new A2AError('Internal', 'The client closed the request') });
+            },
+            { once: true },
+          );
+        }
       },
       onEnd: settle,
     };
     const begun = this.#beginTurn(call, params, observer);
-    if (begun instanceof Promise) await begun;
+    turn = begun instanceof Promise ? await begun : begun;
     const result = await outcome;
     if (result.kind === 'error') throw result.error;
     if (result.kind === 'message') return { message: result.message };
@@ -183,8 +216,13 @@ export class A2ARequestHandler {
   async cancelTask(call: CallContext, params: CancelTaskRequest): Promise<Task> {
     const scope = scopeOf(call);
     const { task } = await this.#resolve(call, params.id);
-    if (task.status.state === 'TASK_STATE_CANCELED') return task;
+    const answered = this.#options.events?.cancelAnswered;
+    if (task.status.state === 'TASK_STATE_CANCELED') {
+      answered?.({ taskId: task.id, tenant: call.tenant, outcome: 'canceled' });
+      return task;
+    }
     if (isTerminal(task.status.state)) {
+      answered?.({ taskId: task.id, tenant: call.tenant, outcome: 'not-cancelable' });
       throw new A2AError('TaskNotCancelable', `Task ${task.id} is in ${task.status.state} and cannot be canceled`, {
         metadata: { taskId: task.id },
       });
@@ -231,6 +269,13 @@ export class A2ARequestHandler {
     const stop = (): void => {
       done = true;
       unsubscribe();
+      this.#subscriptions.delete(endForShutdown);
+    };
+    // On shutdown the stream ends cleanly after the last event it was sent.
+    const endForShutdown = (): void => {
+      if (done) return;
+      stop();
+      observer.onEnd({ kind: 'closed' });
     };
     let stored: VersionedTask;
     try {
@@ -243,7 +288,12 @@ export class A2ARequestHandler {
       stop();
       throw new A2AError('UnsupportedOperation', `Task ${stored.task.id} is in a terminal state; there is nothing to subscribe to`);
     }
+    if (this.#closing) {
+      stop();
+      throw shuttingDown();
+    }
     seen = stored.version;
+    this.#subscriptions.add(endForShutdown);
     observer.onEvent({ task: stored.task });
     for (const committed of held) deliver(committed);
     held = [];
@@ -260,6 +310,26 @@ export class A2ARequestHandler {
     if (!provider) throw new A2AError('ExtendedAgentCardNotConfigured');
     const card = typeof provider === 'function' ? await provider(call.caller) : provider;
     return card.supportedInterfaces ? card : { ...card, supportedInterfaces: this.#options.agentCard.supportedInterfaces };
+  }
+
+  /**
+   * Graceful shutdown: refuses new messages and subscriptions from now on, lets running turns end
+   * within `graceMs`, then aborts the rest (their tasks FAILED with the reason), and ends every
+   * open subscription. Resolves when nothing runs. Reads and CancelTask are still served meanwhile.
+   */
+  async close(graceMs: number): Promise<void> {
+    this.#closing = true;
+    if (this.#registry.size > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await new Promise<void>((resolve) => {
+        this.#drained = resolve;
+        timer = setTimeout(resolve, graceMs);
+        timer.unref();
+      });
+      clearTimeout(timer);
+      await Promise.all([...this.#registry.values()].map((execution) => execution.shutdown()));
+    }
+    for (const end of [...this.#subscriptions]) end();
   }
 
   /** Push notifications are not implemented yet: every config operation says so. */
@@ -299,6 +369,7 @@ export class A2ARequestHandler {
 
   /** Starts the turn; synchronous for a new interaction (the hot path), async only for a follow-up. */
   #beginTurn(call: CallContext, params: SendMessageRequest, observer: ExecutionObserver): Turn | Promise<Turn> {
+    if (this.#closing) throw shuttingDown();
     const message = params.message;
     if (message.role !== 'ROLE_USER') {
       throw invalidParams([{ field: 'message.role', description: 'a message sent to the agent must have role ROLE_USER' }]);

@@ -28,27 +28,36 @@ export interface TaskEventBus {
   readonly subscriberCount: number;
 }
 
-/** Listener sets per key; an entry exists only while someone listens. */
-class ListenerMap<L> {
-  readonly #byKey = new Map<string, Set<L>>();
+/**
+ * Listeners per key; an entry exists only while someone listens. One listener (the common case: one
+ * subscriber per task) is held as it is, several in a set.
+ */
+class ListenerMap<L extends object> {
+  readonly #byKey = new Map<string, L | Set<L>>();
   size = 0;
 
   add(key: string, listener: L): () => void {
-    let set = this.#byKey.get(key);
-    if (!set) this.#byKey.set(key, (set = new Set()));
-    set.add(listener);
+    const held = this.#byKey.get(key);
+    if (held === undefined) this.#byKey.set(key, listener);
+    else if (held instanceof Set) held.add(listener);
+    else this.#byKey.set(key, new Set([held, listener]));
     this.size++;
-    return () => {
-      if (!set.delete(listener)) return;
-      this.size--;
-      if (set.size === 0 && this.#byKey.get(key) === set) this.#byKey.delete(key);
-    };
+    return () => this.#remove(key, listener);
+  }
+
+  #remove(key: string, listener: L): void {
+    const held = this.#byKey.get(key);
+    if (held === listener) this.#byKey.delete(key);
+    else if (held instanceof Set && held.delete(listener)) {
+      if (held.size === 1) this.#byKey.set(key, held.values().next().value!);
+    } else return;
+    this.size--;
   }
 
   /** A copy, so a listener that unsubscribes while being called does not disturb the loop. */
   get(key: string): L[] {
-    const set = this.#byKey.get(key);
-    return set ? [...set] : [];
+    const held = this.#byKey.get(key);
+    return held === undefined ? [] : held instanceof Set ? [...held] : [held];
   }
 }
 

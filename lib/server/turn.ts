@@ -44,9 +44,12 @@ export class Turn implements Publisher {
   #ended = false;
   /** A cancel asked for this turn to stop (its signal fires, now or when first read). */
   canceled = false;
+  /** performance.now() when execute() was called, kept only when something measures turns. */
+  startedAt: number | undefined;
   #observer: ExecutionObserver | undefined;
   #abort: AbortController | undefined;
   #settled = false;
+  #deadline: NodeJS.Timeout | undefined;
   #whenSettled: Promise<void> | undefined;
   #markSettled: (() => void) | undefined;
 
@@ -77,6 +80,12 @@ export class Turn implements Publisher {
     this.#abort?.abort(CANCELED());
   }
 
+  /** Calls `onExpiry` if the turn has not ended after `ms` (the timer never keeps the process alive). */
+  setDeadline(ms: number, onExpiry: () => void): void {
+    this.#deadline = setTimeout(onExpiry, ms);
+    this.#deadline.unref();
+  }
+
   /** The client stopped following; the turn goes on. */
   detach(): void {
     this.#observer = undefined;
@@ -90,6 +99,7 @@ export class Turn implements Publisher {
   end(outcome: TurnOutcome): void {
     if (this.#ended) return;
     this.#ended = true;
+    if (this.#deadline) clearTimeout(this.#deadline);
     const observer = this.#observer;
     this.#observer = undefined;
     observer?.onEnd(outcome);

@@ -1,0 +1,47 @@
+/**
+ * What the engine reports as it works: the seam for metrics and lifecycle hooks. Every method is
+ * optional and called synchronously on the engine's path, so an implementation must be cheap and
+ * must not throw (a throw is caught and logged, never allowed to break a task).
+ */
+import type { StreamResponse, Task, TaskState } from '../protocol/schemas.js';
+import type { Logger } from '../logger.js';
+
+export interface EngineEvents {
+  /** A message's turn starts running `execute()`. */
+  turnStarted?(info: { readonly taskId: string; readonly tenant: string; readonly followUp: boolean }): void;
+  /** A turn ended: with a Message reply, the state its task reached, or an error answered to the client. */
+  turnEnded?(info: {
+    readonly taskId: string;
+    readonly tenant: string;
+    readonly outcome: 'message' | 'error' | TaskState;
+    readonly durationMs: number;
+  }): void;
+  /** An event was committed to the store (the `onTaskEvent` hook). */
+  taskEvent?(info: { readonly taskId: string; readonly tenant: string; readonly event: StreamResponse; readonly task: Task }): void;
+  /** A task reached a terminal state (once per task and process that wrote it). */
+  taskFinished?(info: { readonly taskId: string; readonly tenant: string; readonly state: TaskState }): void;
+  /** A CancelTask was answered. */
+  cancelAnswered?(info: { readonly taskId: string; readonly tenant: string; readonly outcome: 'canceled' | 'not-cancelable' | 'error' }): void;
+}
+
+const METHODS = ['turnStarted', 'turnEnded', 'taskEvent', 'taskFinished', 'cancelAnswered'] as const;
+
+/** One EngineEvents calling several, each guarded: a listener that throws is logged and skipped. */
+export function combineEngineEvents(listeners: readonly EngineEvents[], logger: Logger): EngineEvents | undefined {
+  if (listeners.length === 0) return undefined;
+  const combined: Record<string, (info: never) => void> = {};
+  for (const name of METHODS) {
+    const fns = listeners.map((l) => l[name]?.bind(l)).filter((f): f is (info: never) => void => f !== undefined);
+    if (fns.length === 0) continue;
+    combined[name] = (info: never) => {
+      for (const fn of fns) {
+        try {
+          fn(info);
+        } catch (error) {
+          logger.error({ err: error }, `an engine event listener (${name}) threw; ignored`);
+        }
+      }
+    };
+  }
+  return combined as EngineEvents;
+}
