@@ -44,9 +44,62 @@ export const requiredStringList = (field: string) =>
     .array(z.string(fieldError(`${field} entries`, 'strings')), fieldError(field, 'an array of strings'))
     .min(1, { error: `${field} must have at least one entry` });
 
-/** Optional google.protobuf.Struct: a plain JSON object. */
-export const optionalMetadata = (field = 'metadata') =>
-  z.record(z.string(), z.unknown(), fieldError(field, 'a JSON object')).optional();
+/**
+ * Deepest nesting (objects and arrays) accepted in a free-form JSON field (a Struct such as
+ * `metadata`, or a Value such as `Part.data`); `{}` and `[]` are 1 level. Without a bound, a
+ * request nested a few thousand levels passes validation and later overflows the stack wherever
+ * the value is serialized or copied (the store, an SSE frame).
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * True when `value` nests deeper than `levels` objects/arrays. Iterative (an explicit stack, no
+ * recursion), so no depth of input and no bound can overflow the call stack; a cycle (possible
+ * only in objects built in code) counts as too deep.
+ */
+export function exceedsJsonDepth(value: unknown, levels = MAX_JSON_DEPTH): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const pending: object[] = [value];
+  const depths: number[] = [1];
+  while (pending.length > 0) {
+    const node = pending.pop()!;
+    const depth = depths.pop()!;
+    if (depth > levels) return true;
+    if (Array.isArray(node)) {
+      for (let i = 0; i < node.length; i++) {
+        const child: unknown = node[i];
+        if (typeof child === 'object' && child !== null) {
+          pending.push(child);
+          depths.push(depth + 1);
+        }
+      }
+      continue;
+    }
+    for (const key in node) {
+      // Own keys only (a parsed `"__proto__"` key is an own data property, read like any other).
+      if (!Object.hasOwn(node, key)) continue;
+      const child: unknown = (node as Record<string, unknown>)[key];
+      if (typeof child === 'object' && child !== null) {
+        pending.push(child);
+        depths.push(depth + 1);
+      }
+    }
+  }
+  return false;
+}
+
+/** Refinement params: `field` may nest at most MAX_JSON_DEPTH levels. */
+const boundedDepth = (field: string) =>
+  [(value: unknown) => !exceedsJsonDepth(value), { error: `${field} must not nest deeper than ${MAX_JSON_DEPTH} levels`, abort: true }] as const;
+
+/** google.protobuf.Struct: a plain JSON object, nested at most MAX_JSON_DEPTH levels. */
+const struct = (field: string) => z.record(z.string(), z.unknown(), fieldError(field, 'a JSON object')).refine(...boundedDepth(field));
+
+/** google.protobuf.Value: any JSON value (null included), nested at most MAX_JSON_DEPTH levels. */
+const jsonValue = (field: string) => z.unknown().refine(...boundedDepth(field));
+
+/** Optional google.protobuf.Struct (see `struct`). */
+export const optionalMetadata = (field = 'metadata') => struct(field).optional();
 
 /** Counts the members of a oneof that hold a value (`null` counts: it is a valid `Value`). */
 function countMembers(value: Record<string, unknown>, members: readonly string[]): number {
@@ -93,7 +146,7 @@ const role = (field: string) => z.enum(['ROLE_USER', 'ROLE_AGENT'], fieldError(f
 export const RoleSchema = role('role');
 export type Role = z.infer<typeof RoleSchema>;
 
-export const MetadataSchema = z.record(z.string(), z.unknown(), fieldError('metadata', 'a JSON object'));
+export const MetadataSchema = struct('metadata');
 export type Metadata = z.infer<typeof MetadataSchema>;
 
 /** RFC 3339 timestamp. Offsets are accepted on input; servers emit UTC with `Z`. */
@@ -127,7 +180,7 @@ const PartObjectSchema = z.object({
     .optional(),
   url: optionalString('url'),
   // google.protobuf.Value: any JSON value, null included.
-  data: z.unknown().optional(),
+  data: jsonValue('data').optional(),
   metadata: optionalMetadata(),
   filename: optionalString('filename'),
   mediaType: optionalString('mediaType'),
