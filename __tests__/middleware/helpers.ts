@@ -94,13 +94,14 @@ export function rawRequest(
 
 export const HS_SECRET = new TextEncoder().encode('a-test-secret-that-is-at-least-32-bytes-long!');
 
-/** Signs an HS256 token with HS_SECRET (or the given key/alg). */
+/** Signs an HS256 token with HS_SECRET (or the given key/alg), valid for 5 minutes unless `expiresIn` says otherwise (null: no `exp`). */
 export async function signToken(
   claims: JWTPayload,
-  options: { key?: Parameters<SignJWT['sign']>[0]; alg?: string; kid?: string; expiresIn?: string | number; issuer?: string; audience?: string } = {},
+  options: { key?: Parameters<SignJWT['sign']>[0]; alg?: string; kid?: string; expiresIn?: string | number | null; issuer?: string; audience?: string } = {},
 ): Promise<string> {
   let jwt = new SignJWT(claims).setProtectedHeader({ alg: options.alg ?? 'HS256', ...(options.kid ? { kid: options.kid } : {}) }).setIssuedAt();
-  if (options.expiresIn !== undefined) jwt = jwt.setExpirationTime(options.expiresIn);
+  const expiresIn = options.expiresIn === undefined ? '5m' : options.expiresIn;
+  if (expiresIn !== null) jwt = jwt.setExpirationTime(expiresIn);
   if (options.issuer) jwt = jwt.setIssuer(options.issuer);
   if (options.audience) jwt = jwt.setAudience(options.audience);
   return jwt.sign(options.key ?? HS_SECRET);

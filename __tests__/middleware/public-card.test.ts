@@ -78,8 +78,8 @@ describe.each(layouts)('a2aAuth + a2aTenant %s', (_layout, build) => {
   it('everything else still needs credentials', async () => {
     expect((await rpc(`${server.baseUrl}/agent`, 'ListTasks', {})).status).toBe(401);
     // Only GET and HEAD are exempt: a POST there is refused by a2aAuth in front of the router, and
-    // the preset only runs for what the router serves (404).
+    // the preset only runs for what the router serves (405 with Allow).
     const post = await fetch(`${server.baseUrl}/agent/.well-known/agent-card.json`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
-    expect([401, 404]).toContain(post.status);
+    expect([401, 405]).toContain(post.status);
   });
 });

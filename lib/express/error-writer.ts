@@ -21,27 +21,48 @@ const CONTENT_TYPE: Record<ErrorBinding, string> = { jsonrpc: 'application/json'
 
 /**
  * HTTP status of `error` in `binding`. HTTP+JSON: the table's. JSON-RPC: 200, the envelope
- * speaks, except where HTTP itself must: 401 (clients look for the challenge), 413, and a
+ * speaks, except where HTTP itself must: 401 (clients look for the challenge), 413, 503, and a
  * middleware's rejection, which keeps its status because no A2A method was reached.
  */
 export function httpStatusOf(error: A2AError, binding: ErrorBinding): number {
   if (binding === 'rest' || error instanceof A2AMiddlewareError) return error.httpStatus;
-  return error.kind === 'Unauthenticated' || error.kind === 'PayloadTooLarge' ? error.httpStatus : 200;
+  // Unavailable (shutting down, store down) keeps its 503 so that load balancers and clients retry.
+  return error.kind === 'Unauthenticated' || error.kind === 'PayloadTooLarge' || error.kind === 'Unavailable' ? error.httpStatus : 200;
+}
+
+/**
+ * An HTTP status the table has no kind for, in both bindings: 405 on a path the router serves with
+ * another method, 404 for a path it does not serve, 403 from the host's auth. `status` is the
+ * `google.rpc.Status.status` of the HTTP+JSON body.
+ */
+export interface StatusOverride {
+  readonly http: number;
+  readonly status: string;
 }
 
 /** The HTTP+JSON error body: a google.rpc.Status. */
-export function statusBody(error: A2AError) {
+export function statusBody(error: A2AError, override?: StatusOverride) {
   return {
-    error: { code: error.httpStatus, status: ERROR_TABLE[error.kind].status, message: error.message, details: errorDetails(error) ?? [] },
+    error: {
+      code: override?.http ?? error.httpStatus,
+      status: override?.status ?? ERROR_TABLE[error.kind].status,
+      message: error.message,
+      details: errorDetails(error) ?? [],
+    },
   };
 }
 
 /** Status, content type and body of `error` in `binding`; `id` is the JSON-RPC request id. */
-export function renderError(error: A2AError, binding: ErrorBinding, id: JsonRpcId = null): { status: number; contentType: string; body: object } {
+export function renderError(
+  error: A2AError,
+  binding: ErrorBinding,
+  id: JsonRpcId = null,
+  override?: StatusOverride,
+): { status: number; contentType: string; body: object } {
   return {
-    status: httpStatusOf(error, binding),
+    status: override?.http ?? httpStatusOf(error, binding),
     contentType: CONTENT_TYPE[binding],
-    body: binding === 'jsonrpc' ? errorEnvelope(id, error) : statusBody(error),
+    body: binding === 'jsonrpc' ? errorEnvelope(id, error) : statusBody(error, override),
   };
 }
 
@@ -67,6 +88,7 @@ export function writeError(
   binding: ErrorBinding,
   id: JsonRpcId = null,
   logger?: Logger,
+  override?: StatusOverride,
 ): void {
   if (logger && !(thrown instanceof A2AError)) logger.error({ err: thrown }, 'unexpected error while serving an A2A request');
   if (res.headersSent) {
@@ -75,7 +97,7 @@ export function writeError(
     return;
   }
   const error = toA2AError(thrown);
-  const { status, contentType, body } = renderError(error, binding, id);
+  const { status, contentType, body } = renderError(error, binding, id, override);
   for (const name of Object.keys(error.headers)) res.setHeader(name, error.headers[name]);
   // A 401 always carries a challenge (RFC 9110 §15.5.2): the error's own, else a2aAuth's, else the default.
   if (status === 401 && !res.hasHeader('www-authenticate')) {

@@ -20,6 +20,7 @@ import { DEFAULT_REALM, rememberChallenge } from '../express/error-writer.js';
 import { A2AMiddlewareError, A2AWiringError, reportMiddlewareError, type A2AErrorMode } from './errors.js';
 import { isPromiseLike, resolveAndContinue, type MaybePromise } from './maybe-async.js';
 import { detectUncalledFactory } from './misuse.js';
+import { noteAuthRun } from './wiring.js';
 import { fn, parseOptions } from './options.js';
 import { brandMiddleware, type A2AMiddleware, type A2AMiddlewareLogger } from './types.js';
 
@@ -78,15 +79,21 @@ const authSchema = z.strictObject({
 });
 
 const MAX_CALLER_ID_LENGTH = 512;
+// C0 and C1 controls, DEL, and the Unicode line and paragraph separators (log and header injection).
+const CONTROL_CHARACTERS = /[\x00-\x1f\x7f-\x9f\u2028\u2029]/;
 
-/** Checks what a source returned; a bad shape is a server-side mapping bug (500), not the client's. */
+/**
+ * The one check of every source's answer (bearerJwt, fromRequestUser, fromVerify, custom sources).
+ * A non-string id is a mapping bug (500, to the app's error handler); a string that cannot be a
+ * caller id (empty, longer than 512, control characters) came from the credential: 401.
+ */
 function toCaller(init: A2ACallerInit, source: A2ACallerSource): A2ACaller {
   const { id, displayName, claims } = init as { id?: unknown; displayName?: unknown; claims?: unknown };
-  if (typeof id !== 'string' || id.length === 0 || id.length > MAX_CALLER_ID_LENGTH || /[\x00-\x1f\x7f]/.test(id)) {
-    throw new A2AWiringError(
-      'A2A_AUTH_MISCONFIGURED',
-      `${source.name}: the caller id must be a non-empty string of at most ${MAX_CALLER_ID_LENGTH} printable characters`,
-    );
+  if (typeof id !== 'string') {
+    throw new A2AWiringError('A2A_AUTH_MISCONFIGURED', `${source.name}: the caller id must be a string (got ${id === null ? 'null' : typeof id})`);
+  }
+  if (id.length === 0 || id.length > MAX_CALLER_ID_LENGTH || CONTROL_CHARACTERS.test(id)) {
+    throw invalidCredentials(`The credential's subject is not a usable caller id (1-${MAX_CALLER_ID_LENGTH} characters, no control characters)`);
   }
   if (id.startsWith(ANONYMOUS_CALLER_PREFIX)) {
     // Reserved for anonymous buckets: never let an authenticated principal alias one.
@@ -98,6 +105,17 @@ function toCaller(init: A2ACallerInit, source: A2ACallerSource): A2ACaller {
     ...(typeof displayName === 'string' ? { displayName } : {}),
     ...(claims !== null && typeof claims === 'object' ? { claims: claims as Readonly<Record<string, unknown>> } : {}),
   });
+}
+
+/** More than one `Authorization` header (Node keeps only the first in `req.headers`). */
+function repeatedAuthorization(req: Request): boolean {
+  if (req.headers.authorization === undefined) return false;
+  const raw = req.rawHeaders;
+  let seen = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i].length === 13 && raw[i].toLowerCase() === 'authorization' && ++seen > 1) return true;
+  }
+  return false;
 }
 
 function headerValue(req: Request, name: string): string | undefined {
@@ -157,6 +175,10 @@ export function a2aAuth(options: A2AAuthOptions): A2AMiddleware {
   };
 
   function identify(req: Request, from = 0): MaybePromise<A2ACaller> {
+    if (from === 0 && repeatedAuthorization(req)) {
+      // Ambiguous: proxies and libraries disagree on which one counts.
+      throw invalidCredentials('The request carries more than one Authorization header');
+    }
     for (let i = from; i < sources.length; i++) {
       const source = sources[i];
       const init = source.resolve(req);
@@ -193,7 +215,12 @@ export function a2aAuth(options: A2AAuthOptions): A2AMiddleware {
         });
       }
       if (logger && err instanceof A2AMiddlewareError) {
-        logger.warn({ reason: err.reason, requestId: readA2AState(req)?.requestId, detail: err.message }, 'A2A authentication failed');
+        // One line, no stack: the jose code (e.g. ERR_JWS_SIGNATURE_VERIFICATION_FAILED) says why.
+        const cause = (err.cause as { code?: unknown } | undefined)?.code;
+        logger.warn(
+          { reason: err.reason, requestId: readA2AState(req)?.requestId, detail: err.message, ...(typeof cause === 'string' ? { cause } : {}) },
+          'A2A authentication failed',
+        );
       }
     } catch (failure) {
       next(failure);
@@ -204,6 +231,7 @@ export function a2aAuth(options: A2AAuthOptions): A2AMiddleware {
 
   return brandMiddleware(function a2aAuth(req: Request, res: Response, next: NextFunction): void {
     if (isPublicCardRequest(req)) return next();
+    noteAuthRun(req);
     resolveAndContinue(identify, accept, fail, req, res, next);
   }, 'auth');
 }

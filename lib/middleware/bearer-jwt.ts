@@ -26,8 +26,17 @@ export interface BearerJwtOptions {
   readonly jwksTimeoutMs?: number;
   readonly issuer?: string | readonly string[];
   readonly audience?: string | readonly string[];
-  /** Accepted `alg` values (recommended; e.g. ['RS256']). */
+  /**
+   * Accepted `alg` values, e.g. ['RS256']. Default: every algorithm the key can verify (an RSA key
+   * RS256-512 and PS256-512, an EC key the ES algorithm of its curve, an Ed25519/Ed448 key EdDSA,
+   * a secret HS256-512; for a JWKS, those of its keys). Values the key cannot verify are refused.
+   */
   readonly algorithms?: readonly string[];
+  /**
+   * Refuse tokens without an `exp` claim (default true): such a token, once issued, is accepted
+   * forever. `false` accepts them (e.g. tokens of an internal issuer that never sets `exp`).
+   */
+  readonly requireExpiration?: boolean;
   /** Clock skew tolerance in seconds (default 0). */
   readonly clockTolerance?: number;
   /** Maximum token age (from `iat`) in seconds. */
@@ -58,6 +67,7 @@ const schema = z.strictObject({
   clockTolerance: z.number().nonnegative().max(3600).optional(),
   maxTokenAge: z.number().positive().optional(),
   requiredClaims: z.array(z.string().min(1)).optional(),
+  requireExpiration: z.boolean().default(true),
   toCaller: fn<NonNullable<BearerJwtOptions['toCaller']>>('a function (payload, header) => ({ id, displayName?, claims? })').optional(),
 });
 
@@ -116,6 +126,85 @@ function normalizeKey(key: unknown): KeyLike | Uint8Array {
   throw optionError('key', 'must be a KeyObject, CryptoKey, JWK, PEM string, or Uint8Array secret');
 }
 
+type JwsAlgorithm = (typeof JWS_ALGORITHMS)[number];
+
+const HMAC: readonly JwsAlgorithm[] = ['HS256', 'HS384', 'HS512'];
+const RSA: readonly JwsAlgorithm[] = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'];
+const RSA_PSS: readonly JwsAlgorithm[] = ['PS256', 'PS384', 'PS512'];
+// Node's curve names (KeyObject) and the JOSE/WebCrypto ones (JWK, CryptoKey).
+const EC_CURVES: Readonly<Record<string, JwsAlgorithm>> = {
+  prime256v1: 'ES256',
+  'P-256': 'ES256',
+  secp384r1: 'ES384',
+  'P-384': 'ES384',
+  secp521r1: 'ES512',
+  'P-521': 'ES512',
+};
+const SHA_BITS: Readonly<Record<string, string>> = { 'SHA-256': '256', 'SHA-384': '384', 'SHA-512': '512' };
+
+const isJwsAlgorithm = (value: unknown): value is JwsAlgorithm => (JWS_ALGORITHMS as readonly unknown[]).includes(value);
+
+/** What a key can verify; an empty list for a key jose cannot verify JWS with. */
+function algorithmsOfKey(key: KeyLike | Uint8Array): readonly JwsAlgorithm[] {
+  if (key instanceof Uint8Array) return HMAC;
+  if (key instanceof KeyObject) {
+    if (key.type === 'secret') return HMAC;
+    switch (key.asymmetricKeyType) {
+      case 'rsa':
+        return RSA;
+      case 'rsa-pss':
+        return RSA_PSS;
+      case 'ec': {
+        const alg = EC_CURVES[key.asymmetricKeyDetails?.namedCurve ?? ''];
+        return alg ? [alg] : [];
+      }
+      case 'ed25519':
+      case 'ed448':
+        return ['EdDSA'];
+      default:
+        return [];
+    }
+  }
+  // A CryptoKey is bound to one algorithm (and hash) when it is imported.
+  const algorithm = (key as { algorithm?: { name?: string; hash?: { name?: string }; namedCurve?: string } }).algorithm ?? {};
+  const bits = SHA_BITS[algorithm.hash?.name ?? ''];
+  const candidate =
+    algorithm.name === 'HMAC' ? `HS${bits}`
+    : algorithm.name === 'RSASSA-PKCS1-v1_5' ? `RS${bits}`
+    : algorithm.name === 'RSA-PSS' ? `PS${bits}`
+    : algorithm.name === 'ECDSA' ? EC_CURVES[algorithm.namedCurve ?? '']
+    : algorithm.name === 'Ed25519' || algorithm.name === 'Ed448' ? 'EdDSA'
+    : undefined;
+  return isJwsAlgorithm(candidate) ? [candidate] : [];
+}
+
+/** What a JWK can verify: its `alg` when it names one, else by key type and curve. */
+function algorithmsOfJwk(jwk: JWK): readonly JwsAlgorithm[] {
+  const byType: readonly JwsAlgorithm[] =
+    jwk.kty === 'RSA' ? RSA
+    : jwk.kty === 'EC' ? (EC_CURVES[jwk.crv ?? ''] ? [EC_CURVES[jwk.crv ?? '']] : [])
+    : jwk.kty === 'OKP' && (jwk.crv === 'Ed25519' || jwk.crv === 'Ed448') ? ['EdDSA']
+    : []; // 'oct' keys cannot be selected from a JWKS by jose
+  return typeof jwk.alg === 'string' ? byType.filter((alg) => alg === jwk.alg) : byType;
+}
+
+/**
+ * The algorithms to accept: the stated ones, which the key material must be able to verify, or
+ * else all it can. Without this, a token naming an algorithm of another key type (HS256 against an
+ * RSA key) makes jose throw a TypeError, which is not a verification failure.
+ */
+function allowedAlgorithms(stated: readonly JwsAlgorithm[] | undefined, usable: readonly JwsAlgorithm[], option: 'key' | 'jwks'): JwsAlgorithm[] {
+  if (usable.length === 0) {
+    throw optionError(option, option === 'key' ? 'is not a key JWS tokens can be verified with (RSA, EC P-256/384/521, Ed25519/Ed448 or an HMAC secret)' : 'has no key JWS tokens can be verified with (RSA, EC P-256/384/521, Ed25519/Ed448)');
+  }
+  if (stated === undefined) return [...usable];
+  const unusable = stated.filter((alg) => !usable.includes(alg));
+  if (unusable.length > 0) {
+    throw optionError('algorithms', `${unusable.join(', ')} cannot be verified with the given ${option} (it verifies ${usable.join(', ')})`);
+  }
+  return [...stated];
+}
+
 function parseJwksUrl(value: string | URL): URL {
   let url: URL;
   try {
@@ -130,13 +219,22 @@ function parseJwksUrl(value: string | URL): URL {
   return url;
 }
 
+/** A safe description of why a token failed (sent in `error_description`; never token contents). */
+function describeFailure(err: unknown): string {
+  const { code, claim, reason } = err as { code?: unknown; claim?: unknown; reason?: unknown };
+  if (code === 'ERR_JWT_EXPIRED') return 'The access token expired';
+  if (code === 'ERR_JWT_CLAIM_VALIDATION_FAILED' && claim === 'exp' && reason === 'missing') return 'The access token has no expiration time (exp)';
+  return 'The access token is invalid';
+}
+
 // jose failures that say "our key material is unavailable" rather than "this token is bad".
 const UNAVAILABLE_CODES = new Set(['ERR_JWKS_TIMEOUT', 'ERR_JWKS_INVALID', 'ERR_JOSE_GENERIC']);
 
 /**
  * A caller source for `Authorization: Bearer <JWT>`. No Authorization header, or another scheme,
  * means "no credentials" (another source or anonymous access may apply); a Bearer token that does
- * not verify (signature, `exp`/`nbf`, issuer, audience, algorithm, no `sub`) is A2A_AUTH_INVALID.
+ * not verify (signature, algorithm, `exp`/`nbf`, no `exp` unless `requireExpiration: false`, issuer,
+ * audience, no `sub`) is A2A_AUTH_INVALID.
  */
 export function bearerJwt(options: BearerJwtOptions): A2ACallerSource {
   const parsed = parseOptions('bearerJwt', schema, options);
@@ -146,16 +244,24 @@ export function bearerJwt(options: BearerJwtOptions): A2ACallerSource {
   }
 
   let verifyWith: KeyLike | Uint8Array | JWTVerifyGetKey;
+  let algorithms = parsed.algorithms;
   const remote = parsed.jwksUrl !== undefined;
   if (parsed.key !== undefined) {
     verifyWith = normalizeKey(parsed.key);
+    const jwkAlg = (parsed.key as { alg?: unknown } | null)?.alg;
+    const usable = algorithmsOfKey(verifyWith).filter((alg) => typeof jwkAlg !== 'string' || alg === jwkAlg);
+    algorithms = allowedAlgorithms(parsed.algorithms, usable, 'key');
   } else if (parsed.jwks !== undefined) {
+    const keys = parsed.jwks.keys as unknown as JWK[];
     try {
-      verifyWith = createLocalJWKSet(parsed.jwks as unknown as { keys: JWK[] });
+      verifyWith = createLocalJWKSet({ keys });
     } catch (err) {
       throw optionError('jwks', (err as Error).message);
     }
+    algorithms = allowedAlgorithms(parsed.algorithms, [...new Set(keys.flatMap(algorithmsOfJwk))], 'jwks');
   } else {
+    // A remote set's keys are unknown until fetched; jose only selects a key of the token's
+    // algorithm's type, so a mismatched algorithm is a verification failure there already.
     verifyWith = createRemoteJWKSet(parseJwksUrl(parsed.jwksUrl as string | URL), {
       timeoutDuration: parsed.jwksTimeoutMs ?? 5000,
     });
@@ -164,11 +270,12 @@ export function bearerJwt(options: BearerJwtOptions): A2ACallerSource {
   const verifyOptions: JWTVerifyOptions = {
     ...(parsed.issuer === undefined ? {} : { issuer: parsed.issuer }),
     ...(parsed.audience === undefined ? {} : { audience: parsed.audience }),
-    ...(parsed.algorithms === undefined ? {} : { algorithms: parsed.algorithms }),
+    ...(algorithms === undefined ? {} : { algorithms }),
     ...(parsed.clockTolerance === undefined ? {} : { clockTolerance: parsed.clockTolerance }),
     ...(parsed.maxTokenAge === undefined ? {} : { maxTokenAge: parsed.maxTokenAge }),
-    ...(parsed.requiredClaims === undefined ? {} : { requiredClaims: parsed.requiredClaims }),
   };
+  const requiredClaims = [...new Set([...(parsed.requiredClaims ?? []), ...(parsed.requireExpiration ? ['exp'] : [])])];
+  if (requiredClaims.length > 0) verifyOptions.requiredClaims = requiredClaims;
   const toCaller = parsed.toCaller;
 
   async function verify(token: string) {
@@ -192,8 +299,8 @@ export function bearerJwt(options: BearerJwtOptions): A2ACallerSource {
       if ((fromJose && UNAVAILABLE_CODES.has(code)) || (!fromJose && remote)) {
         throw new A2AMiddlewareError('A2A_AUTH_UNAVAILABLE', 'The token signing keys could not be loaded', { cause: err });
       }
-      if (!fromJose) throw err;
-      throw invalidCredentials(code === 'ERR_JWT_EXPIRED' ? 'The access token expired' : 'The access token is invalid', err);
+      // With local key material every failure is the token's (the key was checked at construction).
+      throw invalidCredentials(describeFailure(err), err);
     }
 
     const { payload, protectedHeader } = result;

@@ -8,6 +8,8 @@ export type {
   RequestUserProvider,
   A2AVerifyResult,
 } from './auth.js';
+export { a2aAuthErrors } from './auth-errors.js';
+export type { A2AAuthErrorsOptions } from './auth-errors.js';
 export { bearerJwt } from './bearer-jwt.js';
 export type { BearerJwtOptions } from './bearer-jwt.js';
 export { defineCallerSource, invalidCredentials } from './caller-source.js';

@@ -1,12 +1,13 @@
 /**
  * a2aSecurity: a helmet preset for a JSON + SSE API and a request body size limit answered with an
  * A2A-shaped 413. The limit is recorded per request so the router's body parser enforces the same
- * one on bodies without Content-Length (chunked).
+ * one on bodies without Content-Length (chunked); see body-limit.ts for bodies the host parsed.
  */
 import type { NextFunction, Request, Response } from 'express';
 import helmet, { type HelmetOptions } from 'helmet';
 import { z } from 'zod';
 import { A2AOptionsError, closestKey } from '../options.js';
+import { answerBeforeBody, bodyOverLimit } from './body-limit.js';
 import { A2AMiddlewareError, reportMiddlewareError, type A2AErrorMode } from './errors.js';
 import { detectUncalledFactory } from './misuse.js';
 import { optionsError, parseOptions } from './options.js';
@@ -168,8 +169,8 @@ function precomputed(middleware: ReturnType<typeof helmet>, overrides: Record<st
 /**
  * a2aSecurity(options): helmet headers, then the size check: a `Content-Length` above the limit is
  * answered 413 A2A_BODY_TOO_LARGE before any byte is read (JSON-RPC body: code -32600, message
- * "Request body too large"); the limit is recorded for the router's parser, which enforces it on
- * streamed bodies.
+ * "Request body too large"), and so is a body the host app already parsed that is over the limit;
+ * the limit is recorded for the router's parser, which enforces it on streamed bodies.
  */
 export function a2aSecurity(options: A2ASecurityOptions = {}): A2AMiddleware {
   const misused = detectUncalledFactory('a2aSecurity', 'a2aSecurity()', arguments);
@@ -183,10 +184,9 @@ export function a2aSecurity(options: A2ASecurityOptions = {}): A2AMiddleware {
   function checkSize(req: Request, res: Response, next: NextFunction): void {
     const previous = (req as WithBodyLimit)[BODY_LIMIT];
     (req as WithBodyLimit)[BODY_LIMIT] = previous === undefined ? limit : Math.min(limit, previous);
-    const declared = req.headers['content-length'];
-    if (declared !== undefined && Number(declared) > limit) {
-      // Do not read the body; close the connection after answering so it is not drained.
-      res.setHeader('Connection', 'close');
+    // A declared length over the limit, or a body the host already parsed with a larger limit.
+    if (bodyOverLimit(req, limit)) {
+      answerBeforeBody(req, res);
       reportMiddlewareError(bodyTooLargeError(limit), req, res, next, mode);
       return;
     }

@@ -1,0 +1,84 @@
+/**
+ * a2aAuthErrors: an error handler that answers the host app's own authentication errors
+ * (express-jwt's UnauthorizedError, any error with status 401 or 403) in the A2A shape, with a
+ * `WWW-Authenticate` challenge, and passes every other error on.
+ */
+import type { ErrorRequestHandler, NextFunction, Request, Response } from 'express';
+import { z } from 'zod';
+import { readA2AState } from '../context/index.js';
+import { A2AError, A2A_KIT_ERROR_DOMAIN } from '../errors.js';
+import { DEFAULT_REALM, writeError } from '../express/error-writer.js';
+import { requestIdOf } from '../protocol/jsonrpc.js';
+import { A2AMiddlewareError, errorBindingFor } from './errors.js';
+import { parseOptions } from './options.js';
+import type { A2AMiddlewareLogger } from './types.js';
+
+export interface A2AAuthErrorsOptions {
+  /** `realm` of the `WWW-Authenticate: Bearer` challenge (default 'a2a'). */
+  readonly realm?: string;
+  /** Gets one `warn` line per answered error (reason, status, request id; never credentials). */
+  readonly logger?: A2AMiddlewareLogger;
+}
+
+const QUOTABLE = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/; // printable ASCII without '"' and '\'
+
+const schema = z.strictObject({
+  realm: z.string().min(1).max(128).regex(QUOTABLE, { error: 'must be printable ASCII without quotes or backslashes' }).default(DEFAULT_REALM),
+  logger: z
+    .custom<A2AMiddlewareLogger>((v) => v !== null && typeof v === 'object' && typeof (v as { warn?: unknown }).warn === 'function', {
+      error: 'must be a logger with a warn(obj, msg) method (pino-compatible)',
+    })
+    .optional(),
+});
+
+const FORBIDDEN = { http: 403, status: 'PERMISSION_DENIED' } as const;
+
+/** The HTTP status of a host auth error, or undefined for anything else. */
+function authStatus(err: unknown): 401 | 403 | undefined {
+  if (err === null || typeof err !== 'object') return undefined;
+  const { status, statusCode, name } = err as { status?: unknown; statusCode?: unknown; name?: unknown };
+  const code = typeof status === 'number' ? status : statusCode;
+  if (code === 401 || code === 403) return code;
+  // express-jwt's UnauthorizedError always means 401 unless it says otherwise.
+  return name === 'UnauthorizedError' && code === undefined ? 401 : undefined;
+}
+
+/**
+ * a2aAuthErrors(options): mount it after the routes, as an error handler
+ * (`app.use(a2aAuthErrors({ realm }))` or on the agent's path). A 401 becomes the kit's
+ * `A2A_AUTH_REQUIRED` (no credentials: express-jwt's `credentials_required`) or `A2A_AUTH_INVALID`
+ * (anything else), a 403 an `A2A_AUTH_FORBIDDEN` rejection with `error="insufficient_scope"`; the
+ * body is a JSON-RPC envelope or a `google.rpc.Status` as the request's binding wants. The host
+ * library's message is not sent (it may describe the token).
+ */
+export function a2aAuthErrors(options: A2AAuthErrorsOptions = {}): ErrorRequestHandler {
+  const { realm, logger } = parseOptions('a2aAuthErrors', schema, options);
+  const required = `Bearer realm="${realm}"`;
+  const invalid = `Bearer realm="${realm}", error="invalid_token", error_description="The access token is invalid"`;
+  const forbidden = `Bearer realm="${realm}", error="insufficient_scope"`;
+
+  return function a2aAuthErrors(err: unknown, req: Request, res: Response, next: NextFunction): void {
+    const status = authStatus(err);
+    if (status === undefined || res.headersSent) return next(err);
+    const binding = errorBindingFor(req);
+    const id = binding === 'jsonrpc' ? requestIdOf(req.body) : null;
+    let error: A2AError;
+    if (status === 403) {
+      error = new A2AError('InvalidRequest', 'The caller is not allowed to do this', {
+        reason: 'A2A_AUTH_FORBIDDEN',
+        domain: A2A_KIT_ERROR_DOMAIN,
+        headers: { 'WWW-Authenticate': forbidden },
+      });
+    } else if ((err as { code?: unknown }).code === 'credentials_required') {
+      error = new A2AMiddlewareError('A2A_AUTH_REQUIRED', undefined, { headers: { 'WWW-Authenticate': required } });
+    } else {
+      error = new A2AMiddlewareError('A2A_AUTH_INVALID', undefined, { headers: { 'WWW-Authenticate': invalid } });
+    }
+    logger?.warn({ reason: error.reason, status, requestId: readA2AState(req)?.requestId }, 'A2A authentication failed (host auth)');
+    try {
+      writeError(req, res, error, binding, id, undefined, status === 403 ? FORBIDDEN : undefined);
+    } catch (failure) {
+      next(failure);
+    }
+  };
+}

@@ -1,0 +1,325 @@
+/**
+ * Wiring mistakes that would otherwise pass silently: kit middlewares or routes mounted after the
+ * router, tracing after auth, auth twice, a second router on the same path, no auth on a public
+ * address. Found from notes the middlewares leave on the request and from the host app's stack;
+ * the router reports each once through its logger (wiringReporter).
+ */
+import type { Request } from 'express';
+import { readA2AState } from '../context/index.js';
+import type { Logger } from '../logger.js';
+import { a2aMiddlewareKind, type A2AMiddlewareKind } from './types.js';
+
+// ---------------------------------------------------------------------------------------------
+// Notes left on the request by the middlewares themselves
+
+const NOTES = Symbol('a2a-express-kit.wiring-notes');
+// One small integer per request, no object: bit 0 = a request id was known when the first a2aAuth
+// ran (a2aTracing had run), the rest = how many a2aAuth instances ran.
+type WithNotes = { [NOTES]?: number };
+
+/** a2aAuth calls this as it starts on a request. */
+export function noteAuthRun(req: Request): void {
+  const notes = (req as WithNotes)[NOTES];
+  (req as WithNotes)[NOTES] = notes === undefined ? 2 + (readA2AState(req)?.requestId !== undefined ? 1 : 0) : notes + 2;
+}
+
+/** a2aAuth ran more than once on the request. */
+export const AUTH_TWICE = 1;
+/** a2aTracing ran after a2aAuth. */
+export const TRACING_AFTER_AUTH = 2;
+
+/**
+ * What the notes on a request say is wrong (AUTH_TWICE | TRACING_AFTER_AUTH, 0 for nothing), once
+ * every middleware in front of the router ran. A number, so the common case allocates nothing.
+ */
+export function requestWiringProblems(req: Request): number {
+  const notes = (req as WithNotes)[NOTES];
+  if (notes === undefined) return 0;
+  // a2aTracing always records a request id: known now, unknown when auth ran, so tracing ran later.
+  const tracingLate = (notes & 1) === 0 && readA2AState(req)?.requestId !== undefined;
+  return (notes >> 1 > 1 ? AUTH_TWICE : 0) | (tracingLate ? TRACING_AFTER_AUTH : 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The host app's middleware stack (Express 4 and 5)
+
+/** The parts of an Express 4 or 5 (`router` package) Layer this file reads. */
+interface LayerLike {
+  readonly handle?: unknown;
+  readonly route?: unknown;
+  /** Express 5: `app.use(fn)` without a path. */
+  readonly slash?: boolean;
+  /** Express 5: one matcher per path. */
+  readonly matchers?: ReadonlyArray<(path: string) => false | { path: string }>;
+  /** Express 4. */
+  readonly regexp?: RegExp & { fast_slash?: boolean; fast_star?: boolean };
+}
+
+// The layer Express created for each router mounted with app.use (its handle is a wrapper).
+const MOUNTED_LAYERS = new WeakMap<object, object>();
+const ROUTERS = new WeakSet<object>();
+
+/** Marks `router` as an A2A router (for the "two routers on one path" check). */
+export function registerRouter(router: object): void {
+  ROUTERS.add(router);
+}
+
+/** The layers of an app (Express 4 `_router`, Express 5 `router`) or of a Router. */
+function stackOf(owner: unknown): readonly LayerLike[] | undefined {
+  if (owner === null || (typeof owner !== 'object' && typeof owner !== 'function')) return undefined;
+  const value = owner as { stack?: unknown; _router?: { stack?: unknown } };
+  if (Array.isArray(value.stack)) return value.stack as LayerLike[];
+  if (value._router !== undefined) return Array.isArray(value._router.stack) ? (value._router.stack as LayerLike[]) : undefined;
+  if (typeof (owner as { set?: unknown }).set !== 'function') return undefined;
+  try {
+    // Express 5's lazy getter; Express 4 throws here (it has `_router` once anything is mounted).
+    const router = (owner as { router?: { stack?: unknown } }).router;
+    return Array.isArray(router?.stack) ? (router.stack as LayerLike[]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Called when Express mounts `router` on `parent` (app.use): Express has just pushed the layer
+ * that wraps it, so it is the last one of the parent's stack.
+ */
+export function rememberMountLayer(router: object, parent: unknown): void {
+  const layer = stackOf(parent)?.at(-1);
+  if (layer && typeof layer.handle === 'function' && layer.handle.name === 'mounted_app') MOUNTED_LAYERS.set(layer, router);
+}
+
+/** The prefix of `path` a use-layer matches, without touching the layer's own state. */
+function matchedPrefix(layer: LayerLike, path: string): string | undefined {
+  if (layer.route !== undefined) return undefined; // app.get()/post() routes: not middleware stacks
+  if (layer.slash || layer.regexp?.fast_slash) return '';
+  if (layer.matchers) {
+    for (const match of layer.matchers) {
+      const found = match(path);
+      if (found) return found.path;
+    }
+    return undefined;
+  }
+  if (layer.regexp) {
+    if (layer.regexp.fast_star) return path;
+    layer.regexp.lastIndex = 0;
+    return layer.regexp.exec(path)?.[0];
+  }
+  return undefined;
+}
+
+const innerStack = (layer: LayerLike): readonly LayerLike[] | undefined =>
+  typeof layer.handle === 'function' && Array.isArray((layer.handle as { stack?: unknown }).stack)
+    ? ((layer.handle as unknown as { stack: LayerLike[] }).stack)
+    : undefined;
+
+const rest = (path: string, prefix: string): string => {
+  const remaining = path.slice(prefix.length);
+  return remaining.startsWith('/') ? remaining : `/${remaining}`;
+};
+
+interface Position {
+  readonly stack: readonly LayerLike[];
+  readonly index: number;
+  readonly path: string;
+}
+
+/** Where `router` sits, searching nested Routers, for a request to `path`. */
+function locate(stack: readonly LayerLike[], path: string, router: object, depth = 0): Position | undefined {
+  if (depth > 8) return undefined;
+  for (let index = 0; index < stack.length; index++) {
+    const layer = stack[index];
+    const prefix = matchedPrefix(layer, path);
+    if (prefix === undefined) continue;
+    if (layer.handle === router || MOUNTED_LAYERS.get(layer) === router) return { stack, index, path };
+    const inner = innerStack(layer);
+    const found = inner && locate(inner, rest(path, prefix), router, depth + 1);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** Where the router sits in the app's stack, for a request that reached it (see mountedAfter). */
+function locateRouter(req: Request, router: object): Position | undefined {
+  const stack = stackOf(req.app);
+  if (!stack) return undefined;
+  // `req.baseUrl` is the path to the router from the origin; `req.app` may itself be mounted
+  // somewhere, so try it and each shorter suffix until the router is found.
+  const base = req.baseUrl || '/';
+  const candidates = [base];
+  for (let i = base.indexOf('/', 1); i !== -1; i = base.indexOf('/', i + 1)) candidates.push(base.slice(i));
+  if (base !== '/') candidates.push('/');
+  for (const path of candidates) {
+    const position = locate(stack, path, router);
+    if (position) return position;
+  }
+  return undefined;
+}
+
+/** Whether a route layer (app.get/post/...) serves `method` at exactly `path`. */
+function routeServes(layer: LayerLike, path: string, method: string): boolean {
+  const methods = (layer.route as { methods?: Record<string, unknown> } | undefined)?.methods;
+  if (!methods) return false;
+  const name = method.toLowerCase();
+  if (!(methods._all || methods[name] || (name === 'head' && methods.get))) return false;
+  if (layer.matchers) return layer.matchers.some((match) => match(path) !== false);
+  if (layer.regexp) {
+    layer.regexp.lastIndex = 0;
+    return layer.regexp.test(path);
+  }
+  return false;
+}
+
+function findRoute(stack: readonly LayerLike[], from: number, path: string, method: string, depth = 0): boolean {
+  for (let index = from; index < stack.length && depth <= 8; index++) {
+    const layer = stack[index];
+    if (layer.route !== undefined) {
+      if (routeServes(layer, path, method)) return true;
+      continue;
+    }
+    const inner = innerStack(layer);
+    const prefix = inner && matchedPrefix(layer, path);
+    if (inner && prefix !== undefined && findRoute(inner, 0, rest(path, prefix), method, depth + 1)) return true;
+  }
+  return false;
+}
+
+/**
+ * Whether a route the app registered after the router (app.get('/agent/docs'), or one in a Router
+ * mounted after it) would have served this request, which the router answers itself (404/405).
+ */
+export function laterRouteServes(req: Request, router: object, path: string): boolean {
+  try {
+    const position = locateRouter(req, router);
+    if (!position) return false;
+    const full = (position.path === '/' ? '' : position.path.replace(/\/$/, '')) + path;
+    return findRoute(position.stack, position.index + 1, full, req.method);
+  } catch {
+    return false;
+  }
+}
+
+/** What is mounted after the router on its path and so never sees what it serves. */
+export type ShadowedKind = A2AMiddlewareKind | 'router';
+
+function collectAfter(stack: readonly LayerLike[], from: number, path: string, self: object, found: Set<ShadowedKind>, depth = 0): void {
+  for (let index = from; index < stack.length && depth <= 8; index++) {
+    const layer = stack[index];
+    const prefix = matchedPrefix(layer, path);
+    if (prefix === undefined) continue;
+    const kind = a2aMiddlewareKind(layer.handle);
+    if (kind) found.add(kind);
+    else if ((ROUTERS.has(layer.handle as object) && layer.handle !== self) || (MOUNTED_LAYERS.has(layer) && MOUNTED_LAYERS.get(layer) !== self)) {
+      found.add('router');
+    } else {
+      const inner = innerStack(layer);
+      if (inner) collectAfter(inner, 0, rest(path, prefix), self, found, depth + 1);
+    }
+  }
+}
+
+/**
+ * Kit middlewares and other A2A routers mounted after `router` on the path this request reached it
+ * by. Reads the stack of the app that handles the request (`req.app`) and the Routers in it; a
+ * layout it cannot follow yields nothing (these are warnings, never errors).
+ */
+export function mountedAfter(req: Request, router: object): Set<ShadowedKind> {
+  const found = new Set<ShadowedKind>();
+  try {
+    const position = locateRouter(req, router);
+    if (position) collectAfter(position.stack, position.index + 1, position.path, router, found);
+  } catch {
+    // An Express internal this file does not know: no warning rather than a failed request.
+  }
+  return found;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Where the server listens
+
+const LOOPBACK = /^(?:127\.\d+\.\d+\.\d+|::1|::ffff:127\.\d+\.\d+\.\d+|localhost)$/i;
+
+/**
+ * The address the server accepting this request listens on, when it is not a loopback one (a
+ * wildcard such as 0.0.0.0 or :: counts as public); undefined for loopback and local sockets.
+ */
+export function publicListenAddress(req: Request): string | undefined {
+  const socket = req.socket as (Request['socket'] & { server?: { address?: () => unknown } }) | undefined;
+  if (!socket) return undefined;
+  let bound: unknown;
+  try {
+    bound = socket.server?.address?.();
+  } catch {
+    bound = undefined;
+  }
+  if (typeof bound === 'string') return undefined; // a Unix socket or a named pipe
+  const address = (bound as { address?: unknown } | null | undefined)?.address ?? socket.localAddress;
+  return typeof address === 'string' && address !== '' && !LOOPBACK.test(address) ? address : undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reporting, once each, through the router's logger
+
+const AFTER_ROUTER: Record<ShadowedKind, string> = {
+  auth: 'the router answers before it runs, so every caller is anonymous. Mount it in front of the router: app.use(path, a2aAuth(...), router), or use the router\'s auth option',
+  tenant: 'the router answers before it runs, so no tenant is resolved. Mount it in front of the router: app.use(path, a2aTenant(...), router), or use the router\'s tenant option',
+  security: 'the router answers before it runs, so its headers and body limit never apply. Mount it in front of the router: app.use(path, a2aSecurity(), router), or use the router\'s security option',
+  tracing: 'the router answers before it runs, so there is no request id or trace context. Mount it in front of the router: app.use(path, a2aTracing(), router), or use the router\'s tracing option',
+  router: 'it never receives a request, since this one answers first. Mount each router at its own path',
+};
+
+/**
+ * Wiring mistakes, each reported once through the router's logger with the fix: middlewares
+ * mounted after the router or in the wrong order, auth twice, a second router on the same path,
+ * and no authentication on a server that listens beyond loopback.
+ */
+export function wiringReporter(logger: Logger, hasCallContext: boolean) {
+  const warned = new Set<string>();
+  let exposure: string | null | undefined;
+  const warnOnce = (code: string, fields: object, message: string): void => {
+    if (warned.has(code)) return;
+    warned.add(code);
+    logger.warn({ code, ...fields }, message);
+  };
+  return {
+    firstRequest: true,
+    /** The host app's stack, once: what is mounted after this router on its path. */
+    checkMount(req: Request, router: object): void {
+      this.firstRequest = false;
+      const path = req.baseUrl || '/';
+      for (const kind of mountedAfter(req, router)) {
+        const what = kind === 'router' ? 'another A2A router' : `a2a${kind[0].toUpperCase()}${kind.slice(1)}`;
+        warnOnce(`A2A_WIRING_${kind.toUpperCase()}_AFTER_ROUTER`, { path }, `${what} is mounted after the A2A router at ${path}: ${AFTER_ROUTER[kind]}`);
+      }
+    },
+    /** A request the router answers 404/405 that a route registered after it would serve. */
+    checkUnmatched(req: Request, router: object, path: string): void {
+      if (warned.has('A2A_WIRING_ROUTE_AFTER_ROUTER') || !laterRouteServes(req, router, path)) return;
+      const where = `${req.baseUrl}${path}`;
+      warnOnce(
+        'A2A_WIRING_ROUTE_AFTER_ROUTER',
+        { method: req.method, path: where },
+        `${req.method} ${where} matches a route registered after the A2A router, which answers everything under its mount path itself (404/405). Register that route before the router, or create the router with unmatched: 'next'`,
+      );
+    },
+    /** Per JSON-RPC request, after the preset: what the middlewares noted, and who the caller is. */
+    checkRequest(req: Request): void {
+      const problems = requestWiringProblems(req);
+      if (problems & AUTH_TWICE) {
+        warnOnce('A2A_WIRING_AUTH_TWICE', {}, 'a2aAuth ran twice on one request (e.g. app-wide and again in front of the router, or in the router\'s auth option): the second one decides. Configure it once');
+      }
+      if (problems & TRACING_AFTER_AUTH) {
+        warnOnce('A2A_WIRING_TRACING_AFTER_AUTH', {}, 'a2aTracing runs after a2aAuth: authentication failures carry no request id and their log lines are not correlated. Mount a2aTracing before a2aAuth');
+      }
+      if (hasCallContext || warned.has('A2A_WIRING_NO_AUTH') || readA2AState(req)?.caller !== undefined) return;
+      if (exposure === undefined) exposure = publicListenAddress(req) ?? null;
+      if (exposure !== null) {
+        warnOnce(
+          'A2A_WIRING_NO_AUTH',
+          { address: exposure },
+          `the A2A router has no authentication and the server listens on ${exposure}: every caller shares one anonymous bucket and can read and cancel every task. Add a2aAuth (or the router's auth option, or callContext), or listen on 127.0.0.1 behind a gateway`,
+        );
+      }
+    },
+  };
+}
