@@ -22,12 +22,17 @@
  *   --memory-only        skip the throughput runs
  *   --memory-n <N>       tasks per memory step (default 10000, quick 500, smoke 100)
  *   --memory-warmup <N>  warm-up requests of each kind before the memory baseline (default 2500, quick 200, smoke 20)
+ *   --no-idle            skip the idle-streams phase
+ *   --idle-only          only the idle-streams phase (no throughput, no engine memory)
+ *   --idle-n <N>         idle SSE streams held open per server (default 10000, quick 1000, smoke 200)
+ *   --idle-warmup <N>    streams opened and closed before the idle baseline (default 1000, quick 200, smoke 0)
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { pool, rpcClient } from './http.js';
+import { getJson, pool, rpcClient } from './http.js';
+import { IdleStreams, type CloseResult, type OpenResult, type ParkResult, type ReadResult } from './idle-streams.js';
 import type { LoadOptions, LoadResult } from './load.js';
 import type { MemorySnapshot } from './servers/common.js';
 import {
@@ -80,6 +85,13 @@ interface Config {
   inProcessLoad: boolean;
   /** Smoke mode: the SDK's and our memory phases run at the same time (each starts a fresh server). */
   concurrentMemory: boolean;
+  /** Idle SSE streams held open per server in the idle-streams phase. */
+  idleN: number;
+  /** Streams opened and closed (on as many parked tasks) before the idle baseline. */
+  idleWarmup: number;
+  idle: boolean;
+  /** Smoke mode: the idle-streams phase uses the servers of the throughput phase instead of fresh ones. */
+  idleOnThroughputServers: boolean;
 }
 
 /** Per mode: full (the measurement), quick (a short look for humans), smoke (does it all still work?). */
@@ -97,6 +109,9 @@ const MODE_SETTINGS: Record<
     | 'memoryWarmup'
     | 'inProcessLoad'
     | 'concurrentMemory'
+    | 'idleN'
+    | 'idleWarmup'
+    | 'idleOnThroughputServers'
   >
 > = {
   // Full: 5 workloads x 5 servers x 3 rounds, each round ~0.6 s of load-process start plus
@@ -114,6 +129,9 @@ const MODE_SETTINGS: Record<
     memoryWarmup: 2500,
     inProcessLoad: false,
     concurrentMemory: false,
+    idleN: 10_000,
+    idleWarmup: 1000,
+    idleOnThroughputServers: false,
   },
   quick: {
     rounds: 1,
@@ -126,6 +144,9 @@ const MODE_SETTINGS: Record<
     memoryWarmup: 200,
     inProcessLoad: false,
     concurrentMemory: false,
+    idleN: 1000,
+    idleWarmup: 200,
+    idleOnThroughputServers: false,
   },
   // No warm-up and one 0.25 s load sample per cell (the load generator's sample tick: a shorter run
   // would not be shorter): 25 cells of ~0.3 s + server starts + two tiny memory phases side by
@@ -141,6 +162,9 @@ const MODE_SETTINGS: Record<
     memoryWarmup: 20,
     inProcessLoad: true,
     concurrentMemory: true,
+    idleN: 200,
+    idleWarmup: 0,
+    idleOnThroughputServers: true,
   },
 };
 
@@ -162,6 +186,7 @@ function parseArgs(argv: string[]): Config {
     return picked;
   };
   const out = value('--out');
+  const idleOnly = argv.includes('--idle-only');
   const rounds = value('--rounds') ? Number(value('--rounds')) : settings.rounds;
   if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`--rounds: expected a positive integer, got "${value('--rounds')}"`);
   return {
@@ -174,8 +199,11 @@ function parseArgs(argv: string[]): Config {
     outDir: out ? path.resolve(out) : path.join(ROOT, 'bench', 'results'),
     servers: list('--servers', SERVERS.map((s) => s.id)),
     workloads: list('--workloads', WORKLOADS.map((w) => w.id)),
-    memory: !argv.includes('--no-memory'),
-    throughput: !argv.includes('--memory-only'),
+    idleN: value('--idle-n') ? Number(value('--idle-n')) : settings.idleN,
+    idleWarmup: value('--idle-warmup') ? Number(value('--idle-warmup')) : settings.idleWarmup,
+    memory: !argv.includes('--no-memory') && !idleOnly,
+    throughput: !argv.includes('--memory-only') && !idleOnly,
+    idle: !argv.includes('--no-idle'),
   };
 }
 
@@ -208,10 +236,33 @@ function tail(text: string, max = 2000): string {
   return text.length > max ? `…${text.slice(-max)}` : text;
 }
 
-async function startServer(info: ServerInfo, nodeFlags: string[] = []): Promise<RunningServer> {
+/**
+ * The open-file limits (soft, hard) of this process, which its children inherit; Infinity when
+ * unlimited, undefined when unknown. Node cannot raise its own; a child can be started through
+ * `sh -c 'ulimit -n ...'` (see withFdLimit).
+ */
+function fdLimits(): { soft: number; hard: number } | undefined {
+  const out = spawnSync('sh', ['-c', 'ulimit -Sn; ulimit -Hn'], { encoding: 'utf8' });
+  const [soft, hard] = (out.stdout ?? '')
+    .trim()
+    .split(/\s+/)
+    .map((v) => (v === 'unlimited' ? Number.POSITIVE_INFINITY : Number(v)));
+  return Number.isFinite(soft) || soft === Number.POSITIVE_INFINITY ? { soft, hard: hard ?? soft } : undefined;
+}
+
+/** `command args` started with its soft open-file limit raised to `fdLimit` (when given). */
+function withFdLimit(command: string, args: string[], fdLimit: number | undefined): [string, string[]] {
+  if (fdLimit === undefined) return [command, args];
+  return ['sh', ['-c', `ulimit -n ${fdLimit} && exec "$0" "$@"`, command, ...args]];
+}
+
+async function startServer(info: ServerInfo, nodeFlags: string[] = [], fdLimit?: number): Promise<RunningServer> {
   const child = spawn(
-    process.execPath,
-    ['--expose-gc', ...nodeFlags, '--import', 'tsx', path.join(ROOT, 'bench', 'servers', info.script), ...info.args],
+    ...withFdLimit(
+      process.execPath,
+      ['--expose-gc', ...nodeFlags, '--import', 'tsx', path.join(ROOT, 'bench', 'servers', info.script), ...info.args],
+      fdLimit,
+    ),
     { cwd: ROOT, env: { ...process.env, BENCH_WATCH_STDIN: '1', NODE_ENV: 'production' }, stdio: ['pipe', 'pipe', 'pipe'] },
   );
   children.add(child);
@@ -595,6 +646,206 @@ async function memoryPhase(info: ServerInfo, config: Config, log: (line: string)
 }
 
 // ---------------------------------------------------------------------------------------------
+// Idle-streams phase
+
+/** ceiling: a bare Express handler holding the response open, the floor of what a held response costs. */
+const IDLE_SERVERS = ['ceiling', 'sdk', 'ours'] as const;
+
+/** What an idle-streams client does: in the runner's process (smoke) or in a process of its own. */
+interface IdleDriver {
+  park(n: number): Promise<ParkResult>;
+  read(): Promise<ReadResult>;
+  open(): Promise<OpenResult>;
+  close(): Promise<CloseResult>;
+  dispose(): Promise<void>;
+}
+
+function inProcessIdleDriver(url: string): IdleDriver {
+  const streams = new IdleStreams(url);
+  return {
+    park: (n) => streams.park(n),
+    read: () => streams.read(),
+    open: () => streams.open(),
+    close: () => streams.close(),
+    dispose: async () => {
+      await streams.close();
+    },
+  };
+}
+
+/** bench/idle-streams.ts in a process of its own, driven one command per line. */
+async function childIdleDriver(url: string, fdLimit: number | undefined): Promise<IdleDriver> {
+  const child = spawn(
+    ...withFdLimit(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench', 'idle-streams.ts'), JSON.stringify({ url })], fdLimit),
+    { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] },
+  );
+  children.add(child);
+  let stderr = '';
+  child.stderr?.setEncoding('utf8').on('data', (c: string) => (stderr = tail(stderr + c, 4000)));
+  const waiting: Array<{ resolve: (line: string) => void; reject: (error: Error) => void }> = [];
+  let ready!: () => void;
+  let failed!: (error: Error) => void;
+  const started = new Promise<void>((resolve, reject) => {
+    ready = resolve;
+    failed = reject;
+  });
+  let buffered = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    buffered += chunk;
+    let nl: number;
+    while ((nl = buffered.indexOf('\n')) !== -1) {
+      const line = buffered.slice(0, nl);
+      buffered = buffered.slice(nl + 1);
+      if (line === 'READY') ready();
+      else if (line.startsWith('RESULT ')) waiting.shift()?.resolve(line.slice(7));
+    }
+  });
+  child.on('exit', (code, signal) => {
+    children.delete(child);
+    const error = new Error(`idle-streams client exited (code ${code}, signal ${signal}): ${tail(stderr, 500)}`);
+    failed(error);
+    for (const w of waiting.splice(0)) w.reject(error);
+  });
+  await started;
+  const command = <T>(line: string): Promise<T> =>
+    new Promise<string>((resolve, reject) => {
+      waiting.push({ resolve, reject });
+      child.stdin?.write(`${line}\n`);
+    }).then((json) => {
+      const result = JSON.parse(json) as T & { error?: string };
+      if (result.error) throw new Error(`idle-streams client: ${result.error}`);
+      return result;
+    });
+  return {
+    park: (n) => command<ParkResult>(`park ${n}`),
+    read: () => command<ReadResult>('read'),
+    open: () => command<OpenResult>('open'),
+    close: () => command<CloseResult>('close'),
+    dispose: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.stdin?.end('exit\n');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+interface IdlePhaseResult {
+  status: 'ok' | 'skipped' | 'failed';
+  note?: string;
+  /** Streams asked for, and held open (after failures). */
+  requested?: number;
+  n?: number;
+  baseline?: MemorySnapshot;
+  withStreams?: MemorySnapshot;
+  afterClose?: MemorySnapshot;
+  /** Growth of the used heap without code space, per open stream. */
+  heapBytesPerStream?: number;
+  rssBytesPerStream?: number;
+  /** Heap still held after every client left, per stream that was open: ≈ 0 without a leak. */
+  heapLeftPerStream?: number;
+  /** Below this (B/stream), what is left is reported as noise. */
+  toleranceBytesPerStream?: number;
+  noiseBytes?: number;
+  openMs?: number;
+  closeMs?: number;
+  failures?: number;
+  firstFailure?: string;
+}
+
+/**
+ * A snapshot once the server has no connection left but the one asking (waits at most 10 s).
+ * Settled (repeated until two agree) unless `quick` (smoke mode: one forced-GC snapshot is enough
+ * to show that the path works, and each costs several full GCs).
+ */
+async function idleSnapshot(url: string, noise: { max: number }, quick: boolean, quiet: boolean): Promise<MemorySnapshot> {
+  const deadline = Date.now() + 10_000;
+  while (quiet && (await getJson<{ connections: number }>(url, '/__bench/connections')).connections > 0 && Date.now() < deadline) await sleep(50);
+  return quick ? control<MemorySnapshot>(url, 'memory') : snapshot(url, noise);
+}
+
+/**
+ * One server: warm-up (streams opened and closed), N tasks parked and read once, snapshot; one idle
+ * SubscribeToTask stream per parked task, snapshot; every client leaves, snapshot. The tasks stay
+ * parked throughout, so the differences are the streams alone.
+ */
+async function idlePhase(
+  info: ServerInfo,
+  config: Config,
+  n: number,
+  fdLimit: number | undefined,
+  log: (line: string) => void,
+  /** Smoke mode: the server of the throughput phase, still running (no process to start). */
+  reuse?: RunningServer,
+): Promise<IdlePhaseResult> {
+  const server = reuse ?? (await startServer(info, ['--no-flush-bytecode'], fdLimit));
+  if (server.status !== 'ok' || !server.url) {
+    if (!reuse) await stopServer(server);
+    return { status: server.status === 'skipped' ? 'skipped' : 'failed', note: server.note };
+  }
+  const url = server.url;
+  let driver: IdleDriver | undefined;
+  try {
+    driver = config.inProcessLoad ? inProcessIdleDriver(url) : await childIdleDriver(url, fdLimit);
+    // Warm-up: every path of a stream once, so lazily created structures are part of the baseline.
+    if (config.idleWarmup > 0) {
+      await driver.park(config.idleWarmup);
+      await driver.open();
+      await driver.close();
+    }
+    await control(url, 'clear-store');
+    const parked = await driver.park(n);
+    // Read once: a store's first read of a task may change what it holds (not the streams' doing).
+    const read = await driver.read();
+    const noise = { max: 0 };
+    const quick = config.mode === 'smoke';
+    const baseline = await idleSnapshot(url, noise, quick, true);
+    log(`  idle ${info.id}: opening ${parked.parked} streams`);
+    const opened = await driver.open();
+    const withStreams = await idleSnapshot(url, noise, quick, false);
+    const closed = await driver.close();
+    const afterClose = await idleSnapshot(url, noise, quick, true);
+    const retained = (s: MemorySnapshot) => s.heapUsed - (s.spaces.code_space ?? 0);
+    const count = opened.opened;
+    const per = (delta: number) => (count > 0 ? delta / count : Number.NaN);
+    return {
+      status: 'ok',
+      requested: n,
+      n: count,
+      baseline,
+      withStreams,
+      afterClose,
+      heapBytesPerStream: per(retained(withStreams) - retained(baseline)),
+      rssBytesPerStream: per(withStreams.rss - baseline.rss),
+      heapLeftPerStream: per(retained(afterClose) - retained(baseline)),
+      toleranceBytesPerStream: Math.max(32, (2 * noise.max) / Math.max(1, count)),
+      noiseBytes: noise.max,
+      openMs: opened.ms,
+      closeMs: closed.ms,
+      failures: parked.failures + read.failures + opened.failures,
+      ...(opened.firstFailure ? { firstFailure: opened.firstFailure } : {}),
+    };
+  } catch (error) {
+    return { status: 'failed', note: `${error instanceof Error ? error.message : String(error)} ${tail(server.stderr(), 500)}` };
+  } finally {
+    await driver?.dispose().catch(() => undefined);
+    if (!reuse) await stopServer(server);
+  }
+}
+
+/** N capped by the open-file limit: each side of a stream holds one socket (plus ~100 other files). */
+function idleStreamCount(requested: number): { n: number; fdLimit?: number; note?: string } {
+  const needed = requested + 256;
+  const limits = fdLimits();
+  if (!limits || limits.soft >= needed) return { n: requested };
+  if (limits.hard >= needed) return { n: requested, fdLimit: needed };
+  const n = Math.max(0, limits.hard - 256);
+  return { n, fdLimit: limits.hard, note: `capped at ${n} streams by the open-file limit (ulimit -Hn ${limits.hard}); raise it for N = ${requested}` };
+}
+
+// ---------------------------------------------------------------------------------------------
 // Report
 
 /** A (workload, server) cell: medians over its rounds, with the rounds themselves. */
@@ -661,6 +912,7 @@ const fmtMetric = (workload: WorkloadId, r: LoadResult) =>
 function buildTargets(
   throughput: Record<string, Record<string, Cell>>,
   memory: Record<string, MemoryPhaseResult>,
+  idle: Record<string, IdlePhaseResult>,
   workloads: WorkloadId[],
   mode: Config['mode'],
 ): Target[] {
@@ -741,6 +993,21 @@ function buildTargets(
             : {}),
     });
   }
+  const idleOurs = idle.ours;
+  const left = idleOurs?.status === 'ok' ? idleOurs.heapLeftPerStream : undefined;
+  const idleTolerance = idleOurs?.toleranceBytesPerStream ?? 32;
+  targets.push({
+    id: 'idle-streams-released',
+    description: 'Heap left after every idle SSE stream closed (ours), per stream',
+    measured: left ?? null,
+    threshold: `0 B (noise tolerance ${idleTolerance.toFixed(1)} B/stream)`,
+    met: left === undefined ? null : left <= idleTolerance,
+    ...(left === undefined
+      ? { note: 'idle-streams phase not run for ours' }
+      : mode !== 'full'
+        ? { note: `${mode} mode, small N: indicative only` }
+        : {}),
+  });
   return targets;
 }
 
@@ -898,7 +1165,7 @@ function markdown(report: Report, config: Config): string {
   lines.push('|---|---:|---:|---|---|');
   for (const t of report.targets) {
     const measured =
-      t.measured === null ? 'n/a' : t.id.startsWith('memory') ? fmtBytes(t.measured) : fmtRatio(t.measured);
+      t.measured === null ? 'n/a' : t.id.startsWith('memory') || t.id.startsWith('idle') ? fmtBytes(t.measured) : fmtRatio(t.measured);
     const cpuBased = t.cpuMeasured === undefined ? '–' : `${fmtRatio(t.cpuMeasured)}${t.cpuNote ? ` (${t.cpuNote})` : ''}`;
     const result = t.met === null ? '– not measured' : t.met ? '✅ met' : '❌ missed';
     lines.push(`| ${t.description} | ${measured} | ${cpuBased} | ${t.threshold} | ${result}${t.note ? ` (${t.note})` : ''} |`);
@@ -949,7 +1216,68 @@ function markdown(report: Report, config: Config): string {
       'cancelled while parked).',
   );
   lines.push('');
+  lines.push(...idleMarkdown(report));
   return lines.join('\n');
+}
+
+function idleMarkdown(report: Report): string[] {
+  const lines: string[] = [];
+  const ids = IDLE_SERVERS.filter((id) => report.idle[id]);
+  if (ids.length === 0) return lines;
+  lines.push('## Idle streams');
+  lines.push('');
+  lines.push(
+    `Fresh server process; warm-up (streams opened and closed); N tasks parked in input-required and read once (GetTask); forced GC. Then one ` +
+      '`SubscribeToTask` SSE stream per parked task, held open by a client that reads the response head and the first ' +
+      'event (the task) and nothing more; then every client leaves. Heap B/stream = growth of the used heap (without code ' +
+      'space) with the N streams open, divided by N; RSS likewise. Left after close = used heap once every client has ' +
+      'left, minus the baseline, per stream: ≈ 0 when nothing leaks. `ceiling` is a bare Express handler that writes one ' +
+      'event and holds the response: the floor (Node\'s socket, HTTP parser, request and response).' +
+      (report.meta.idleNote ? ` ⚠ ${report.meta.idleNote}.` : '') +
+      (report.meta.mode === 'quick' ? ' Quick mode: N is small; indicative only.' : '') +
+      (report.meta.mode === 'smoke' ? " Smoke mode: on the throughput phase's servers (no fresh process), N is small; the numbers mean nothing." : ''),
+  );
+  lines.push('');
+  lines.push('| Server | N | Heap B/stream | RSS B/stream | Left after close | Heap: baseline → open → closed | Connections open / after | Objects open / after |');
+  lines.push('|---|---:|---:|---:|---:|---|---|---|');
+  const stats = (snap: MemorySnapshot | undefined) =>
+    snap
+      ? Object.entries(snap.stats)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(', ') || '–'
+      : 'n/a';
+  for (const id of ids) {
+    const r = report.idle[id];
+    if (r.status !== 'ok') {
+      lines.push(`| ${id} | – | ${r.status}${r.note ? `: ${mdCell(r.note).slice(0, 300)}` : ''} | | | | | |`);
+      continue;
+    }
+    const left = r.heapLeftPerStream ?? Number.NaN;
+    const leftText = Math.abs(left) <= (r.toleranceBytesPerStream ?? 32) ? `${fmtBytes(left)} (≈ 0)` : `⚠ ${fmtBytes(left)}`;
+    lines.push(
+      `| ${id} | ${fmtInt(r.n ?? 0)} | ${fmtInt(r.heapBytesPerStream ?? Number.NaN)} B | ${fmtInt(r.rssBytesPerStream ?? Number.NaN)} B | ${leftText} | ` +
+        `${fmtMiB(r.baseline?.heapUsed)} → ${fmtMiB(r.withStreams?.heapUsed)} → ${fmtMiB(r.afterClose?.heapUsed)} | ` +
+        `${r.withStreams?.connections ?? 'n/a'} / ${r.afterClose?.connections ?? 'n/a'} | ${stats(r.withStreams)} / ${stats(r.afterClose)} |`,
+    );
+    if (r.failures) lines.push(`| | ⚠ ${r.failures} streams did not open${r.firstFailure ? ` (first: ${mdCell(r.firstFailure).slice(0, 200)})` : ''} | | | | | | |`);
+  }
+  lines.push('');
+  const ours = report.idle.ours;
+  const ceiling = report.idle.ceiling;
+  if (ours?.status === 'ok' && ceiling?.status === 'ok') {
+    lines.push(
+      `Ours above the floor: ${fmtInt((ours.heapBytesPerStream ?? 0) - (ceiling.heapBytesPerStream ?? 0))} B of heap per stream ` +
+        '(the subscription, the SSE writer, the request\'s A2A context and the parsed request). ' +
+        'Where it goes: `bench/tools/idle-heap-profile.ts` (heap snapshots, objects by constructor).',
+    );
+    lines.push('');
+  }
+  lines.push(
+    'Objects: `liveObservers` (ours) counts task subscribers and stream observers; `busListeners` (SDK) the listeners on its ' +
+      'event buses, one per open subscription. Both must fall back once the clients leave.',
+  );
+  lines.push('');
+  return lines;
 }
 
 interface Report {
@@ -966,6 +1294,9 @@ interface Report {
     streamWarmupSec: number;
     durationSec: number;
     memoryN: number;
+    /** Idle SSE streams per server (0: phase not run). */
+    idleN: number;
+    idleNote?: string;
     totalSec: number;
     versions: Record<string, string>;
   };
@@ -977,6 +1308,7 @@ interface Report {
   cpuRatios: Record<string, PairRatios>;
   targets: Target[];
   memory: Record<string, MemoryPhaseResult>;
+  idle: Record<string, IdlePhaseResult>;
 }
 
 function version(pkg: string): string {
@@ -1019,9 +1351,14 @@ async function main(): Promise<number> {
     log: (line) => log(`[${elapsed()}] ${line}`),
   };
   const throughput = await throughputPhase(state, serverInfos);
-  await Promise.all([...running.values()].map((server) => stopServer(server)));
+  // Smoke mode: the idle-streams phase runs on the throughput servers, which are still running
+  // (starting three more processes would double the smoke run); a measurement starts fresh ones.
+  const stopRunning = () => Promise.all([...running.values()].map((server) => stopServer(server)));
+  const reuseForIdle = config.idleOnThroughputServers && config.idle;
+  if (!reuseForIdle) await stopRunning();
 
   const memory: Record<string, MemoryPhaseResult> = {};
+  const jobs: Array<() => Promise<void>> = [];
   if (config.memory) {
     const measureMemory = async (id: 'sdk' | 'ours') => {
       const info = SERVERS.find((s) => s.id === id) as ServerInfo;
@@ -1035,10 +1372,32 @@ async function main(): Promise<number> {
             : ` ${r.note ?? ''}`),
       );
     };
-    const ids = (['sdk', 'ours'] as const).filter((id) => config.servers.includes(id));
-    if (config.concurrentMemory) await Promise.all(ids.map(measureMemory));
-    else for (const id of ids) await measureMemory(id);
+    jobs.push(...(['sdk', 'ours'] as const).filter((id) => config.servers.includes(id)).map((id) => () => measureMemory(id)));
   }
+  const idle: Record<string, IdlePhaseResult> = {};
+  const idleCount = idleStreamCount(config.idleN);
+  if (config.idle) {
+    if (idleCount.note) log(`idle streams: ${idleCount.note}`);
+    const measureIdle = async (id: 'ceiling' | 'sdk' | 'ours') => {
+      const info = SERVERS.find((s) => s.id === id) as ServerInfo;
+      log(`[${elapsed()}] idle-streams phase: ${id}, N = ${idleCount.n}`);
+      const reuse = reuseForIdle ? running.get(id) : undefined;
+      idle[id] = await idlePhase(info, config, idleCount.n, idleCount.fdLimit, log, reuse?.status === 'ok' && !reuse.exited() ? reuse : undefined);
+      const r = idle[id];
+      log(
+        `[${elapsed()}] idle ${id}: ${r.status}` +
+          (r.status === 'ok'
+            ? ` ${fmtBytes(r.heapBytesPerStream)} heap/stream, ${fmtBytes(r.rssBytesPerStream)} RSS/stream, ` +
+              `${fmtBytes(r.heapLeftPerStream)}/stream left after close, ${r.n} streams${r.failures ? `, ${r.failures} failures` : ''}`
+            : ` ${r.note ?? ''}`),
+      );
+    };
+    jobs.push(...IDLE_SERVERS.filter((id) => config.servers.includes(id)).map((id) => () => measureIdle(id)));
+  }
+  // Smoke mode: all side by side (each has a fresh server); a measurement: one after the other.
+  if (config.concurrentMemory) await Promise.all(jobs.map((job) => job()));
+  else for (const job of jobs) await job();
+  if (reuseForIdle) await stopRunning();
 
   const ratios: Report['ratios'] = {};
   const cpuRatios: Report['cpuRatios'] = {};
@@ -1061,6 +1420,8 @@ async function main(): Promise<number> {
       streamWarmupSec: config.streamWarmupSec,
       durationSec: config.durationSec,
       memoryN: config.memoryN,
+      idleN: config.idle ? idleCount.n : 0,
+      ...(config.idle && idleCount.note ? { idleNote: idleCount.note } : {}),
       totalSec: (Date.now() - started) / 1000,
       versions: {
         express: version('express'),
@@ -1079,8 +1440,9 @@ async function main(): Promise<number> {
     throughput,
     ratios,
     cpuRatios,
-    targets: buildTargets(throughput, memory, config.workloads, config.mode),
+    targets: buildTargets(throughput, memory, idle, config.workloads, config.mode),
     memory,
+    idle,
   };
 
   const md = markdown(report, config);
@@ -1095,7 +1457,8 @@ async function main(): Promise<number> {
   const broken =
     [...running.values()].some((s) => s.status === 'failed' || (s.status === 'skipped' && s.info.id !== 'stack')) ||
     Object.values(throughput).some((row) => Object.values(row).some((cell) => 'failed' in cell || 'failedRounds' in cell)) ||
-    Object.values(memory).some((r) => r.status !== 'ok');
+    Object.values(memory).some((r) => r.status !== 'ok') ||
+    Object.values(idle).some((r) => r.status !== 'ok');
   return broken ? 1 : 0;
 }
 

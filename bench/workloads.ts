@@ -92,6 +92,12 @@ export function taskIdBody(method: 'GetTask' | 'CancelTask', taskId: string): st
   return JSON.stringify({ jsonrpc: '2.0', id: counter, method, params: { id: taskId } });
 }
 
+/** `SubscribeToTask` on `taskId` (the idle-streams phase holds these open). */
+export function subscribeBody(taskId: string): string {
+  counter += 1;
+  return JSON.stringify({ jsonrpc: '2.0', id: counter, method: 'SubscribeToTask', params: { id: taskId } });
+}
+
 /** Cheap extraction of result.task.id / result.task.contextId from a JSON-RPC response body. */
 export function extractTask(body: string): { id: string; contextId: string } | undefined {
   try {

@@ -1,7 +1,9 @@
 /**
  * Ceiling: bare Express 5, `express.json()` and one handler that answers with a JSON-RPC-shaped
  * A2A v1.0 result. No validation, no store, no task engine: the fastest an Express A2A server
- * answering the same requests could be.
+ * answering the same requests could be. SubscribeToTask (the idle-streams phase) sends one task
+ * event and holds the response open, with nothing attached to it: the floor of an idle SSE stream
+ * in Express (Node's socket, parser, request and response objects).
  */
 import { randomUUID } from 'node:crypto';
 import express from 'express';
@@ -88,6 +90,12 @@ app.post('/', (req: Request, res: Response) => {
       });
       res.end();
       return;
+    }
+    case 'SubscribeToTask': {
+      const taskId = body.params?.id ?? '';
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+      sse(res, id, { task: task(taskId, 'ctx', 'TASK_STATE_INPUT_REQUIRED', 'need more input', []) });
+      return; // held open until the client leaves
     }
     case 'GetTask':
     case 'CancelTask': {

@@ -135,10 +135,21 @@ const countScoped = (scoped: Scoped): number => {
   return n;
 };
 
+/** Event listeners on all the buses: a SubscribeToTask stream (an ExecutionEventQueue) adds one. */
+const countBusListeners = (): number => {
+  let n = 0;
+  for (const tenant of scopedBuses._store.values()) {
+    for (const owner of tenant.values()) {
+      for (const bus of owner.values()) n += (bus as { eventListeners?: Map<unknown, unknown[]> }).eventListeners?.size ?? 0;
+    }
+  }
+  return n;
+};
+
 mountBenchControl(app, {
   storeSize: () => countScoped(scopedTasks),
   clearStore: () => scopedTasks._store.clear(),
-  stats: () => ({ eventBuses: countScoped(scopedBuses) }),
+  stats: () => ({ eventBuses: countScoped(scopedBuses), busListeners: countBusListeners() }),
 });
 app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: handler }));
 app.use('/', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));

@@ -4,9 +4,12 @@
  * the store sits behind `withLatency` from `a2a-express-kit/testing` (every store call waits a random
  * 1-5 ms, as a store across a network would): what a slow store costs, and that nothing breaks.
  *
- * It loads the built package from dist/ (run `npm run build` first; `npm run bench` does).
+ * It loads the built package from dist/ (run `npm run build` first; `npm run bench` does), or from
+ * the directory in BENCH_KIT_DIST (a build of another revision, e.g. to compare before/after a change).
  * Prints `READY <port>` when listening.
  */
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import express from 'express';
 import type { Express, Request, RequestHandler } from 'express';
 import { hasFlag, listen, mountBenchControl } from './common.js';
@@ -91,7 +94,9 @@ function buildStack(kit: Kit): RequestHandler[] {
 
 async function main(): Promise<void> {
   // The built package (npm run bench builds it first): what users run, not the TypeScript sources.
-  const distPath = '../../dist/index.mjs';
+  const distDir = process.env.BENCH_KIT_DIST;
+  const distFile = (name: string) => (distDir ? pathToFileURL(path.resolve(distDir, name)).href : `../../dist/${name}`);
+  const distPath = distFile('index.mjs');
   const kit = (await import(distPath)) as Kit;
   const taskStore = new kit.InMemoryTaskStore();
   const stack = hasFlag('--stack') ? buildStack(kit) : [];
@@ -99,7 +104,7 @@ async function main(): Promise<void> {
   if (hasFlag('--latency')) {
     // The built `a2a-express-kit/testing` entry, like the kit itself. Size and clear still go to the
     // inner store: the control endpoints must not wait.
-    const testingPath = '../../dist/testing.mjs';
+    const testingPath = distFile('testing.mjs');
     const testing = (await import(testingPath)) as Testing;
     routerStore = testing.withLatency(taskStore, { minMs: 1, maxMs: 5 });
   }
@@ -109,7 +114,8 @@ async function main(): Promise<void> {
   mountBenchControl(app, {
     storeSize: () => taskStore.size,
     clearStore: () => taskStore.clear(),
-    stats: () => ({ liveExecutions: router.liveExecutions }),
+    // liveObservers: blocking sends, streams and task subscribers (each idle stream is one).
+    stats: () => ({ liveExecutions: router.liveExecutions, ...(router.liveObservers === undefined ? {} : { liveObservers: router.liveObservers }) }),
   });
   if (stack.length > 0) app.use('/', ...stack);
   app.use('/', router);
