@@ -27,8 +27,18 @@ export { InProcessTaskEventBus } from './server/task-event-bus.js';
 export type { TaskEventBus, CommittedEvent, CommittedEventListener } from './server/task-event-bus.js';
 export { TERMINAL_STATES, INTERRUPTED_STATES, isTerminal, isInterrupted } from './server/task-state.js';
 
+export { A2A_METRICS } from './observability/metrics.js';
+export type { A2AMetricsOption } from './observability/metrics.js';
+export { instrumentTaskStore, taskStoreErrorKind } from './observability/task-store-metrics.js';
+export type { TaskStoreErrorKind } from './observability/task-store-metrics.js';
+export type { MeterLike } from './observability/meter.js';
+export type { A2ATaskEventHook, A2ATaskEventInfo } from './observability/router-observability.js';
+
 export { getA2ARequestContext, tryGetA2ARequestContext, contributeA2AState, readA2AState } from './context/index.js';
 export type { A2ACaller, A2ARequestContext, A2ATraceContext, A2ARequestState } from './context/index.js';
+
+export type { CardSigningOptions, CardSigningAlgorithm, CardSigningKey } from './server/card-signer.js';
+export { canonicalCardPayload } from './protocol/card-canonical.js';
 
 export { A2AError, ERROR_TABLE } from './errors.js';
 export type { A2AErrorName, A2AErrorSpec, FieldViolation } from './errors.js';

@@ -26,7 +26,12 @@ describe('examples/basic', () => {
     for (const path of ['/.well-known/agent-card.json', '/agent/.well-known/agent-card.json']) {
       const card = (await (await fetch(`${server.baseUrl}${path}`)).json()) as { name: string; supportedInterfaces: unknown };
       expect(card.name).toBe('Travel Agent');
-      expect(card.supportedInterfaces).toEqual([{ url, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }]);
+      expect(card.supportedInterfaces).toEqual([
+        { url, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+        { url, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
+        // v0.3 compatibility (on by default): the JSON-RPC endpoint also speaks 0.3.
+        { url, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
+      ]);
     }
   });
 

@@ -45,7 +45,12 @@ describe('examples/existing-app', () => {
       securitySchemes: { bearer: { httpAuthSecurityScheme: { scheme: string } } };
     };
     expect(card.name).toBe('Expense Assistant');
-    expect(card.supportedInterfaces).toEqual([{ url, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }]);
+    expect(card.supportedInterfaces).toEqual([
+      { url, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+      { url, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
+      // v0.3 compatibility (on by default): the JSON-RPC endpoint also speaks 0.3.
+      { url, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
+    ]);
     expect(card.securitySchemes.bearer.httpAuthSecurityScheme.scheme).toBe('Bearer');
   });
 

@@ -96,4 +96,12 @@ describe('bench smoke mode', () => {
       expect(memory.withParked.rss).toBeGreaterThan(0);
     }
   });
+
+  it('ran the idle-streams phase for the ceiling, the official SDK and ours', () => {
+    const report = JSON.parse(readFileSync(path.join(outDir, 'latest.json'), 'utf8'));
+    for (const server of ['ceiling', 'sdk', 'ours']) {
+      expect(report.idle[server].status).toBe('ok');
+      expect(typeof report.idle[server].heapBytesPerStream).toBe('number');
+    }
+  });
 });

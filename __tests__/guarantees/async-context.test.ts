@@ -2,13 +2,15 @@
  * Guarantee 1: execute() for each message runs in the AsyncLocalStorage context of the HTTP request
  * that carried that message (turn 1 and turn 2 of a task alike, blocking and streaming, queued or
  * not); store writes made for the message run there too; cancel() runs in the CancelTask request's.
+ * Over both bindings (JSON-RPC and HTTP+JSON).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import express from 'express';
 import { InMemoryTaskStore, type AgentExecutor, type Task, type TaskScope } from '../../lib';
 import { deferred, until } from '../helpers/async';
 import { startAgent, type TestServer } from '../helpers/fixtures';
-import { rpc, rpcStream, userMessage } from '../helpers/http';
+import { userMessage } from '../helpers/http';
+import { a2aClient, BINDINGS } from '../helpers/bindings';
 
 const als = new AsyncLocalStorage<string>();
 /** The host app's own middleware: an ALS value taken from a header (as auth or tracing would). */
@@ -58,8 +60,11 @@ function bookingAgent(seen: Seen[], cancels: (string | undefined)[] = []): Agent
   };
 }
 
-describe.each([false, true])('per-message async context (host express.json(): %s)', (hostJson) => {
+const cases = BINDINGS.flatMap((binding) => [false, true].map((hostJson) => [binding, hostJson] as const));
+
+describe.each(cases)('per-message async context over %s (host express.json(): %s)', (binding, hostJson) => {
   let server: TestServer;
+  const a2a = () => a2aClient(binding, server.url);
   let seen: Seen[];
   let cancels: (string | undefined)[];
   let store: RecordingStore;
@@ -73,11 +78,11 @@ describe.each([false, true])('per-message async context (host express.json(): %s
   afterEach(() => server.close());
 
   it('blocking: turn 1 and turn 2 each run in their own request context, store writes too', async () => {
-    const first = await rpc(server.url, 'SendMessage', userMessage('book a flight'), { headers: { 'x-turn': 'turn-1' } });
-    const task = first.body.result.task;
+    const first = await a2a().call('SendMessage', userMessage('book a flight'), { headers: { 'x-turn': 'turn-1' } });
+    const task = first.result.task;
     expect(task.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
-    const second = await rpc(server.url, 'SendMessage', userMessage('Friday', { taskId: task.id }), { headers: { 'x-turn': 'turn-2' } });
-    expect(second.body.result.task.status.state).toBe('TASK_STATE_COMPLETED');
+    const second = await a2a().call('SendMessage', userMessage('Friday', { taskId: task.id }), { headers: { 'x-turn': 'turn-2' } });
+    expect(second.result.task.status.state).toBe('TASK_STATE_COMPLETED');
 
     expect(seen.map((s) => s.turn)).toEqual(['turn-1', 'turn-2']);
     const writes = store.writes.filter((w) => w.taskId === task.id);
@@ -86,19 +91,19 @@ describe.each([false, true])('per-message async context (host express.json(): %s
   });
 
   it('streaming: turn 1 and turn 2 each run in their own request context', async () => {
-    const first = await rpcStream(server.url, 'SendStreamingMessage', userMessage('book a flight'), { headers: { 'x-turn': 's-1' } });
-    const taskId = first.events[0].result.task.id;
-    const second = await rpcStream(server.url, 'SendStreamingMessage', userMessage('Friday', { taskId }), { headers: { 'x-turn': 's-2' } });
-    expect(second.events.at(-1).result.statusUpdate.status.state).toBe('TASK_STATE_COMPLETED');
+    const first = await a2a().stream('SendStreamingMessage', userMessage('book a flight'), { headers: { 'x-turn': 's-1' } });
+    const taskId = first.events[0].task.id;
+    const second = await a2a().stream('SendStreamingMessage', userMessage('Friday', { taskId }), { headers: { 'x-turn': 's-2' } });
+    expect(second.events.at(-1).statusUpdate.status.state).toBe('TASK_STATE_COMPLETED');
     expect(seen.map((s) => s.turn)).toEqual(['s-1', 's-2']);
     for (const write of store.writes) expect(write.turn).toBe(write.userText === 'Friday' ? 's-2' : 's-1');
   });
 
   it('cancel() runs in the CancelTask request context, and so does the CANCELED write', async () => {
-    const first = await rpc(server.url, 'SendMessage', userMessage('book a flight'), { headers: { 'x-turn': 'creator' } });
-    const taskId = first.body.result.task.id;
-    const canceled = await rpc(server.url, 'CancelTask', { id: taskId }, { headers: { 'x-turn': 'canceller' } });
-    expect(canceled.body.result.status.state).toBe('TASK_STATE_CANCELED');
+    const first = await a2a().call('SendMessage', userMessage('book a flight'), { headers: { 'x-turn': 'creator' } });
+    const taskId = first.result.task.id;
+    const canceled = await a2a().call('CancelTask', { id: taskId }, { headers: { 'x-turn': 'canceller' } });
+    expect(canceled.result.status.state).toBe('TASK_STATE_CANCELED');
     expect(cancels).toEqual(['canceller']);
     expect(store.writes.at(-1)).toMatchObject({ taskId, turn: 'canceller' });
   });
@@ -110,13 +115,13 @@ describe.each([false, true])('per-message async context (host express.json(): %s
       const two = `t${i}-2`;
       let taskId: string;
       if (streaming) {
-        const r = await rpcStream(server.url, 'SendStreamingMessage', userMessage(`book ${i}`), { headers: { 'x-turn': one } });
-        taskId = r.events[0].result.task.id;
-        await rpcStream(server.url, 'SendStreamingMessage', userMessage(`day ${i}`, { taskId }), { headers: { 'x-turn': two } });
+        const r = await a2a().stream('SendStreamingMessage', userMessage(`book ${i}`), { headers: { 'x-turn': one } });
+        taskId = r.events[0].task.id;
+        await a2a().stream('SendStreamingMessage', userMessage(`day ${i}`, { taskId }), { headers: { 'x-turn': two } });
       } else {
-        const r = await rpc(server.url, 'SendMessage', userMessage(`book ${i}`), { headers: { 'x-turn': one } });
-        taskId = r.body.result.task.id;
-        await rpc(server.url, 'SendMessage', userMessage(`day ${i}`, { taskId }), { headers: { 'x-turn': two } });
+        const r = await a2a().call('SendMessage', userMessage(`book ${i}`), { headers: { 'x-turn': one } });
+        taskId = r.result.task.id;
+        await a2a().call('SendMessage', userMessage(`day ${i}`, { taskId }), { headers: { 'x-turn': two } });
       }
       return { i, taskId };
     });
@@ -135,7 +140,7 @@ describe.each([false, true])('per-message async context (host express.json(): %s
   });
 });
 
-describe('a follow-up queued behind a running turn', () => {
+describe.each(BINDINGS)('a follow-up queued behind a running turn, over %s', (binding) => {
   it('runs in its own request context, not the one of the turn it waited for', async () => {
     const seen: (string | undefined)[] = [];
     const gate = deferred();
@@ -149,17 +154,18 @@ describe('a follow-up queued behind a running turn', () => {
       },
     };
     const server = await startAgent(executor, { before: [fromHeader] });
+    const a2a = () => a2aClient(binding, server.url);
     try {
-      const first = await rpc(server.url, 'SendMessage', { ...userMessage('go'), configuration: { returnImmediately: true } }, { headers: { 'x-turn': 'first' } });
-      const taskId = first.body.result.task.id;
-      expect(first.body.result.task.status.state).toBe('TASK_STATE_WORKING');
-      const second = rpc(server.url, 'SendMessage', userMessage('follow-up', { taskId }), { headers: { 'x-turn': 'queued' } });
+      const first = await a2a().call('SendMessage', { ...userMessage('go'), configuration: { returnImmediately: true } }, { headers: { 'x-turn': 'first' } });
+      const taskId = first.result.task.id;
+      expect(first.result.task.status.state).toBe('TASK_STATE_WORKING');
+      const second = a2a().call('SendMessage', userMessage('follow-up', { taskId }), { headers: { 'x-turn': 'queued' } });
       // The first call's observer stays attached until its turn ends; the queued follow-up adds one.
       await until(() => server.router.liveObservers === 2, 'follow-up queued');
       expect(seen).toEqual(['first']);
       gate.resolve();
       const reply = await second;
-      expect(reply.body.result.task.status.state).toBe('TASK_STATE_COMPLETED');
+      expect(reply.result.task.status.state).toBe('TASK_STATE_COMPLETED');
       expect(seen).toEqual(['first', 'queued']);
       expect(server.router.liveExecutions).toBe(0);
     } finally {

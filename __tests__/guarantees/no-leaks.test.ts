@@ -1,14 +1,15 @@
 /**
  * Guarantee 2: after a direct Message reply, an interrupted state, a terminal state or a cancel, the
  * engine holds nothing for the task: no live execution, no observer, no timer. Parked tasks live in
- * the store only, and a follow-up rebuilds from the store.
+ * the store only, and a follow-up rebuilds from the store. Over both bindings (JSON-RPC and HTTP+JSON).
  */
 import path from 'node:path';
 import type { AgentExecutor } from '../../lib';
 import { InMemoryTaskStore } from '../../lib';
 import { until } from '../helpers/async';
 import { startAgent, type TestServer } from '../helpers/fixtures';
-import { rpc, rpcStream, userMessage } from '../helpers/http';
+import { userMessage } from '../helpers/http';
+import { a2aClient, BINDINGS } from '../helpers/bindings';
 
 const executor: AgentExecutor = {
   async execute(ctx, events) {
@@ -72,8 +73,9 @@ function trackLibraryTimers(): void {
 const untrackLibraryTimers = () => Object.assign(global, real);
 const noLibraryTimerLeft = () => expect(libraryTimers.size).toBe(0);
 
-describe('no leaked task state', () => {
+describe.each(BINDINGS)('no leaked task state, over %s', (binding) => {
   let server: TestServer;
+  const a2a = () => a2aClient(binding, server.url);
   let store: InMemoryTaskStore;
   beforeAll(trackLibraryTimers);
   afterAll(untrackLibraryTimers);
@@ -89,23 +91,23 @@ describe('no leaked task state', () => {
 
   it('1000 requests each of message / completed / input-required / cancel-of-parked leave nothing live', async () => {
     await inBatches(1000, async () => {
-      const r = await rpc(server.url, 'SendMessage', userMessage('message'));
-      expect(r.body.result.message).toBeDefined();
+      const r = await a2a().call('SendMessage', userMessage('message'));
+      expect(r.result.message).toBeDefined();
     });
     await inBatches(1000, async () => {
-      const r = await rpc(server.url, 'SendMessage', userMessage('complete'));
-      expect(r.body.result.task.status.state).toBe('TASK_STATE_COMPLETED');
+      const r = await a2a().call('SendMessage', userMessage('complete'));
+      expect(r.result.task.status.state).toBe('TASK_STATE_COMPLETED');
     });
     const parked: string[] = [];
     await inBatches(1000, async () => {
-      const r = await rpc(server.url, 'SendMessage', userMessage('park'));
-      expect(r.body.result.task.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
-      parked.push(r.body.result.task.id);
+      const r = await a2a().call('SendMessage', userMessage('park'));
+      expect(r.result.task.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
+      parked.push(r.result.task.id);
     });
     expect(server.router.liveExecutions).toBe(0);
     await inBatches(1000, async (i) => {
-      const r = await rpc(server.url, 'CancelTask', { id: parked[i] });
-      expect(r.body.result.status.state).toBe('TASK_STATE_CANCELED');
+      const r = await a2a().call('CancelTask', { id: parked[i] });
+      expect(r.result.status.state).toBe('TASK_STATE_CANCELED');
     });
     expect(server.router.liveExecutions).toBe(0);
     expect(server.router.liveObservers).toBe(0);
@@ -116,10 +118,10 @@ describe('no leaked task state', () => {
 
   it('streams release their observers and heartbeat timers when the task parks or ends', async () => {
     const runs = Array.from({ length: 50 }, async () => {
-      const first = await rpcStream(server.url, 'SendStreamingMessage', userMessage('park'));
-      const taskId = first.events[0].result.task.id;
-      await rpcStream(server.url, 'SendStreamingMessage', userMessage('again', { taskId }));
-      await rpcStream(server.url, 'SendStreamingMessage', userMessage('message'));
+      const first = await a2a().stream('SendStreamingMessage', userMessage('park'));
+      const taskId = first.events[0].task.id;
+      await a2a().stream('SendStreamingMessage', userMessage('again', { taskId }));
+      await a2a().stream('SendStreamingMessage', userMessage('message'));
     });
     await Promise.all(runs);
     expect(server.router.liveExecutions).toBe(0);
@@ -128,12 +130,12 @@ describe('no leaked task state', () => {
   });
 
   it('a follow-up on a parked task is rebuilt from the store', async () => {
-    const first = await rpc(server.url, 'SendMessage', userMessage('park'));
-    const taskId = first.body.result.task.id;
+    const first = await a2a().call('SendMessage', userMessage('park'));
+    const taskId = first.result.task.id;
     expect(server.router.liveExecutions).toBe(0);
-    const second = await rpc(server.url, 'SendMessage', userMessage('go on', { taskId }));
-    expect(second.body.result.task.status.state).toBe('TASK_STATE_COMPLETED');
-    expect(second.body.result.task.history.map((m: { parts: { text: string }[] }) => m.parts[0].text)).toEqual([
+    const second = await a2a().call('SendMessage', userMessage('go on', { taskId }));
+    expect(second.result.task.status.state).toBe('TASK_STATE_COMPLETED');
+    expect(second.result.task.history.map((m: { parts: { text: string }[] }) => m.parts[0].text)).toEqual([
       'park',
       'more?',
       'go on',

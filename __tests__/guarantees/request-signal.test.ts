@@ -2,14 +2,15 @@
  * The carrier's request signal: getA2ARequestContext().signal aborts when the client closes the
  * request that carried the message (it is made lazily, so this checks it is still wired), and the
  * task goes on. execute() only records what it saw: an expect() in there would fail the task, not
- * the test.
+ * the test. Over both bindings (JSON-RPC and HTTP+JSON).
  */
 import { getA2ARequestContext, type AgentExecutor } from '../../lib';
 import { deferred, until } from '../helpers/async';
 import { startAgent } from '../helpers/fixtures';
-import { V1, rpc, userMessage } from '../helpers/http';
+import { userMessage } from '../helpers/http';
+import { a2aClient, BINDINGS } from '../helpers/bindings';
 
-it('aborts when the client goes away, and the task is not canceled by it', async () => {
+it.each(BINDINGS)('over %s: aborts when the client goes away, and the task is not canceled by it', async (binding) => {
   const started = deferred<string>();
   const aborted = deferred();
   const seen = { taskSignalAbortedAfterClientLeft: undefined as boolean | undefined, finished: false };
@@ -26,14 +27,10 @@ it('aborts when the client goes away, and the task is not canceled by it', async
     },
   };
   const server = await startAgent(executor);
+  const a2a = a2aClient(binding, server.url);
   try {
     const client = new AbortController();
-    const request = fetch(server.url, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', ...V1 },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: userMessage('wait') }),
-      signal: client.signal,
-    }).catch(() => undefined);
+    const request = a2a.open('SendMessage', userMessage('wait'), { signal: client.signal }).catch(() => undefined);
     const taskId = await started.promise;
     client.abort();
     await aborted.promise;
@@ -42,9 +39,9 @@ it('aborts when the client goes away, and the task is not canceled by it', async
     // The task's own signal fires on cancel only; the client leaving is not a cancel.
     await until(() => seen.finished, 'execute() to finish');
     expect(seen.taskSignalAbortedAfterClientLeft).toBe(false);
-    const task = await rpc(server.url, 'GetTask', { id: taskId });
-    expect(task.body.result.status.state).toBe('TASK_STATE_COMPLETED');
-    expect(task.body.result.status.message.parts[0].text).toBe('finished after the client left');
+    const task = await a2a.call('GetTask', { id: taskId });
+    expect(task.result.status.state).toBe('TASK_STATE_COMPLETED');
+    expect(task.result.status.message.parts[0].text).toBe('finished after the client left');
   } finally {
     await server.close();
   }

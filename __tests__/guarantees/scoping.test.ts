@@ -2,14 +2,15 @@
  * Guarantee 3: every operation resolves the task through the store with the caller's (tenant, owner)
  * scope before touching a live execution. Another owner's or tenant's task answers TaskNotFound,
  * byte-identical to an id that never existed, and nothing happens: no cancel hook, no write, the
- * running task keeps running.
+ * running task keeps running. Over both bindings (JSON-RPC and HTTP+JSON).
  */
 import { randomUUID } from 'node:crypto';
 import type { Request } from 'express';
 import { InMemoryTaskStore, type AgentExecutor, type Task, type TaskScope } from '../../lib';
 import { deferred } from '../helpers/async';
 import { startAgent, type TestServer } from '../helpers/fixtures';
-import { rpc, rpcStream, userMessage } from '../helpers/http';
+import { userMessage } from '../helpers/http';
+import { a2aClient, BINDINGS } from '../helpers/bindings';
 
 class CountingStore extends InMemoryTaskStore {
   writes = 0;
@@ -28,8 +29,9 @@ const identity = (req: Request) => ({
   tenant: req.get('x-tenant') ?? '',
 });
 
-describe('owner and tenant scoping', () => {
+describe.each(BINDINGS)('owner and tenant scoping over %s', (binding) => {
   let server: TestServer;
+  const a2a = () => a2aClient(binding, server.url);
   let store: CountingStore;
   let cancelCalls: number;
   const release = deferred();
@@ -52,10 +54,10 @@ describe('owner and tenant scoping', () => {
       },
     };
     server = await startAgent(executor, { taskStore: store, callContext: identity });
-    parkedId = (await rpc(server.url, 'SendMessage', userMessage('park'), { headers: alice })).body.result.task.id;
-    const running = await rpc(server.url, 'SendMessage', { ...userMessage('run'), configuration: { returnImmediately: true } }, { headers: alice });
-    runningId = running.body.result.task.id;
-    expect(running.body.result.task.status.state).toBe('TASK_STATE_WORKING');
+    parkedId = (await a2a().call('SendMessage', userMessage('park'), { headers: alice })).result.task.id;
+    const running = await a2a().call('SendMessage', { ...userMessage('run'), configuration: { returnImmediately: true } }, { headers: alice });
+    runningId = running.result.task.id;
+    expect(running.result.task.status.state).toBe('TASK_STATE_WORKING');
   });
   afterAll(async () => {
     release.resolve();
@@ -68,15 +70,22 @@ describe('owner and tenant scoping', () => {
     ['an anonymous-looking caller', { 'x-user': 'nobody', 'x-tenant': '' }],
   ] as const;
 
-  type Attempt = (taskId: string, headers: Record<string, string>) => Promise<string>;
+  /** The raw answer (for byte identity) and its JSON-RPC error code. */
+  type Attempt = (taskId: string, headers: Record<string, string>) => Promise<{ text?: string; code?: number }>;
+  const unary = (method: string, params: (id: string) => Record<string, unknown>): Attempt => async (id, headers) => {
+    const reply = await a2a().call(method, params(id), { headers, id: 7 });
+    return { text: reply.text, code: reply.error?.code };
+  };
+  const streaming = (method: string, params: (id: string) => Record<string, unknown>): Attempt => async (id, headers) => {
+    const reply = await a2a().stream(method, params(id), { headers, id: 7 });
+    return { text: reply.text, code: reply.error?.code };
+  };
   const attempts: Record<string, Attempt> = {
-    GetTask: async (id, headers) => (await rpc(server.url, 'GetTask', { id }, { headers, id: 7 })).text,
-    CancelTask: async (id, headers) => (await rpc(server.url, 'CancelTask', { id }, { headers, id: 7 })).text,
-    'SendMessage follow-up': async (id, headers) =>
-      (await rpc(server.url, 'SendMessage', userMessage('hijack', { taskId: id, messageId: 'fixed' }), { headers, id: 7 })).text,
-    'SendStreamingMessage follow-up': async (id, headers) =>
-      JSON.stringify((await rpcStream(server.url, 'SendStreamingMessage', userMessage('hijack', { taskId: id, messageId: 'fixed' }), { headers, id: 7 })).json),
-    SubscribeToTask: async (id, headers) => JSON.stringify((await rpcStream(server.url, 'SubscribeToTask', { id }, { headers, id: 7 })).json),
+    GetTask: unary('GetTask', (id) => ({ id })),
+    CancelTask: unary('CancelTask', (id) => ({ id })),
+    'SendMessage follow-up': unary('SendMessage', (id) => userMessage('hijack', { taskId: id, messageId: 'fixed' })),
+    'SendStreamingMessage follow-up': streaming('SendStreamingMessage', (id) => userMessage('hijack', { taskId: id, messageId: 'fixed' })),
+    SubscribeToTask: streaming('SubscribeToTask', (id) => ({ id })),
   };
 
   describe.each(strangers)('%s', (_who, headers) => {
@@ -86,34 +95,34 @@ describe('owner and tenant scoping', () => {
         const missing = randomUUID();
         const forOwned = await attempts[name](taskId, headers);
         const forMissing = await attempts[name](missing, headers);
-        expect(forOwned).toBe(forMissing.split(missing).join(taskId));
-        expect(JSON.parse(forOwned).error.code).toBe(-32001);
+        expect(forOwned.text).toBe(forMissing.text!.split(missing).join(taskId));
+        expect(forOwned.code).toBe(-32001);
       }
       expect(cancelCalls).toBe(0);
       expect(store.writes).toBe(writesBefore);
       // The running task is untouched and still running; the parked one still parked.
       expect(server.router.liveExecutions).toBe(1);
-      const running = await rpc(server.url, 'GetTask', { id: runningId }, { headers: alice });
-      expect(running.body.result.status.state).toBe('TASK_STATE_WORKING');
-      const parked = await rpc(server.url, 'GetTask', { id: parkedId }, { headers: alice });
-      expect(parked.body.result.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
-      expect(parked.body.result.history).toHaveLength(2);
+      const running = await a2a().call('GetTask', { id: runningId }, { headers: alice });
+      expect(running.result.status.state).toBe('TASK_STATE_WORKING');
+      const parked = await a2a().call('GetTask', { id: parkedId }, { headers: alice });
+      expect(parked.result.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
+      expect(parked.result.history).toHaveLength(2);
     });
 
     it('ListTasks shows none of the other scope’s tasks', async () => {
-      const list = await rpc(server.url, 'ListTasks', {}, { headers });
-      expect(list.body.result).toEqual({ tasks: [], nextPageToken: '', pageSize: 50, totalSize: 0 });
+      const list = await a2a().call('ListTasks', {}, { headers });
+      expect(list.result).toEqual({ tasks: [], nextPageToken: '', pageSize: 50, totalSize: 0 });
     });
   });
 
   it('the owner sees both tasks', async () => {
-    const list = await rpc(server.url, 'ListTasks', {}, { headers: alice });
-    expect(list.body.result.tasks.map((t: Task) => t.id).sort()).toEqual([parkedId, runningId].sort());
+    const list = await a2a().call('ListTasks', {}, { headers: alice });
+    expect(list.result.tasks.map((t: Task) => t.id).sort()).toEqual([parkedId, runningId].sort());
   });
 
-  it('a tenant stated in params that differs from the resolved tenant is refused', async () => {
-    const reply = await rpc(server.url, 'GetTask', { id: parkedId, tenant: 't2' }, { headers: alice });
-    expect(reply.body.error.code).toBe(-32602);
-    expect(reply.body.error.message).toMatch(/tenant/);
+  it('a tenant stated in params (or the REST path) that differs from the resolved tenant is refused', async () => {
+    const reply = await a2a().call('GetTask', { id: parkedId, tenant: 't2' }, { headers: alice });
+    expect(reply.error?.code).toBe(-32602);
+    expect(reply.error?.message).toMatch(/tenant/);
   });
 });

@@ -2,12 +2,13 @@
  * Guarantee 5: SSE streams are faithful: first event Task or Message, events in generation order,
  * the stream ends after a terminal or interrupted state, a client disconnect does not cancel the
  * task, SubscribeToTask follows a task until it is terminal, across interrupted states, heartbeats keep idle
- * streams alive.
+ * streams alive. Over both bindings (JSON-RPC and HTTP+JSON).
  */
 import type { AgentExecutor } from '../../lib';
 import { deferred, until, type Deferred } from '../helpers/async';
 import { startAgent, testCard, type TestServer } from '../helpers/fixtures';
-import { openStream, rpc, rpcStream, sseFrames, userMessage } from '../helpers/http';
+import { sseFrames, userMessage } from '../helpers/http';
+import { a2aClient, BINDINGS, type Binding } from '../helpers/bindings';
 
 let gate: Deferred;
 let started: Deferred;
@@ -46,10 +47,9 @@ const executor: AgentExecutor = {
   },
 };
 
-const results = (events: { result: unknown }[]) => events.map((e) => e.result as Record<string, any>);
-
-describe('faithful streams', () => {
+describe.each(BINDINGS)('faithful streams over %s', (binding) => {
   let server: TestServer;
+  const a2a = () => a2aClient(binding, server.url);
   beforeEach(async () => {
     gate = deferred();
     started = deferred();
@@ -62,16 +62,18 @@ describe('faithful streams', () => {
   });
 
   it('a message reply is exactly one message event, then the stream closes', async () => {
-    const reply = await rpcStream(server.url, 'SendStreamingMessage', userMessage('message'), { id: 'abc' });
+    const reply = await a2a().stream('SendStreamingMessage', userMessage('message'), { id: 'abc' });
     expect(reply.status).toBe(200);
     expect(reply.headers.get('content-type')).toMatch(/^text\/event-stream/);
     expect(reply.events).toHaveLength(1);
-    expect(reply.events[0]).toMatchObject({ jsonrpc: '2.0', id: 'abc', result: { message: { role: 'ROLE_AGENT' } } });
+    expect(reply.events[0]).toMatchObject({ message: { role: 'ROLE_AGENT' } });
+    // JSON-RPC wraps each event in an envelope with the request's id; HTTP+JSON sends it bare.
+    expect(reply.frames[0]).toEqual(binding === 'jsonrpc' ? { jsonrpc: '2.0', id: 'abc', result: reply.events[0] } : reply.events[0]);
   });
 
   it('a task stream starts with the Task, keeps generation order and closes after the terminal state', async () => {
-    const reply = await rpcStream(server.url, 'SendStreamingMessage', userMessage('burst'));
-    const events = results(reply.events);
+    const reply = await a2a().stream('SendStreamingMessage', userMessage('burst'));
+    const events = reply.events;
     expect(Object.keys(events[0])).toEqual(['task']);
     expect(events[0].task.status.state).toBe('TASK_STATE_WORKING');
     const progress = events.filter((e) => e.statusUpdate?.status.state === 'TASK_STATE_WORKING');
@@ -79,40 +81,39 @@ describe('faithful streams', () => {
     expect(events.slice(-3).map((e) => Object.keys(e)[0])).toEqual(['artifactUpdate', 'artifactUpdate', 'statusUpdate']);
     expect(events.at(-1)!.statusUpdate.status.state).toBe('TASK_STATE_COMPLETED');
     expect(events.every((e) => Object.keys(e).length === 1)).toBe(true);
-    const stored = await rpc(server.url, 'GetTask', { id: events[0].task.id });
-    expect(stored.body.result.artifacts[0].parts.map((p: { text: string }) => p.text)).toEqual(['part 1', 'part 2']);
+    const stored = await a2a().call('GetTask', { id: events[0].task.id });
+    expect(stored.result.artifacts[0].parts.map((p: { text: string }) => p.text)).toEqual(['part 1', 'part 2']);
   });
 
   it('the stream closes after an interrupted state', async () => {
-    const reply = await rpcStream(server.url, 'SendStreamingMessage', userMessage('park'));
-    expect(results(reply.events).at(-1)!.statusUpdate.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
+    const reply = await a2a().stream('SendStreamingMessage', userMessage('park'));
+    expect(reply.events.at(-1)!.statusUpdate.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
     expect(server.router.liveExecutions).toBe(0);
   });
 
   it('a client disconnect does not cancel the task', async () => {
     const abort = new AbortController();
-    const response = await openStream(server.url, 'SendStreamingMessage', userMessage('gated'), { signal: abort.signal });
-    const frames = sseFrames(response);
-    const first = JSON.parse((await frames.next()).value!.data!);
-    const taskId = first.result.task.id;
+    const response = await a2a().open('SendStreamingMessage', userMessage('gated'), { signal: abort.signal });
+    const first = (await a2a().events(response).next()).value!.event;
+    const taskId = first.task.id;
     await started.promise;
     abort.abort();
     await until(() => server.router.liveObservers === 0, 'the stream observer to detach');
     expect(server.router.liveExecutions).toBe(1);
     gate.resolve();
     await until(() => server.router.liveExecutions === 0, 'the task to finish');
-    const stored = await rpc(server.url, 'GetTask', { id: taskId });
-    expect(stored.body.result.status.state).toBe('TASK_STATE_COMPLETED');
+    const stored = await a2a().call('GetTask', { id: taskId });
+    expect(stored.result.status.state).toBe('TASK_STATE_COMPLETED');
     expect(cancelCalls).toBe(0);
   });
 
   it('SubscribeToTask on a running task: the current Task, then the live events, for every subscriber alike', async () => {
-    const sent = await rpc(server.url, 'SendMessage', { ...userMessage('gated'), configuration: { returnImmediately: true } });
-    const taskId = sent.body.result.task.id;
+    const sent = await a2a().call('SendMessage', { ...userMessage('gated'), configuration: { returnImmediately: true } });
+    const taskId = sent.result.task.id;
     await started.promise;
-    const a = rpcStream(server.url, 'SubscribeToTask', { id: taskId });
+    const a = a2a().stream('SubscribeToTask', { id: taskId });
     const leaving = new AbortController();
-    const b = await openStream(server.url, 'SubscribeToTask', { id: taskId }, { signal: leaving.signal });
+    const b = await a2a().open('SubscribeToTask', { id: taskId }, { signal: leaving.signal });
     const bFrames = sseFrames(b);
     await bFrames.next();
     // Two subscribers (plus the returnImmediately sender's own observer, attached until the turn ends).
@@ -120,37 +121,37 @@ describe('faithful streams', () => {
     leaving.abort();
     await until(() => server.router.liveObservers === 2, 'one subscriber to leave');
     gate.resolve();
-    const events = results((await a).events);
+    const events = (await a).events;
     expect(events[0].task.id).toBe(taskId);
     expect(events[0].task.status.state).toBe('TASK_STATE_WORKING');
     expect(events.slice(1).map((e) => e.statusUpdate.status.state)).toEqual(['TASK_STATE_WORKING', 'TASK_STATE_COMPLETED']);
   });
 
   it('SubscribeToTask on a parked task stays open across the interrupted state and ends at the terminal one', async () => {
-    const parked = (await rpc(server.url, 'SendMessage', userMessage('park'))).body.result.task;
-    const response = await openStream(server.url, 'SubscribeToTask', { id: parked.id });
-    const frames = sseFrames(response);
+    const parked = (await a2a().call('SendMessage', userMessage('park'))).result.task;
+    const response = await a2a().open('SubscribeToTask', { id: parked.id });
+    const frames = a2a().events(response);
     const first = await frames.next();
-    expect(JSON.parse(first.value!.data!).result).toEqual({ task: parked });
+    expect(first.value!.event).toEqual({ task: parked });
     expect(server.router.liveObservers).toBe(1); // a bus subscription only: no live execution
     expect(server.router.liveExecutions).toBe(0);
 
     // A follow-up from another request completes the task: the subscriber sees it, then the end.
-    const followUp = await rpc(server.url, 'SendMessage', userMessage('quick', { taskId: parked.id }));
-    expect(followUp.body.result.task.status.state).toBe('TASK_STATE_COMPLETED');
+    const followUp = await a2a().call('SendMessage', userMessage('quick', { taskId: parked.id }));
+    expect(followUp.result.task.status.state).toBe('TASK_STATE_COMPLETED');
     const rest: unknown[] = [];
-    for await (const frame of frames) if (frame.data) rest.push(JSON.parse(frame.data).result);
+    for await (const item of frames) rest.push(item.event ?? item.error);
     expect(rest).toEqual([{ statusUpdate: expect.objectContaining({ status: expect.objectContaining({ state: 'TASK_STATE_COMPLETED' }) }) }]);
     await until(() => server.router.liveObservers === 0, 'subscription released');
 
-    const refused = await rpcStream(server.url, 'SubscribeToTask', { id: parked.id });
-    expect(refused.json.error.code).toBe(-32004);
+    const refused = await a2a().stream('SubscribeToTask', { id: parked.id });
+    expect(refused.error?.code).toBe(-32004);
   });
 
   it('a subscriber that leaves a parked task releases its subscription', async () => {
-    const parked = (await rpc(server.url, 'SendMessage', userMessage('park'))).body.result.task;
+    const parked = (await a2a().call('SendMessage', userMessage('park'))).result.task;
     const client = new AbortController();
-    const response = await openStream(server.url, 'SubscribeToTask', { id: parked.id }, { signal: client.signal });
+    const response = await a2a().open('SubscribeToTask', { id: parked.id }, { signal: client.signal });
     await sseFrames(response).next();
     expect(server.router.liveObservers).toBe(1);
     client.abort();
@@ -159,7 +160,7 @@ describe('faithful streams', () => {
   });
 
   it('idle streams get comment heartbeats', async () => {
-    const response = await openStream(server.url, 'SendStreamingMessage', userMessage('gated'));
+    const response = await a2a().open('SendStreamingMessage', userMessage('gated'));
     const seen: string[] = [];
     for await (const frame of sseFrames(response)) {
       seen.push(frame.comment !== undefined ? 'comment' : 'data');
@@ -170,14 +171,15 @@ describe('faithful streams', () => {
   });
 });
 
-describe('streaming not declared', () => {
+describe.each(BINDINGS)('streaming not declared, over %s', (binding: Binding) => {
   it('SendStreamingMessage and SubscribeToTask answer UnsupportedOperation', async () => {
     const server = await startAgent(executor, { agentCard: { ...testCard, capabilities: {} } });
     try {
-      const send = await rpcStream(server.url, 'SendStreamingMessage', userMessage('quick'));
-      expect(send.json.error.code).toBe(-32004);
-      const sub = await rpcStream(server.url, 'SubscribeToTask', { id: 'x' });
-      expect(sub.json.error.code).toBe(-32004);
+      const a2a = a2aClient(binding, server.url);
+      const send = await a2a.stream('SendStreamingMessage', userMessage('quick'));
+      expect(send.error?.code).toBe(-32004);
+      const sub = await a2a.stream('SubscribeToTask', { id: 'x' });
+      expect(sub.error?.code).toBe(-32004);
     } finally {
       await server.close();
     }

@@ -31,8 +31,13 @@ describe('agent card', () => {
       defaultOutputModes: testCard.defaultOutputModes,
       skills: testCard.skills,
     });
-    // No v0.3 card fields on a v1.0 card.
+  });
+
+  it('has no v0.3 card fields or 0.3 interfaces with compatibility off (see v03-card.test.ts for them)', async () => {
+    server = await startAgent(executor, { compatibility: { v0_3: false } });
+    const card = await json(await fetch(`${server.url}/.well-known/agent-card.json`));
     for (const legacy of ['url', 'preferredTransport', 'protocolVersion', 'additionalInterfaces']) expect(card).not.toHaveProperty(legacy);
+    expect(card.supportedInterfaces.map((i: { protocolVersion: string }) => i.protocolVersion)).not.toContain('0.3');
   });
 
   it('is not served at the origin root by the router itself', async () => {
@@ -48,7 +53,8 @@ describe('agent card', () => {
     ];
     server = await startAgent(executor, { agentCard: { ...testCard, supportedInterfaces: stated } });
     const card = await json(await fetch(`${server.url}/.well-known/agent-card.json`));
-    expect(card.supportedInterfaces).toEqual(stated);
+    // Kept as stated, first; with v0.3 compatibility on, the JSON-RPC one is also announced as 0.3 after them.
+    expect(card.supportedInterfaces).toEqual([...stated, { url: 'https://agents.example.com/agent', protocolBinding: 'JSONRPC', protocolVersion: '0.3' }]);
   });
 
   it('warns at app.use time, before any request, when the stated interface path does not match the mount path', () => {

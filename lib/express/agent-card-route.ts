@@ -1,12 +1,18 @@
 /**
- * GET <mount>/.well-known/agent-card.json: the public card, with the JSON-RPC interface URL filled
- * in from where the router is mounted unless the card states one. Cached per origin, with ETag.
+ * GET <mount>/.well-known/agent-card.json: the public card as the presenter makes it (interface
+ * URLs filled in from where the router is mounted unless the card states them, v0.3 fields,
+ * signatures). Rendered once per origin, with ETag and Last-Modified (§8.6.1).
  */
 import { createHash } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { cardForBaseUrl, type AgentCardInput } from '../protocol/card.js';
+import type { AgentCard } from '../protocol/schemas.js';
 import { baseUrlOf } from './base-url.js';
+import { writeError } from './error-writer.js';
 import { writeJson } from './respond.js';
+
+/** The card as served with the router's endpoints at `baseUrl` (see card-presenter.ts). */
+export type PresentCardAt = (card: AgentCardInput, baseUrl: string) => AgentCard | Promise<AgentCard>;
 
 interface Rendered {
   readonly body: string;
@@ -24,33 +30,69 @@ function matchesEtag(header: string | undefined, etag: string): boolean {
   });
 }
 
-/** Serves `card`; `baseUrlFor` says where the JSON-RPC endpoint is, as seen by this request. */
+/**
+ * If-Modified-Since per RFC 9110 §13.1.3: true when the card has not changed since that date
+ * (an unparsable date is ignored).
+ */
+function notModifiedSince(header: string | undefined, modifiedMs: number): boolean {
+  if (!header) return false;
+  const since = Date.parse(header);
+  return !Number.isNaN(since) && modifiedMs <= since;
+}
+
+/**
+ * Serves `card`; `baseUrlFor` says where the router's endpoints are, as seen by this request;
+ * `lastModified` is when the card was last changed (the router's construction); `present` makes
+ * the card served from a base URL (asynchronous only when it signs: then once per origin).
+ */
 export function agentCardRoute(
   card: AgentCardInput,
   maxAgeSeconds: number,
   baseUrlFor: (req: Request) => string = baseUrlOf,
+  lastModified: Date = new Date(),
+  present: PresentCardAt = cardForBaseUrl,
 ): (req: Request, res: Response) => void {
-  const cache = new Map<string, Rendered>();
-  const render = (baseUrl: string): Rendered => {
+  // HTTP dates have whole seconds: compare at that precision.
+  const modifiedMs = Math.floor(lastModified.getTime() / 1000) * 1000;
+  const lastModifiedHeader = new Date(modifiedMs).toUTCString();
+  const cache = new Map<string, Rendered | Promise<Rendered>>();
+  const rendering = (served: AgentCard): Rendered => {
+    const body = JSON.stringify(served);
+    return { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
+  };
+  const render = (baseUrl: string): Rendered | Promise<Rendered> => {
     let rendered = cache.get(baseUrl);
     if (!rendered) {
-      const body = JSON.stringify(cardForBaseUrl(card, baseUrl));
-      rendered = { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
+      const served = present(card, baseUrl);
+      rendered = served instanceof Promise ? served.then(rendering) : rendering(served);
       if (cache.size >= MAX_CACHED_ORIGINS) cache.delete(cache.keys().next().value!);
       cache.set(baseUrl, rendered);
+      // A failed signing is not cached: the next request tries again.
+      if (rendered instanceof Promise) rendered.then((done) => cache.get(baseUrl) === rendered && cache.set(baseUrl, done), () => cache.delete(baseUrl));
     }
     return rendered;
   };
 
   return function a2aAgentCard(req: Request, res: Response): void {
-    const { body, etag } = render(baseUrlFor(req));
+    const rendered = render(baseUrlFor(req));
+    if (rendered instanceof Promise) {
+      rendered.then((done) => serve(req, res, done), (error: unknown) => writeError(req, res, error, 'rest'));
+      return;
+    }
+    serve(req, res, rendered);
+  };
+
+  function serve(req: Request, res: Response, { body, etag }: Rendered): void {
     res.setHeader('Cache-Control', `public, max-age=${maxAgeSeconds}`);
     res.setHeader('ETag', etag);
-    if (matchesEtag(req.get('if-none-match'), etag)) {
+    res.setHeader('Last-Modified', lastModifiedHeader);
+    // If-None-Match, when sent, decides; If-Modified-Since only counts without it (§13.2.2).
+    const ifNoneMatch = req.get('if-none-match');
+    if (ifNoneMatch !== undefined ? matchesEtag(ifNoneMatch, etag) : notModifiedSince(req.get('if-modified-since'), modifiedMs)) {
       res.statusCode = 304;
       res.end();
       return;
     }
     writeJson(res, 200, body);
-  };
+  }
 }

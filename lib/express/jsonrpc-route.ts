@@ -2,7 +2,8 @@
  * POST <mount>: the JSON-RPC 2.0 binding, a thin mapping: read the envelope, find the method,
  * build the call (negotiation, caller, tenant, signal), run the request handler in the request's
  * A2A context, write the result or the error. SendStreamingMessage and SubscribeToTask answer
- * with SSE.
+ * with SSE. The negotiated version picks the codec: v1.0 here, v0.3 (compatibility) in
+ * jsonrpc-v03.ts; both drive the same request handler.
  */
 import type { Request, Response } from 'express';
 import type { z } from 'zod';
@@ -10,6 +11,8 @@ import { runWithA2AContext } from '../context/carrier.js';
 import { A2AError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { ExtensionNegotiator } from '../protocol/extensions.js';
+import type { ServedBindings } from '../protocol/card.js';
+import { withJsonNames } from '../protocol/field-names.js';
 import { EnvelopeError, errorResponse, parseParams, readEnvelope, successResponse, type JsonRpcId } from '../protocol/jsonrpc.js';
 import {
   CancelTaskRequestSchema,
@@ -21,11 +24,16 @@ import {
 } from '../protocol/requests.js';
 import type { CallerResolution } from '../server/call.js';
 import type { A2ARequestHandler, CallContext, StreamObserver } from '../server/request-handler.js';
+import type { AgentCardInput } from '../protocol/card.js';
+import type { AgentCard } from '../protocol/schemas.js';
+import { ONLY_1_0, type ProtocolVersion, type VersionPolicy } from '../protocol/version.js';
 import { cardAsServedTo } from './base-url.js';
 import { writeError } from './error-writer.js';
-import { callOf, negotiate } from './request-call.js';
+import { v03JsonRpcCodec } from './jsonrpc-v03.js';
+import { activate, callOf, versionOf } from './request-call.js';
 import { writeJson } from './respond.js';
 import { serveStream, type StreamEncoding, type StreamSettings } from './stream.js';
+import type { SseLimits } from './sse.js';
 
 export { ANONYMOUS_CALLER, type CallerResolution } from '../server/call.js';
 
@@ -36,15 +44,43 @@ export interface JsonRpcRouteOptions {
   readonly handler: A2ARequestHandler;
   readonly logger: Logger;
   readonly extensions: ExtensionNegotiator;
-  readonly heartbeatIntervalMs: number;
+  /** Shared by every stream of the router (see streamLimits). */
+  readonly streamLimits: SseLimits;
   readonly callContext?: CallContextHook;
+  /** Which interfaces the extended card gains (both bindings by default). */
+  readonly bindings?: ServedBindings;
+  /** Versions served besides 1.0 (the router's `compatibility`); 1.0 only by default. */
+  readonly compatibility?: VersionPolicy;
+  /** The extended card as served to `req` (interfaces filled in; by default from `bindings`). */
+  readonly presentCard?: PresentCard;
 }
 
-type Unary = { schema: z.ZodType<{ tenant?: string }>; run: (call: CallContext, params: never, req: Request) => Promise<unknown> };
-type Streaming = {
-  schema: z.ZodType<{ tenant?: string }>;
+/** A card as served to a request: interfaces filled in, and whatever the router adds (v0.3 fields, signatures). */
+export type PresentCard = (req: Request, card: AgentCardInput) => AgentCard | Promise<AgentCard>;
+
+/** Params of any version: the tenant is read before the method runs (v0.3 params have none). */
+type Params = z.ZodType<{ tenant?: string; [field: string]: unknown }>;
+
+export type Unary = { schema: Params; run: (call: CallContext, params: never, req: Request) => Promise<unknown> };
+export type Streaming = {
+  schema: Params;
   open: (call: CallContext, params: never, observer: StreamObserver) => Promise<() => void>;
+  /** How this method's events are framed, when not the codec's default. */
+  streams?: StreamSettings;
 };
+
+/** One protocol version's methods and wire shapes on this binding. */
+export interface JsonRpcCodec {
+  readonly version: ProtocolVersion;
+  readonly unary: Readonly<Record<string, Unary>>;
+  readonly streaming: Readonly<Record<string, Streaming>>;
+  /** Push notification config methods: answered PushNotificationNotSupported. */
+  readonly push: ReadonlySet<string>;
+  /** The error for a method this version does not have. */
+  unknownMethod(method: string): A2AError;
+  /** A thrown value as this version's clients are answered. */
+  error(error: unknown): unknown;
+}
 
 const PUSH_METHODS = new Set([
   'CreateTaskPushNotificationConfig',
@@ -57,8 +93,10 @@ const PUSH_METHODS = new Set([
 const JSONRPC_STREAM: StreamEncoding = { binding: 'jsonrpc', event: successResponse, error: errorResponse };
 
 export function jsonRpcRoute(options: JsonRpcRouteOptions): (req: Request, res: Response) => Promise<void> {
-  const { handler, logger, extensions, heartbeatIntervalMs, callContext } = options;
-  const streams: StreamSettings = { encoding: JSONRPC_STREAM, heartbeatIntervalMs, logger };
+  const { handler, logger, extensions, streamLimits, callContext, bindings } = options;
+  const policy = options.compatibility ?? ONLY_1_0;
+  const presentCard: PresentCard = options.presentCard ?? ((req, card) => cardAsServedTo(req, card, bindings));
+  const streams: StreamSettings = { encoding: JSONRPC_STREAM, limits: streamLimits, logger };
 
   const unary: Record<string, Unary> = {
     SendMessage: { schema: SendMessageRequestSchema, run: (call, p) => handler.sendMessage(call, p) },
@@ -67,36 +105,48 @@ export function jsonRpcRoute(options: JsonRpcRouteOptions): (req: Request, res: 
     CancelTask: { schema: CancelTaskRequestSchema, run: (call, p) => handler.cancelTask(call, p) },
     GetExtendedAgentCard: {
       schema: GetExtendedAgentCardRequestSchema,
-      run: async (call, _p, req) => cardAsServedTo(req, await handler.getExtendedAgentCard(call)),
+      run: async (call, _p, req) => presentCard(req, await handler.getExtendedAgentCard(call)),
     },
   };
   const streaming: Record<string, Streaming> = {
     SendStreamingMessage: { schema: SendMessageRequestSchema, open: (call, p, o) => handler.sendStreamingMessage(call, p, o) },
     SubscribeToTask: { schema: SubscribeToTaskRequestSchema, open: (call, p, o) => handler.subscribeToTask(call, p, o) },
   };
+  const v1: JsonRpcCodec = {
+    version: '1.0',
+    unary,
+    streaming,
+    push: PUSH_METHODS,
+    unknownMethod: (method) => new A2AError('MethodNotFound', `Method not found: ${method}`),
+    error: (error) => error,
+  };
+  const v1Methods = new Set([...Object.keys(unary), ...Object.keys(streaming), ...PUSH_METHODS]);
+  const v03 = policy.v0_3 ? v03JsonRpcCodec({ handler, logger, streamLimits, presentCard, v1Methods }) : v1;
 
   return async function a2aJsonRpc(req: Request, res: Response): Promise<void> {
     let id: JsonRpcId = null;
+    let codec = v1;
     try {
       const envelope = readEnvelope(req.body);
       id = envelope.id;
-      const active = negotiate(req, res, extensions);
+      if (versionOf(req, policy) !== '1.0') codec = v03;
+      const active = activate(req, res, extensions, codec.version);
       const method = envelope.method;
-      if (PUSH_METHODS.has(method)) handler.pushNotificationsNotSupported();
-      const unaryMethod = unary[method];
-      const streamingMethod = unaryMethod ? undefined : streaming[method];
+      if (codec.push.has(method)) handler.pushNotificationsNotSupported();
+      const unaryMethod = codec.unary[method];
+      const streamingMethod = unaryMethod ? undefined : codec.streaming[method];
       const schema = unaryMethod?.schema ?? streamingMethod?.schema;
-      if (!schema) throw new A2AError('MethodNotFound', `Method not found: ${method}`);
-      const params = parseParams(schema, envelope.params);
+      if (!schema) throw codec.unknownMethod(method);
+      const params = parseParams(schema, withJsonNames(method, envelope.params));
       // Synchronous unless the app states the caller itself through an (async) hook.
       const call = callOf(req, res, callContext ? await callContext(req) : undefined, params.tenant || undefined, active);
       if (streamingMethod) {
-        return await serveStream(req, res, streams, id, call, streamingMethod.open, params as never);
+        return await serveStream(req, res, streamingMethod.streams ?? streams, id, call, streamingMethod.open, params as never);
       }
       const result = await runWithA2AContext(call.requestContext, () => unaryMethod!.run(call, params as never, req));
       writeJson(res, 200, successResponse(id, result));
     } catch (error) {
-      writeError(req, res, error, 'jsonrpc', error instanceof EnvelopeError ? error.id : id, logger);
+      writeError(req, res, codec.error(error), 'jsonrpc', error instanceof EnvelopeError ? error.id : id, logger);
     }
   };
 }

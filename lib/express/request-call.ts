@@ -5,14 +5,48 @@
 import type { Request, Response } from 'express';
 import { readA2AState } from '../context/request-state.js';
 import type { ExtensionNegotiator } from '../protocol/extensions.js';
-import { buildCall, negotiateCall, type CallerResolution, type WatchClientClose } from '../server/call.js';
+import type { ProtocolVersion, VersionPolicy } from '../protocol/version.js';
+import {
+  activateExtensions,
+  buildCall,
+  negotiateCall,
+  negotiateCallVersion,
+  type CallerResolution,
+  type WatchClientClose,
+} from '../server/call.js';
 import type { CallContext } from '../server/request-handler.js';
 
-/** Version (header, else the `A2A-Version` query parameter) and extensions; echoes the active ones. */
+/** The `A2A-Version` header, else the `A2A-Version` query parameter. */
+function requestedVersion(req: Request): string | undefined {
+  // A repeated (or, with Express 4's qs, nested) parameter is no version: as JSON text it fails cleanly.
+  const query: unknown = req.query['A2A-Version'];
+  return req.get('a2a-version') || (typeof query === 'string' || query === undefined ? query : JSON.stringify(query));
+}
+
+/** Version (1.0 only) and extensions; echoes the active ones. */
 export function negotiate(req: Request, res: Response, extensions: ExtensionNegotiator): string[] {
-  const version = req.get('a2a-version') || (req.query['A2A-Version'] as string | undefined);
-  const active = negotiateCall(extensions, version, req.get('a2a-extensions'));
+  const active = negotiateCall(extensions, requestedVersion(req), req.get('a2a-extensions'));
   if (active.length > 0) res.setHeader('A2A-Extensions', active.join(', '));
+  return active;
+}
+
+/** The version `req` is served with under `policy` (see negotiateCallVersion). */
+export function versionOf(req: Request, policy: VersionPolicy): ProtocolVersion {
+  return negotiateCallVersion(requestedVersion(req), policy);
+}
+
+/**
+ * The extensions of a request served with `version`, echoed in that version's header:
+ * `A2A-Extensions` for 1.0; for 0.3 its `X-A2A-Extensions` (the 1.0 spelling is accepted too).
+ */
+export function activate(req: Request, res: Response, extensions: ExtensionNegotiator, version: ProtocolVersion): string[] {
+  if (version === '1.0') {
+    const active = activateExtensions(extensions, req.get('a2a-extensions'));
+    if (active.length > 0) res.setHeader('A2A-Extensions', active.join(', '));
+    return active;
+  }
+  const active = activateExtensions(extensions, req.get('x-a2a-extensions') ?? req.get('a2a-extensions'));
+  if (active.length > 0) res.setHeader('X-A2A-Extensions', active.join(', '));
   return active;
 }
 

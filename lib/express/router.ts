@@ -1,6 +1,7 @@
 /**
  * createA2ARouter(): an Express middleware that serves one A2A agent where it is mounted:
- * the agent card at `<mount>/.well-known/agent-card.json` and JSON-RPC at `POST <mount>`.
+ * the agent card at `<mount>/.well-known/agent-card.json`, JSON-RPC at `POST <mount>` and the
+ * HTTP+JSON routes below it (`POST <mount>/message:send`, `GET <mount>/tasks/{id}`, ...).
  * Options are checked with zod here, at construction, not at the first request.
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
@@ -8,7 +9,7 @@ import asyncHandler from 'express-async-handler';
 import { z } from 'zod';
 import { A2AError } from '../errors.js';
 import { consoleLogger, type Logger } from '../logger.js';
-import { parseOptions } from '../options.js';
+import { optionsError, parseOptions } from '../options.js';
 import { ExtensionNegotiator } from '../protocol/extensions.js';
 import { AgentCardSchema, AgentInterfaceSchema, type AgentCard } from '../protocol/schemas.js';
 import type { AgentExecutor } from '../server/executor.js';
@@ -16,14 +17,23 @@ import { A2ARequestHandler, type ExtendedAgentCardProvider } from '../server/req
 import { InMemoryTaskStore } from '../server/stores/in-memory-task-store.js';
 import type { TaskStore } from '../server/stores/task-store.js';
 import { agentCardRoute } from './agent-card-route.js';
-import { statedJsonRpcInterface, type AgentCardInput } from '../protocol/card.js';
+import { cardPresenter } from './card-presenter.js';
+import { CARD_SIGNING_ALGORITHMS, CardSigner, CardSigningKeyError, type CardSigningKey, type CardSigningOptions } from '../server/card-signer.js';
+import { statedJsonRpcInterface, type AgentCardInput, type ServedBindings } from '../protocol/card.js';
 import { jsonRpcRoute, type CallContextHook } from './jsonrpc-route.js';
-import { writeError } from './error-writer.js';
+import { matchRestRoute, type RestMatch } from '../protocol/rest.js';
+import { restRoute, unsupportedMediaType } from './rest-route.js';
+import { streamLimits } from './stream.js';
+import { writeError, type ErrorBinding, type StatusOverride } from './error-writer.js';
 import { a2aMiddlewareChain, type A2AMiddlewareChainOptions } from '../middleware/preset.js';
-import { A2AWiringError } from '../middleware/errors.js';
+import { A2AWiringError, errorBindingFor } from '../middleware/errors.js';
 import { requestIdOf } from '../protocol/jsonrpc.js';
-import { readA2ABodyLimit } from '../middleware/security.js';
+import { bodyTooLargeError, parseByteSize, readA2ABodyLimit } from '../middleware/security.js';
+import { answerBeforeBody, bodyOverLimit } from '../middleware/body-limit.js';
+import { registerRouter, rememberMountLayer, wiringReporter } from '../middleware/wiring.js';
 import { withRequestContext } from '../middleware/logger.js';
+import { isMetricsOption, type A2AMetricsOption } from '../observability/metrics.js';
+import { routerObservability, type A2ATaskEventHook } from '../observability/router-observability.js';
 
 
 export interface A2ARouterOptions {
@@ -39,10 +49,25 @@ export interface A2ARouterOptions {
   readonly cancelGracePeriodMs?: number;
   /** Interval of `: ping` comments on idle SSE streams. Default 15000 ms; 0 disables. */
   readonly heartbeatIntervalMs?: number;
+  /** Bytes an SSE stream may hold for a client that does not read (see streamStallMs). Default 1 MiB. */
+  readonly streamBufferBytes?: number;
+  /** How long a client may stay more than streamBufferBytes behind before its stream is cut. Default 10 s. */
+  readonly streamStallMs?: number;
+  /** A turn that has not ended after this long is failed (its signal fires). Default 0: no deadline. */
+  readonly turnTimeoutMs?: number;
   /** Served by GetExtendedAgentCard to authenticated callers when the card declares it. */
   readonly extendedAgentCard?: ExtendedAgentCardProvider;
-  /** Largest accepted request body (bytes or a string such as '1mb'). Default '1mb'. */
+  /**
+   * Largest accepted request body (bytes or a string such as '1mb'). Default '1mb'. Also applies to
+   * a body the host app already parsed with a larger `express.json({ limit })`.
+   */
   readonly bodyLimit?: string | number;
+  /**
+   * Requests under the mount path that the router does not serve (another path, or another method
+   * on one of its paths): 'respond' (default) answers an A2A-shaped JSON 404, or 405 with `Allow`;
+   * 'next' passes them on, for an app that serves its own routes under the same prefix after the router.
+   */
+  readonly unmatched?: 'respond' | 'next';
   /** Cache-Control max-age of the public card. Default 300 s. */
   readonly agentCardMaxAgeSeconds?: number;
   /**
@@ -53,6 +78,30 @@ export interface A2ARouterOptions {
   readonly tracing?: A2AMiddlewareChainOptions['tracing'];
   readonly auth?: A2AMiddlewareChainOptions['auth'];
   readonly tenant?: A2AMiddlewareChainOptions['tenant'];
+  /**
+   * OpenTelemetry metrics (see README, Observability): `true` uses the global MeterProvider of
+   * `@opentelemetry/api`, `{ meter }` that meter. Off by default: then nothing is measured or wrapped.
+   */
+  readonly metrics?: A2AMetricsOption;
+  /** Called with every event committed to the store (lifecycle hook; no OpenTelemetry needed). */
+  readonly onTaskEvent?: A2ATaskEventHook;
+  /**
+   * The bindings served at the mount path, both by default: JSON-RPC (`POST <mount>`) and HTTP+JSON
+   * (`<mount>/message:send`, `<mount>/tasks/...`). One turned off answers 404 and leaves the card.
+   */
+  readonly bindings?: { readonly jsonRpc?: boolean; readonly rest?: boolean };
+  /**
+   * A2A v0.3 compatibility, on by default: a request without `A2A-Version` (or with `0.3`) is served
+   * with v0.3 methods and shapes on JSON-RPC, and the card carries the v0.3 discovery fields.
+   * `{ v0_3: false }`: such a request is answered VersionNotSupported (-32009), the card is v1.0 only.
+   */
+  readonly compatibility?: { readonly v0_3?: boolean };
+  /**
+   * Sign every served card, public and extended (§8.4): a JWS over the card's RFC 8785 canonical
+   * form with `key` (a private KeyObject, CryptoKey, JWK or PEM); `kid` defaults to the key's JWK
+   * thumbprint, `alg` to the key's, `jku` is left out unless given.
+   */
+  readonly signCard?: CardSigningOptions;
 }
 
 /** The router (an Express middleware), plus read-only gauges for tests and operators. */
@@ -68,6 +117,13 @@ export type A2ARouter = express.RequestHandler & {
    * or state the URL in the card).
    */
   readonly wellKnownCard: express.RequestHandler;
+  /**
+   * Graceful shutdown: new messages are refused at once (HTTP 503, `-32603`); running turns get
+   * `graceMs` (default 10 s) to finish, then are aborted and their tasks FAILED with a reason; every
+   * open stream ends after its last event. Resolves when nothing is left running. Call it on
+   * SIGTERM before `server.close()`.
+   */
+  close(options?: { graceMs?: number }): Promise<void>;
 };
 
 const hasMethods = (...names: string[]) => (value: unknown) =>
@@ -83,79 +139,163 @@ const RouterOptionsSchema = z.strictObject({
   callContext: z.custom<CallContextHook>((v) => typeof v === 'function', { error: 'must be a function (req) => ({ caller, tenant })' }).optional(),
   cancelGracePeriodMs: z.number().int().min(0).max(600_000).default(5_000),
   heartbeatIntervalMs: z.number().int().min(0).max(3_600_000).default(15_000),
+  streamBufferBytes: z.number().int().min(1024).default(1024 * 1024),
+  streamStallMs: z.number().int().min(1).max(600_000).default(10_000),
+  turnTimeoutMs: z.number().int().min(0).max(2_147_483_647).default(0),
   extendedAgentCard: z
     .custom<ExtendedAgentCardProvider>((v) => typeof v === 'function' || (typeof v === 'object' && v !== null), {
       error: 'must be an agent card or a function (caller) => card',
     })
     .optional(),
-  bodyLimit: z.union([z.string().min(1), z.number().int().positive()]).default('1mb'),
+  bodyLimit: z
+    .union([z.string().min(1), z.number().int().positive()])
+    .transform((value, ctx) => {
+      const bytes = parseByteSize(value);
+      if (bytes === undefined) {
+        ctx.addIssue({ code: 'custom', message: "must be a positive number of bytes, or a size such as '512kb' or '2mb'" });
+        return z.NEVER;
+      }
+      return bytes;
+    })
+    .default(1024 * 1024),
+  unmatched: z.enum(['respond', 'next']).default('respond'),
   agentCardMaxAgeSeconds: z.number().int().min(0).default(300),
   // Checked by a2aMiddlewareChain, which names the factory option that is wrong.
   security: z.unknown().optional(),
   tracing: z.unknown().optional(),
   auth: z.unknown().optional(),
   tenant: z.unknown().optional(),
+  metrics: z.custom<A2AMetricsOption>(isMetricsOption, { error: 'must be true, false or { meter } (an OpenTelemetry Meter)' }).optional(),
+  onTaskEvent: z.custom<A2ATaskEventHook>((v) => typeof v === 'function', { error: 'must be a function (info) => void' }).optional(),
+  bindings: z
+    .strictObject({ jsonRpc: z.boolean().default(true), rest: z.boolean().default(true) })
+    .refine((b) => b.jsonRpc || b.rest, { error: 'turns off both bindings: keep jsonRpc or rest on' })
+    .default({ jsonRpc: true, rest: true }),
+  compatibility: z.strictObject({ v0_3: z.boolean().default(true) }).default({ v0_3: true }),
+  signCard: z
+    .strictObject({
+      key: z.custom<CardSigningKey>((v) => typeof v === 'string' || (typeof v === 'object' && v !== null), {
+        error: 'must be a private key: a KeyObject, a CryptoKey, a private JWK or a PEM string',
+      }),
+      kid: z.string().min(1).optional(),
+      alg: z.enum(CARD_SIGNING_ALGORITHMS).optional(),
+      jku: z.url().optional(),
+    })
+    .optional(),
 });
 
 const JSON_TYPES = ['application/json', 'application/*+json'];
 
 export function createA2ARouter(options: A2ARouterOptions): A2ARouter {
   const settings = parseOptions('createA2ARouter', RouterOptionsSchema, options);
-  const preset = a2aMiddlewareChain(
-    { security: options.security, tracing: options.tracing, auth: options.auth, tenant: options.tenant },
-    'createA2ARouter',
-  );
   // Every engine log line written while serving a request carries its request id and trace ids.
   const logger = withRequestContext(settings.logger ?? consoleLogger);
+  // a2aAuth built from options logs its rejections (one warn line each) to the router's logger.
+  const auth =
+    options.auth !== null && typeof options.auth === 'object' && !('logger' in options.auth) ? { ...options.auth, logger } : options.auth;
+  const preset = a2aMiddlewareChain(
+    { security: options.security, tracing: options.tracing, auth, tenant: options.tenant },
+    'createA2ARouter',
+  );
   // Parsed copy of the card (validated, unknown fields dropped); the interface list may still be empty.
   const card: AgentCard = { ...settings.agentCard, supportedInterfaces: settings.agentCard.supportedInterfaces ?? [] };
+  const observability = routerObservability(settings, logger);
   const handler = new A2ARequestHandler({
     agentCard: card,
     executor: settings.executor,
-    taskStore: settings.taskStore ?? new InMemoryTaskStore(),
+    taskStore: observability.taskStore(settings.taskStore ?? new InMemoryTaskStore()),
+    events: observability.events,
     logger,
     cancelGracePeriodMs: settings.cancelGracePeriodMs,
+    turnTimeoutMs: settings.turnTimeoutMs,
     extendedAgentCard: settings.extendedAgentCard,
   });
+  observability.observe(handler);
 
   // Parse JSON unless the host app already did. Not strict: a body such as `42` is valid JSON, so it
   // is an invalid request (-32600), not a parse error. raw-body (under express.json in Express 4 and
   // 5) binds its callback to the caller's async context, so AsyncLocalStorage values survive parsing.
   // a2aSecurity may set a smaller limit per request: one parser per distinct limit.
-  const parsers = new Map<string | number, express.RequestHandler>();
-  const parserFor = (limit: string | number) => {
+  const parsers = new Map<number, express.RequestHandler>();
+  const parserFor = (limit: number) => {
     let parser = parsers.get(limit);
     if (!parser) parsers.set(limit, (parser = express.json({ limit, type: JSON_TYPES, strict: false })));
     return parser;
   };
 
-  const serveCard = agentCardRoute(card, settings.agentCardMaxAgeSeconds);
-  const serveRpc = asyncHandler(
-    jsonRpcRoute({
-      handler,
-      logger,
-      extensions: new ExtensionNegotiator(card),
-      heartbeatIntervalMs: settings.heartbeatIntervalMs,
-      callContext: settings.callContext,
-    }),
-  );
+  // The card never changes after construction: its Last-Modified is now (§8.6.1).
+  const cardModified = new Date();
+  const bindings: ServedBindings = settings.bindings;
+  // Every served card (public, origin root, extended) is presented alike: interfaces, v0.3 fields, signatures.
+  const presenter = cardPresenter({
+    bindings,
+    v03Bindings: settings.compatibility.v0_3 && bindings.jsonRpc ? ['JSONRPC'] : [],
+    signer: settings.signCard ? cardSigner(settings.signCard) : undefined,
+  });
+  const serveCard = agentCardRoute(card, settings.agentCardMaxAgeSeconds, undefined, cardModified, presenter.at);
+  // One negotiator and one heartbeat for both bindings.
+  const routeOptions = {
+    handler,
+    logger,
+    extensions: new ExtensionNegotiator(card),
+    streamLimits: streamLimits(settings.heartbeatIntervalMs, settings.streamBufferBytes, settings.streamStallMs, logger),
+    callContext: settings.callContext,
+    bindings,
+    compatibility: settings.compatibility,
+    presentCard: presenter.forRequest,
+  };
+  const serveRpc = asyncHandler(jsonRpcRoute(routeOptions));
+  const serveRest = restRoute(routeOptions);
   const fail = routerErrorHandler(logger);
+  const notFound = notFoundMessage(bindings);
+
+  const wiring = wiringReporter(logger, settings.callContext !== undefined);
 
   /** Body parsing, then the JSON-RPC route; errors of either go to the one error handler. */
   const rpc = (req: Request, res: Response, next: NextFunction): void => {
-    parserFor(readA2ABodyLimit(req) ?? settings.bodyLimit)(req, res, (parseError?: unknown) => {
+    wiring.checkRequest(req);
+    const limit = readA2ABodyLimit(req) ?? settings.bodyLimit;
+    // Too large before reading (declared), or read already by the host's own, larger-limit parser.
+    if (bodyOverLimit(req, limit)) {
+      answerBeforeBody(req, res);
+      return fail(bodyTooLargeError(limit), req, res, next);
+    }
+    parserFor(limit)(req, res, (parseError?: unknown) => {
       if (parseError) return fail(parseError, req, res, next);
       serveRpc(req, res, (error?: unknown) => (error ? fail(error, req, res, next) : next()));
     });
   };
 
-  /** The preset middlewares (if any), in order, then `done`. */
-  const withPreset = (req: Request, res: Response, next: NextFunction): void => {
+  /**
+   * The HTTP+JSON route: a POST's body first (media type, size limit, JSON); errors in HTTP+JSON.
+   * A GET or DELETE reads no body.
+   */
+  const rest = (req: Request, res: Response, next: NextFunction, match: RestMatch): void => {
+    wiring.checkRequest(req);
+    const serve = (): void => {
+      serveRest(req, res, match).catch((error: unknown) => fail(error, req, res, next, 'rest'));
+    };
+    if (!match.hasBody) return serve();
+    const unsupported = unsupportedMediaType(req);
+    if (unsupported) {
+      answerBeforeBody(req, res);
+      return writeError(req, res, unsupported, 'rest', null, undefined, UNSUPPORTED_MEDIA_TYPE);
+    }
+    const limit = readA2ABodyLimit(req) ?? settings.bodyLimit;
+    if (bodyOverLimit(req, limit)) {
+      answerBeforeBody(req, res);
+      return fail(bodyTooLargeError(limit), req, res, next, 'rest');
+    }
+    parserFor(limit)(req, res, (parseError?: unknown) => (parseError ? fail(parseError, req, res, next, 'rest') : serve()));
+  };
+
+  /** The preset middlewares (if any), in order, then the HTTP+JSON route for a `match`, else JSON-RPC. */
+  const withPreset = (req: Request, res: Response, next: NextFunction, match?: RestMatch): void => {
     let index = 0;
     const step = (error?: unknown): void => {
-      if (error) return fail(error, req, res, next);
+      if (error) return fail(error, req, res, next, match ? 'rest' : 'jsonrpc');
       const middleware = preset[index++];
-      if (!middleware) return rpc(req, res, next);
+      if (!middleware) return match ? rest(req, res, next, match) : rpc(req, res, next);
       try {
         middleware(req, res, step);
       } catch (thrown) {
@@ -165,25 +305,44 @@ export function createA2ARouter(options: A2ARouterOptions): A2ARouter {
     step();
   };
 
-  // A plain dispatcher rather than an Express sub-app: two routes do not need a router, and a
-  // sub-app re-prototypes req/res on every request. The public card needs no credentials and no
+  // A plain dispatcher rather than an Express sub-app: a sub-app re-prototypes req/res on every
+  // request, and Express 4 and 5 disagree on route patterns with a ':' (`/message:send`): the
+  // HTTP+JSON paths are matched by matchRestRoute. The public card needs no credentials and no
   // tenant, so it is served before the preset.
   const router = function a2aRouter(req: Request, res: Response, next: NextFunction): void {
+    if (wiring.firstRequest) wiring.checkMount(req, router);
     const path = pathOf(req);
-    if (path === '/' || path === '') {
+    if ((path === '/' || path === '') && bindings.jsonRpc) {
       if (req.method === 'POST') return preset.length > 0 ? withPreset(req, res, next) : rpc(req, res, next);
-    } else if (path === '/.well-known/agent-card.json' && (req.method === 'GET' || req.method === 'HEAD')) {
-      return serveCard(req, res);
+      if (settings.unmatched === 'respond') return unmatched(req, res, path, RPC_METHODS);
+    } else if (path === '/.well-known/agent-card.json') {
+      if (req.method === 'GET' || req.method === 'HEAD') return serveCard(req, res);
+      if (settings.unmatched === 'respond') return unmatched(req, res, path, CARD_METHODS);
+    } else {
+      const found = bindings.rest ? matchRestRoute(req.method, path) : undefined;
+      if (found && 'match' in found) return preset.length > 0 ? withPreset(req, res, next, found.match) : rest(req, res, next, found.match);
+      if (settings.unmatched === 'respond') return unmatched(req, res, path, found?.allow);
     }
     next();
   } as A2ARouter & MountableApp;
+  registerRouter(router);
+
+  /** The JSON 404/405; first, a warning if a route the app registered after the router wanted it. */
+  function unmatched(req: Request, res: Response, path: string, allow?: string): void {
+    wiring.checkUnmatched(req, router, path);
+    answerUnmatched(req, res, notFound, allow);
+  }
 
   // Express mounts objects that have `handle` and `set` as sub-apps: it then records where
   // (`mountpath`, `parent`) and emits 'mount', which is how the router learns its path at start-up.
   router.handle = router;
   router.set = () => router;
-  router.emit = (event: string) => {
-    if (event === 'mount') warnOnMountMismatch(router.mountpath, card, logger);
+  router.emit = (event: string, parent: unknown) => {
+    if (event === 'mount') {
+      rememberMountLayer(router, parent);
+      // With JSON-RPC off, a JSON-RPC interface in the card is served elsewhere.
+      if (bindings.jsonRpc) warnOnMountMismatch(router.mountpath, card, logger);
+    }
     return true;
   };
   const mountedPath = (): string => {
@@ -196,13 +355,26 @@ export function createA2ARouter(options: A2ARouterOptions): A2ARouter {
     card,
     settings.agentCardMaxAgeSeconds,
     (req) => `${req.protocol}://${req.get('host') ?? 'localhost'}${mountedPath()}`,
+    cardModified,
+    presenter.at,
   );
   Object.defineProperties(router, {
     liveExecutions: { get: () => handler.liveExecutions, enumerable: true },
     liveObservers: { get: () => handler.liveObservers, enumerable: true },
     wellKnownCard: { value: wellKnownCard, enumerable: true },
+    close: { value: (closeOptions?: { graceMs?: number }) => handler.close(closeOptions?.graceMs ?? 10_000), enumerable: true },
   });
   return router;
+}
+
+/** The card signer of the `signCard` option; a key it cannot use is an options error naming it. */
+function cardSigner(options: CardSigningOptions): CardSigner {
+  try {
+    return new CardSigner(options);
+  } catch (error) {
+    if (error instanceof CardSigningKeyError) throw optionsError('createA2ARouter', `signCard.${error.option}`, error.message);
+    throw error;
+  }
 }
 
 /** The request path below the mount point, without re-parsing the URL on the hot path (`req.path` does). */
@@ -211,6 +383,44 @@ function pathOf(req: Request): string {
   if (url.charCodeAt(0) !== 0x2f /* '/' */) return req.path; // absolute-form or unusual targets
   const query = url.indexOf('?');
   return query === -1 ? url : url.slice(0, query);
+}
+
+const RPC_METHODS = 'POST, OPTIONS';
+const CARD_METHODS = 'GET, HEAD, OPTIONS';
+const NOT_FOUND: StatusOverride = { http: 404, status: 'NOT_FOUND' };
+const METHOD_NOT_ALLOWED: StatusOverride = { http: 405, status: 'UNIMPLEMENTED' };
+// ContentTypeNotSupported (INVALID_ARGUMENT), with the HTTP status that says "request media type".
+const UNSUPPORTED_MEDIA_TYPE: StatusOverride = { http: 415, status: 'INVALID_ARGUMENT' };
+
+/** What a 404 under the mount says the router serves. */
+function notFoundMessage(bindings: ServedBindings): string {
+  const served = [
+    ...(bindings.jsonRpc ? ['JSON-RPC at its base URL'] : []),
+    ...(bindings.rest ? ['HTTP+JSON below it (message:send, tasks, ...)'] : []),
+  ];
+  return `Not found: this agent serves ${served.join(', ')} and its card at .well-known/agent-card.json below it`;
+}
+
+/**
+ * A request under the mount that the router does not serve: OPTIONS on one of its paths → 204 with
+ * `Allow`; another method there → 405 with `Allow`; any other path → 404. The body is A2A-shaped in
+ * the binding the request looks like (a JSON-RPC envelope for a POST, else a google.rpc.Status).
+ */
+function answerUnmatched(req: Request, res: Response, notFound: string, allow?: string): void {
+  if (allow !== undefined && req.method === 'OPTIONS') {
+    res.statusCode = 204;
+    res.setHeader('Allow', allow);
+    res.end();
+    return;
+  }
+  const binding = errorBindingFor(req);
+  const id = binding === 'jsonrpc' ? requestIdOf(req.body) : null;
+  if (allow === undefined) {
+    const error = new A2AError('MethodNotFound', notFound);
+    return writeError(req, res, error, binding, id, undefined, NOT_FOUND);
+  }
+  res.setHeader('Allow', allow);
+  writeError(req, res, new A2AError('MethodNotFound', `Method ${req.method} is not allowed here (allowed: ${allow})`), binding, id, undefined, METHOD_NOT_ALLOWED);
 }
 
 /** What Express sets on, and calls of, an object it mounts as a sub-app. */
@@ -224,14 +434,14 @@ interface MountableApp {
 
 /**
  * The one error handler of the router: body-parser failures, preset rejections (in 'next' mode),
- * anything unexpected. Everything it serves is the JSON-RPC route, so it answers in JSON-RPC.
+ * anything unexpected; in the binding of the route the request was for (JSON-RPC unless said).
  */
 function routerErrorHandler(logger: Logger) {
-  return function a2aRouterError(error: unknown, req: Request, res: Response, next: NextFunction): void {
+  return function a2aRouterError(error: unknown, req: Request, res: Response, next: NextFunction, binding: ErrorBinding = 'jsonrpc'): void {
     if (res.headersSent) return next(error);
     // A wiring mistake (e.g. an uncalled middleware factory) is for the app's error handler and logs.
     if (error instanceof A2AWiringError) return next(error);
-    writeError(req, res, asA2AError(error, logger), 'jsonrpc', requestIdOf(req.body));
+    writeError(req, res, asA2AError(error, logger), binding, binding === 'jsonrpc' ? requestIdOf(req.body) : null);
   };
 }
 
@@ -240,7 +450,11 @@ function asA2AError(error: unknown, logger: Logger): A2AError {
   if (error instanceof A2AError) return error;
   const type = (error as { type?: string } | null)?.type;
   if (type === 'entity.parse.failed') return new A2AError('ParseError');
-  if (type === 'entity.too.large') return new A2AError('PayloadTooLarge');
+  if (type === 'entity.too.large') {
+    // The same answer as a declared length over the limit (a2aSecurity's, or the router's own).
+    const limit = (error as { limit?: unknown }).limit;
+    return typeof limit === 'number' ? bodyTooLargeError(limit) : new A2AError('PayloadTooLarge');
+  }
   const status = (error as { status?: number } | null)?.status;
   if (status && status >= 400 && status < 500) return new A2AError('InvalidRequest', 'Invalid request: the body could not be read');
   logger.error({ err: error }, 'unexpected error in the A2A router');

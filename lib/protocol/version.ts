@@ -1,15 +1,38 @@
-/** A2A-Version negotiation (§3.6): absent means 0.3; 1.0 and 1.0.x are served; the patch is ignored. */
+/**
+ * A2A-Version negotiation (§3.6): which protocol version serves a request. 1.0 and 1.0.x are
+ * served; 0.3 and 0.3.x, and a request that states no version (absent means 0.3, §3.6.2), while
+ * v0.3 compatibility is on. The patch is ignored.
+ */
 import { A2AError } from '../errors.js';
 
 export const SERVED_VERSION = '1.0';
-const SERVED = /^1\.0(?:\.\d+)?$/;
+export const LEGACY_VERSION = '0.3';
 
-/** Throws VersionNotSupported unless `requested` (header, else query parameter) is 1.0. */
-export function negotiateVersion(requested: string | undefined): void {
+/** A protocol version a request can be served with. */
+export type ProtocolVersion = typeof SERVED_VERSION | typeof LEGACY_VERSION;
+
+/** Which versions an endpoint serves besides 1.0 (the router's `compatibility` option). */
+export interface VersionPolicy {
+  readonly v0_3: boolean;
+}
+
+export const ONLY_1_0: VersionPolicy = Object.freeze({ v0_3: false });
+
+const SERVED = /^1\.0(?:\.\d+)?$/;
+const LEGACY = /^0\.3(?:\.\d+)?$/;
+
+/**
+ * The version to serve a request that asked for `requested` (header, else query parameter):
+ * 1.0, or 0.3 when `policy` admits it. Throws VersionNotSupported otherwise.
+ */
+export function negotiateVersion(requested: string | undefined, policy: VersionPolicy = ONLY_1_0): ProtocolVersion {
   const value = requested?.trim();
-  if (value && SERVED.test(value)) return;
+  // 1.0 first: the common case costs one test, as before compatibility existed.
+  if (value && SERVED.test(value)) return SERVED_VERSION;
+  if (policy.v0_3 && (!value || LEGACY.test(value))) return LEGACY_VERSION;
   const asked = value ? value : '0.3 (no A2A-Version header)';
-  throw new A2AError('VersionNotSupported', `A2A protocol version ${asked} is not supported; this endpoint serves ${SERVED_VERSION}: send the header A2A-Version: ${SERVED_VERSION}`, {
-    metadata: { requestedVersion: value ?? '', supportedVersions: SERVED_VERSION },
+  const supported = policy.v0_3 ? `${SERVED_VERSION}, ${LEGACY_VERSION}` : SERVED_VERSION;
+  throw new A2AError('VersionNotSupported', `A2A protocol version ${asked} is not supported; this endpoint serves ${supported}: send the header A2A-Version: ${SERVED_VERSION}`, {
+    metadata: { requestedVersion: value ?? '', supportedVersions: supported },
   });
 }
