@@ -48,8 +48,9 @@ describe('examples/existing-app', () => {
     expect(card.supportedInterfaces).toEqual([
       { url, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
       { url, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
-      // v0.3 compatibility (on by default): the JSON-RPC endpoint also speaks 0.3.
+      // v0.3 compatibility (on by default): both endpoints also speak 0.3 (HTTP+JSON under /v1).
       { url, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
+      { url, protocolBinding: 'HTTP+JSON', protocolVersion: '0.3' },
     ]);
     expect(card.securitySchemes.bearer.httpAuthSecurityScheme.scheme).toBe('Bearer');
   });

@@ -1,8 +1,9 @@
 /**
  * Interop: the official A2A v0.3 client (`@a2a-js/sdk` 0.3.x, installed as `a2a-sdk-v03`) drives
- * the server over real HTTP through v0.3 compatibility: it finds the agent from the served card,
- * sends no A2A-Version, and uses JSON-RPC (the only binding served in v0.3) for send, stream, get,
- * cancel, resubscribe and the extended card.
+ * the server over real HTTP through v0.3 compatibility, once per transport it has: JSON-RPC, and
+ * HTTP+JSON (the `/v1/...` routes, in the ProtoJSON of the v0.3 proto). It finds the agent from the
+ * served card (the transport it is given picks the interface), sends no A2A-Version, and uses send,
+ * stream, get, cancel, resubscribe, push config and the extended card.
  */
 import { randomUUID } from 'node:crypto';
 import {
@@ -12,6 +13,9 @@ import {
   ClientFactoryOptions,
   JsonRpcTransport,
   JsonRpcTransportFactory,
+  PushNotificationNotSupportedError,
+  RestTransport,
+  RestTransportFactory,
   TaskNotCancelableError,
   TaskNotFoundError,
   type Client,
@@ -62,13 +66,22 @@ const textOf = (m: Message | undefined) => (m?.parts[0]?.kind === 'text' ? m.par
 /** Every request with the token; the server's callContext makes it alice. */
 const withToken: typeof fetch = (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), authorization: 'Bearer alice' } });
 
-describe('official A2A v0.3 client (a2a-sdk-v03) over JSON-RPC', () => {
+const TRANSPORTS = [
+  { name: 'JSON-RPC', transport: 'JSONRPC', factory: () => new JsonRpcTransportFactory({ fetchImpl: withToken }), type: JsonRpcTransport },
+  { name: 'HTTP+JSON', transport: 'HTTP+JSON', factory: () => new RestTransportFactory({ fetchImpl: withToken }), type: RestTransport },
+] as const;
+
+describe.each(TRANSPORTS)('official A2A v0.3 client (a2a-sdk-v03) over $name', ({ transport, factory, type }) => {
   let server: TestServer;
   let client: Client;
   let card: AgentCard;
   const versions: (string | undefined)[] = [];
+  const paths = new Set<string>();
   const recordVersion: express.RequestHandler = (req, _res, next) => {
-    if (req.method === 'POST') versions.push(req.get('a2a-version'));
+    if (!req.path.endsWith('agent-card.json')) {
+      versions.push(req.get('a2a-version'));
+      paths.add(`${req.method} ${req.path}`);
+    }
     next();
   };
 
@@ -79,7 +92,9 @@ describe('official A2A v0.3 client (a2a-sdk-v03) over JSON-RPC', () => {
       extendedAgentCard: { ...testCard, name: 'Extended Test Agent' },
       callContext: (req) => (req.get('authorization') ? { caller: { id: 'alice', authenticated: true } } : undefined),
     });
-    const options = ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory({ fetchImpl: withToken })] });
+    // Only the transport under test (createFrom would merge in the default ones): the client then
+    // finds that transport's interface in the card.
+    const options = { ...ClientFactoryOptions.default, transports: [factory()] };
     // What createFromUrl does, in two steps to keep the card. The trailing slash matters: the card
     // path is resolved against it.
     card = await AgentCardResolver.default.resolve(`${server.url}/`);
@@ -92,11 +107,15 @@ describe('official A2A v0.3 client (a2a-sdk-v03) over JSON-RPC', () => {
   });
   afterEach(() => gate.resolve());
 
-  it('finds the JSON-RPC endpoint from the card (url, preferredTransport) and sends no A2A-Version', async () => {
+  it('finds its endpoint from the card (url, preferredTransport, additionalInterfaces) and sends no A2A-Version', async () => {
     expect(card.url).toBe(server.url);
     expect(card.preferredTransport).toBe('JSONRPC');
     expect(card.protocolVersion).toBe('0.3.0');
-    expect(client.transport).toBeInstanceOf(JsonRpcTransport);
+    expect(card.additionalInterfaces).toEqual([
+      { url: server.url, transport: 'JSONRPC' },
+      { url: server.url, transport: 'HTTP+JSON' },
+    ]);
+    expect(client.transport).toBeInstanceOf(type);
     await client.sendMessage(send('hello'));
     expect(versions.length).toBeGreaterThan(0);
     expect(new Set(versions)).toEqual(new Set([undefined]));
@@ -183,7 +202,36 @@ describe('official A2A v0.3 client (a2a-sdk-v03) over JSON-RPC', () => {
     const extended = await client.getAgentCard();
     expect(extended.name).toBe('Extended Test Agent');
     expect(extended.url).toBe(server.url);
+    expect(extended.protocolVersion).toBe('0.3.0');
+    expect(extended.additionalInterfaces?.map((i) => i.transport)).toEqual(['JSONRPC', 'HTTP+JSON']);
+    expect(extended.skills.map((s) => s.id)).toEqual(['echo']);
   });
+
+  it('push notification configs: every call answered PushNotificationNotSupportedError by the server', async () => {
+    const task = (await client.sendMessage(send('report'))) as Task;
+    // Through the transport: the Client refuses before sending, the card having no pushNotifications.
+    const wire = client.transport;
+    await expect(wire.setTaskPushNotificationConfig({ taskId: task.id, pushNotificationConfig: { id: 'c-1', url: 'https://hooks.example.com/a2a' } })).rejects.toBeInstanceOf(
+      PushNotificationNotSupportedError,
+    );
+    await expect(wire.getTaskPushNotificationConfig({ id: task.id, pushNotificationConfigId: 'c-1' })).rejects.toBeInstanceOf(PushNotificationNotSupportedError);
+    await expect(wire.listTaskPushNotificationConfig({ id: task.id })).rejects.toBeInstanceOf(PushNotificationNotSupportedError);
+    await expect(wire.deleteTaskPushNotificationConfig({ id: task.id, pushNotificationConfigId: 'c-1' })).rejects.toBeInstanceOf(PushNotificationNotSupportedError);
+  });
+
+  it(`reached the server on its ${transport} routes only`, () => {
+    const reached = [...paths];
+    if (transport === 'JSONRPC') expect(reached).toEqual(['POST /']);
+    else expect(reached.every((p) => / \/v1\/(message:send|message:stream|card|tasks\/[^/]+(:cancel|:subscribe|\/pushNotificationConfigs(\/c-1)?)?)$/.test(p))).toBe(true);
+  });
+});
+
+describe('official A2A v0.3 client (a2a-sdk-v03): the legacy A2AClient', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startAgent(executor);
+  });
+  afterAll(() => server.close());
 
   it('the legacy A2AClient, from the card URL, speaks to the same endpoint', async () => {
     const legacy = await A2AClient.fromCardUrl(`${server.url}/.well-known/agent-card.json`);

@@ -53,8 +53,12 @@ describe('agent card', () => {
     ];
     server = await startAgent(executor, { agentCard: { ...testCard, supportedInterfaces: stated } });
     const card = await json(await fetch(`${server.url}/.well-known/agent-card.json`));
-    // Kept as stated, first; with v0.3 compatibility on, the JSON-RPC one is also announced as 0.3 after them.
-    expect(card.supportedInterfaces).toEqual([...stated, { url: 'https://agents.example.com/agent', protocolBinding: 'JSONRPC', protocolVersion: '0.3' }]);
+    // Kept as stated, first; with v0.3 compatibility on, each is also announced as 0.3 after them.
+    expect(card.supportedInterfaces).toEqual([
+      ...stated,
+      { url: 'https://agents.example.com/agent', protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
+      { url: 'https://agents.example.com/rest', protocolBinding: 'HTTP+JSON', protocolVersion: '0.3' },
+    ]);
   });
 
   it('warns at app.use time, before any request, when the stated interface path does not match the mount path', () => {

@@ -110,6 +110,17 @@ describe('signCard', () => {
     }
   });
 
+  it('the extended card over v0.3 HTTP+JSON (the v0.3 proto ProtoJSON) carries one signature, over that form', async () => {
+    const response = await fetch(`${server.url}/v1/card`);
+    expect(response.status).toBe(200);
+    const received: Card = await response.json();
+    expect(received).toMatchObject({ name: 'Extended', protocolVersion: '0.3.0', security: [{ schemes: { oauth: { list: ['read'] } } }] });
+    expect(received.signatures).toHaveLength(1);
+    expectNoDefaults(received);
+    await verify(received, 0, publicKey);
+    await expect(verify({ ...received, name: 'Impostor' }, 0, publicKey)).rejects.toThrow();
+  });
+
   it('the card at the origin root is signed for its own URL', async () => {
     const agent = createA2ARouter({ agentCard: card, executor, logger: silentLogger, signCard: { key: privateKey } });
     const app = express();

@@ -1,8 +1,9 @@
 /**
  * The card while v0.3 compatibility is on: one merged card that both generations of client read
- * (v1.0 fields and interfaces first, the 0.3 JSON-RPC interface after them, and the v0.3 discovery
- * fields `url`, `preferredTransport`, `additionalInterfaces`, `protocolVersion`), valid against the
- * v0.3 JSON schema and still a valid v1.0 card; the extended card is presented alike.
+ * (v1.0 fields and interfaces first, the 0.3 JSON-RPC and HTTP+JSON interfaces after them, and the
+ * v0.3 discovery fields `url`, `preferredTransport`, `additionalInterfaces`, `protocolVersion`),
+ * valid against the v0.3 JSON schema and still a valid v1.0 card; the extended card is presented
+ * alike (over v0.3 HTTP+JSON in the v0.3 proto's ProtoJSON: see __tests__/rest/v03.test.ts).
  */
 import express from 'express';
 import { AgentCardSchema, createA2ARouter, silentLogger, type AgentCardInput, type AgentExecutor } from '../../lib';
@@ -37,16 +38,41 @@ describe('the card with v0.3 compatibility on (the default)', () => {
   let server: TestServer;
   afterEach(() => server?.close());
 
-  it('carries the v0.3 discovery fields beside the v1.0 ones, pointing at the JSON-RPC endpoint', async () => {
+  it('carries the v0.3 discovery fields beside the v1.0 ones: JSON-RPC preferred, HTTP+JSON as an additional interface', async () => {
     server = await startAgent(executor);
     const card = await getCard(`${server.url}/.well-known/agent-card.json`);
     const endpoint = `${server.baseUrl}/agent`;
-    expect(card).toMatchObject({ url: endpoint, preferredTransport: 'JSONRPC', protocolVersion: '0.3.0', additionalInterfaces: [{ url: endpoint, transport: 'JSONRPC' }] });
-    // The 1.0 interfaces first (preferred by v1.0 clients), the 0.3 one after them.
-    expect(card.supportedInterfaces[0]).toEqual({ url: endpoint, protocolBinding: 'JSONRPC', protocolVersion: '1.0' });
-    expect(card.supportedInterfaces.at(-1)).toEqual({ url: endpoint, protocolBinding: 'JSONRPC', protocolVersion: '0.3' });
+    expect(card).toMatchObject({
+      url: endpoint,
+      preferredTransport: 'JSONRPC',
+      protocolVersion: '0.3.0',
+      additionalInterfaces: [
+        { url: endpoint, transport: 'JSONRPC' },
+        { url: endpoint, transport: 'HTTP+JSON' },
+      ],
+    });
+    // The 1.0 interfaces first (preferred by v1.0 clients), the 0.3 ones after them.
+    expect(card.supportedInterfaces).toEqual([
+      { url: endpoint, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+      { url: endpoint, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
+      { url: endpoint, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
+      { url: endpoint, protocolBinding: 'HTTP+JSON', protocolVersion: '0.3' },
+    ]);
     expectV03('AgentCard', card);
     expect(AgentCardSchema.safeParse(card).success).toBe(true);
+  });
+
+  it.each([
+    ['JSON-RPC only', { jsonRpc: true, rest: false }, ['JSONRPC']],
+    ['HTTP+JSON only', { jsonRpc: false, rest: true }, ['HTTP+JSON']],
+  ])('announces the 0.3 interface of each binding served (%s)', async (_name, bindings, transports) => {
+    server = await startAgent(executor, { bindings });
+    const card = await getCard(`${server.url}/.well-known/agent-card.json`);
+    const endpoint = `${server.baseUrl}/agent`;
+    expect(card.preferredTransport).toBe(transports[0]);
+    expect(card.additionalInterfaces).toEqual(transports.map((transport) => ({ url: endpoint, transport })));
+    expect(card.supportedInterfaces.filter((i: { protocolVersion: string }) => i.protocolVersion === '0.3').map((i: { protocolBinding: string }) => i.protocolBinding)).toEqual(transports);
+    expectV03('AgentCard', card);
   });
 
   it('translates the security schemes and requirements into their v0.3 shapes beside the v1.0 ones', async () => {

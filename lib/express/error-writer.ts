@@ -8,24 +8,25 @@ import type { Request, Response } from 'express';
 import { A2AError, A2AMiddlewareError, ERROR_TABLE, errorDetails, toA2AError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { errorEnvelope, type JsonRpcId } from '../protocol/jsonrpc.js';
+import { v03RestErrorBody } from '../protocol/v0_3/rest.js';
 import { writeJson } from './respond.js';
 
-/** Which binding an error reply speaks. */
-export type ErrorBinding = 'jsonrpc' | 'rest';
+/** Which binding an error reply speaks ('rest-v0.3': v0.3 HTTP+JSON under `/v1/...`, compatibility). */
+export type ErrorBinding = 'jsonrpc' | 'rest' | 'rest-v0.3';
 
 /** Realm of the challenge when nothing more specific is known (a2aAuth's default too). */
 export const DEFAULT_REALM = 'a2a';
 const DEFAULT_CHALLENGE = `Bearer realm="${DEFAULT_REALM}"`;
 
-const CONTENT_TYPE: Record<ErrorBinding, string> = { jsonrpc: 'application/json', rest: 'application/a2a+json' };
+const CONTENT_TYPE: Record<ErrorBinding, string> = { jsonrpc: 'application/json', rest: 'application/a2a+json', 'rest-v0.3': 'application/json' };
 
 /**
- * HTTP status of `error` in `binding`. HTTP+JSON: the table's. JSON-RPC: 200, the envelope
+ * HTTP status of `error` in `binding`. HTTP+JSON (either version): the table's. JSON-RPC: 200, the envelope
  * speaks, except where HTTP itself must: 401 (clients look for the challenge), 413, 503, and a
  * middleware's rejection, which keeps its status because no A2A method was reached.
  */
 export function httpStatusOf(error: A2AError, binding: ErrorBinding): number {
-  if (binding === 'rest' || error instanceof A2AMiddlewareError) return error.httpStatus;
+  if (binding !== 'jsonrpc' || error instanceof A2AMiddlewareError) return error.httpStatus;
   // Unavailable (shutting down, store down) keeps its 503 so that load balancers and clients retry.
   return error.kind === 'Unauthenticated' || error.kind === 'PayloadTooLarge' || error.kind === 'Unavailable' ? error.httpStatus : 200;
 }
@@ -62,7 +63,7 @@ export function renderError(
   return {
     status: override?.http ?? httpStatusOf(error, binding),
     contentType: CONTENT_TYPE[binding],
-    body: binding === 'jsonrpc' ? errorEnvelope(id, error) : statusBody(error, override),
+    body: binding === 'jsonrpc' ? errorEnvelope(id, error) : binding === 'rest' ? statusBody(error, override) : v03RestErrorBody(error),
   };
 }
 

@@ -5,7 +5,7 @@
 import type { Request, Response } from 'express';
 import { readA2AState } from '../context/request-state.js';
 import type { ExtensionNegotiator } from '../protocol/extensions.js';
-import type { ProtocolVersion, VersionPolicy } from '../protocol/version.js';
+import { isLegacyVersion, type ProtocolVersion, type VersionPolicy } from '../protocol/version.js';
 import {
   activateExtensions,
   buildCall,
@@ -33,6 +33,11 @@ export function negotiate(req: Request, res: Response, extensions: ExtensionNego
 /** The version `req` is served with under `policy` (see negotiateCallVersion). */
 export function versionOf(req: Request, policy: VersionPolicy): ProtocolVersion {
   return negotiateCallVersion(requestedVersion(req), policy);
+}
+
+/** Whether `req` asks for v0.3: no A2A-Version (header or query parameter), an empty one, or 0.3.x. */
+export function requestsV03(req: Request): boolean {
+  return isLegacyVersion(requestedVersion(req));
 }
 
 /**

@@ -2,14 +2,16 @@
  * The HTTP+JSON binding (§11), a thin mapping like the JSON-RPC route: the router matched the
  * operation from the method and path; params come from the body (POST) or the query string, with
  * the path's task id and `/{tenant}` on top; then the same call layer and request handler, and the
- * answer as `application/a2a+json`, a `google.rpc.Status`, or SSE of bare StreamResponses.
+ * answer as `application/a2a+json`, a `google.rpc.Status`, or SSE of bare StreamResponses. A v0.3
+ * route (compatibility: `/v1/...` of a request served as 0.3, see the router) goes to the v0.3
+ * codec in rest-v03.ts instead.
  */
 import type { Request, Response } from 'express';
 import type { z } from 'zod';
 import { runWithA2AContext } from '../context/carrier.js';
 import { A2AError, invalidParams } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { ServedBindings } from '../protocol/card.js';
+import type { AgentCardInput, ServedBindings } from '../protocol/card.js';
 import type { ExtensionNegotiator } from '../protocol/extensions.js';
 import { withJsonNames } from '../protocol/field-names.js';
 import { parseParams } from '../protocol/jsonrpc.js';
@@ -22,14 +24,17 @@ import {
   SubscribeToTaskRequestSchema,
 } from '../protocol/requests.js';
 import { pathSegment, queryParams, type RestMatch, type RestOperation } from '../protocol/rest.js';
+import { toV03RestAgentCard } from '../protocol/v0_3/rest.js';
 import type { A2ARequestHandler, CallContext, StreamObserver } from '../server/request-handler.js';
 import { cardAsServedTo } from './base-url.js';
 import { statusBody, writeError } from './error-writer.js';
 import type { CallContextHook, PresentCard } from './jsonrpc-route.js';
 import { callOf, negotiate } from './request-call.js';
 import { writeJson } from './respond.js';
+import { v03RestRoute } from './rest-v03.js';
 import type { SseLimits } from './sse.js';
 import { serveStream, type StreamEncoding, type StreamSettings } from './stream.js';
+import type { VersionPolicy } from '../protocol/version.js';
 
 /** The binding's media type (§11.1), on every JSON answer. */
 export const A2A_JSON = 'application/a2a+json';
@@ -45,6 +50,10 @@ export interface RestRouteOptions {
   readonly bindings: ServedBindings;
   /** The extended card as served to a request (interfaces, v0.3 fields, signatures); by default from `bindings`. */
   readonly presentCard?: PresentCard;
+  /** Versions served besides 1.0 (the router's `compatibility`): v0.3 serves the `/v1/...` routes the router matches as such. */
+  readonly compatibility?: VersionPolicy;
+  /** The extended card as v0.3 HTTP+JSON serves it (`GET /v1/card`); by default `presentCard`'s, as the v0.3 proto has it. */
+  readonly presentV03RestCard?: (req: Request, card: AgentCardInput) => object | Promise<object>;
 }
 
 type Params = { tenant?: string };
@@ -104,6 +113,17 @@ export function restRoute(options: RestRouteOptions): (req: Request, res: Respon
   const { handler, logger, extensions, streamLimits, callContext, bindings } = options;
   const presentCard: PresentCard = options.presentCard ?? ((req, card) => cardAsServedTo(req, card, bindings));
   const streams: StreamSettings = { encoding: REST_STREAM, limits: streamLimits, logger };
+  // Only the router's v0.3 routes (RestMatch.v03) reach it, and only with compatibility on.
+  const v03 = options.compatibility?.v0_3
+    ? v03RestRoute({
+        handler,
+        logger,
+        extensions,
+        streamLimits,
+        callContext,
+        presentCard: options.presentV03RestCard ?? (async (req, card) => toV03RestAgentCard(await presentCard(req, card))),
+      })
+    : undefined;
 
   const unary: Partial<Record<RestOperation, Unary>> = {
     SendMessage: { schema: SendMessageRequestSchema, run: (call, p) => handler.sendMessage(call, p) },
@@ -121,6 +141,7 @@ export function restRoute(options: RestRouteOptions): (req: Request, res: Respon
   };
 
   return async function a2aRest(req: Request, res: Response, match: RestMatch): Promise<void> {
+    if (match.v03 && v03) return v03(req, res, match);
     try {
       const active = negotiate(req, res, extensions);
       const operation = match.operation;

@@ -1,7 +1,8 @@
 /**
  * createA2ARouter(): an Express middleware that serves one A2A agent where it is mounted:
  * the agent card at `<mount>/.well-known/agent-card.json`, JSON-RPC at `POST <mount>` and the
- * HTTP+JSON routes below it (`POST <mount>/message:send`, `GET <mount>/tasks/{id}`, ...).
+ * HTTP+JSON routes below it (`POST <mount>/message:send`, `GET <mount>/tasks/{id}`, ...); for v0.3
+ * clients (compatibility), JSON-RPC v0.3 at the mount and the v0.3 HTTP+JSON routes below `/v1`.
  * Options are checked with zod here, at construction, not at the first request.
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
@@ -21,7 +22,9 @@ import { cardPresenter } from './card-presenter.js';
 import { CARD_SIGNING_ALGORITHMS, CardSigner, CardSigningKeyError, type CardSigningKey, type CardSigningOptions } from '../server/card-signer.js';
 import { statedJsonRpcInterface, type AgentCardInput, type ServedBindings } from '../protocol/card.js';
 import { jsonRpcRoute, type CallContextHook } from './jsonrpc-route.js';
-import { matchRestRoute, type RestMatch } from '../protocol/rest.js';
+import { matchRestRoute, type RestLookup, type RestMatch } from '../protocol/rest.js';
+import { matchV03RestRoute, V03_REST_PREFIX } from '../protocol/v0_3/rest.js';
+import { requestsV03 } from './request-call.js';
 import { restRoute, unsupportedMediaType } from './rest-route.js';
 import { streamLimits } from './stream.js';
 import { writeError, type ErrorBinding, type StatusOverride } from './error-writer.js';
@@ -92,7 +95,9 @@ export interface A2ARouterOptions {
   readonly bindings?: { readonly jsonRpc?: boolean; readonly rest?: boolean };
   /**
    * A2A v0.3 compatibility, on by default: a request without `A2A-Version` (or with `0.3`) is served
-   * with v0.3 methods and shapes on JSON-RPC, and the card carries the v0.3 discovery fields.
+   * with v0.3 methods and shapes on both bindings (JSON-RPC at the mount; HTTP+JSON at the v0.3 paths
+   * `<mount>/v1/message:send`, `<mount>/v1/tasks/{id}`, ..., `<mount>/v1/card`), and the card carries
+   * the v0.3 discovery fields and interfaces. A request stating 1.0 reads `/v1` as a tenant, as before.
    * `{ v0_3: false }`: such a request is answered VersionNotSupported (-32009), the card is v1.0 only.
    */
   readonly compatibility?: { readonly v0_3?: boolean };
@@ -229,7 +234,8 @@ export function createA2ARouter(options: A2ARouterOptions): A2ARouter {
   // Every served card (public, origin root, extended) is presented alike: interfaces, v0.3 fields, signatures.
   const presenter = cardPresenter({
     bindings,
-    v03Bindings: settings.compatibility.v0_3 && bindings.jsonRpc ? ['JSONRPC'] : [],
+    // Each binding served also speaks v0.3 (HTTP+JSON under `/v1/...`) while compatibility is on.
+    v03Bindings: settings.compatibility.v0_3 ? [...(bindings.jsonRpc ? ['JSONRPC'] : []), ...(bindings.rest ? ['HTTP+JSON'] : [])] : [],
     signer: settings.signCard ? cardSigner(settings.signCard) : undefined,
   });
   const serveCard = agentCardRoute(card, settings.agentCardMaxAgeSeconds, undefined, cardModified, presenter.at);
@@ -243,6 +249,7 @@ export function createA2ARouter(options: A2ARouterOptions): A2ARouter {
     bindings,
     compatibility: settings.compatibility,
     presentCard: presenter.forRequest,
+    presentV03RestCard: presenter.v03RestCard,
   };
   const serveRpc = asyncHandler(jsonRpcRoute(routeOptions));
   const serveRest = restRoute(routeOptions);
@@ -272,28 +279,39 @@ export function createA2ARouter(options: A2ARouterOptions): A2ARouter {
    */
   const rest = (req: Request, res: Response, next: NextFunction, match: RestMatch): void => {
     wiring.checkRequest(req);
+    const binding = restBindingOf(match);
     const serve = (): void => {
-      serveRest(req, res, match).catch((error: unknown) => fail(error, req, res, next, 'rest'));
+      serveRest(req, res, match).catch((error: unknown) => fail(error, req, res, next, binding));
     };
     if (!match.hasBody) return serve();
     const unsupported = unsupportedMediaType(req);
     if (unsupported) {
       answerBeforeBody(req, res);
-      return writeError(req, res, unsupported, 'rest', null, undefined, UNSUPPORTED_MEDIA_TYPE);
+      return writeError(req, res, unsupported, binding, null, undefined, UNSUPPORTED_MEDIA_TYPE);
     }
     const limit = readA2ABodyLimit(req) ?? settings.bodyLimit;
     if (bodyOverLimit(req, limit)) {
       answerBeforeBody(req, res);
-      return fail(bodyTooLargeError(limit), req, res, next, 'rest');
+      return fail(bodyTooLargeError(limit), req, res, next, binding);
     }
-    parserFor(limit)(req, res, (parseError?: unknown) => (parseError ? fail(parseError, req, res, next, 'rest') : serve()));
+    parserFor(limit)(req, res, (parseError?: unknown) => (parseError ? fail(parseError, req, res, next, binding) : serve()));
   };
+
+  /**
+   * The HTTP+JSON route `path` names. With v0.3 compatibility, a `/v1/...` request served as 0.3
+   * (no A2A-Version, or 0.3) that names a v0.3 REST route is v0.3 (`/v1/message:send`); anything
+   * else, a request stating 1.0 among them, is read as v1.0, where `/v1` is a tenant prefix. A
+   * path without the prefix costs nothing more than before.
+   */
+  const v03Rest = settings.compatibility.v0_3;
+  const matchRest = (req: Request, path: string): RestLookup | undefined =>
+    (v03Rest && path.startsWith(V03_REST_PREFIX) && requestsV03(req) && matchV03RestRoute(req.method, path)) || matchRestRoute(req.method, path);
 
   /** The preset middlewares (if any), in order, then the HTTP+JSON route for a `match`, else JSON-RPC. */
   const withPreset = (req: Request, res: Response, next: NextFunction, match?: RestMatch): void => {
     let index = 0;
     const step = (error?: unknown): void => {
-      if (error) return fail(error, req, res, next, match ? 'rest' : 'jsonrpc');
+      if (error) return fail(error, req, res, next, match ? restBindingOf(match) : 'jsonrpc');
       const middleware = preset[index++];
       if (!middleware) return match ? rest(req, res, next, match) : rpc(req, res, next);
       try {
@@ -319,7 +337,7 @@ export function createA2ARouter(options: A2ARouterOptions): A2ARouter {
       if (req.method === 'GET' || req.method === 'HEAD') return serveCard(req, res);
       if (settings.unmatched === 'respond') return unmatched(req, res, path, CARD_METHODS);
     } else {
-      const found = bindings.rest ? matchRestRoute(req.method, path) : undefined;
+      const found = bindings.rest ? matchRest(req, path) : undefined;
       if (found && 'match' in found) return preset.length > 0 ? withPreset(req, res, next, found.match) : rest(req, res, next, found.match);
       if (settings.unmatched === 'respond') return unmatched(req, res, path, found?.allow);
     }
@@ -384,6 +402,9 @@ function pathOf(req: Request): string {
   const query = url.indexOf('?');
   return query === -1 ? url : url.slice(0, query);
 }
+
+/** The error format of an HTTP+JSON route: v1.0's google.rpc.Status, or v0.3's `{code, message}`. */
+const restBindingOf = (match: RestMatch): ErrorBinding => (match.v03 ? 'rest-v0.3' : 'rest');
 
 const RPC_METHODS = 'POST, OPTIONS';
 const CARD_METHODS = 'GET, HEAD, OPTIONS';

@@ -26,6 +26,16 @@ const REQUESTS: Readonly<Record<string, Shape>> = {
   CreateTaskPushNotificationConfig: PUSH_CONFIG,
 };
 
+/**
+ * v0.3 REST's SendMessageRequest (ProtoJSON of the v0.3 proto): a message's parts are `content`, a
+ * file or data part is a message of its own, the configuration's push config is `pushNotification`.
+ */
+const V03_REST_SEND_MESSAGE: Shape = {
+  message: { content: { file: FLAT, data: FLAT } },
+  request: { content: { file: FLAT, data: FLAT } },
+  configuration: { pushNotification: PUSH_CONFIG },
+};
+
 /** A proto field name with an underscore: lower snake case, as a2a.proto spells them. */
 const PROTO_NAME = /^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$/;
 
@@ -44,6 +54,11 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
  */
 export function withJsonNames(operation: string, params: unknown): unknown {
   return isObject(params) ? renamed(params, REQUESTS[operation] ?? FLAT, '') : params;
+}
+
+/** A v0.3 REST SendMessageRequest body with its proto field names as JSON names (as withJsonNames). */
+export function withV03RestJsonNames(body: unknown): unknown {
+  return isObject(body) ? renamed(body, V03_REST_SEND_MESSAGE, '') : body;
 }
 
 function renamed(object: Record<string, unknown>, shape: Shape, path: string): Record<string, unknown> {

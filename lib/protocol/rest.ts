@@ -21,7 +21,7 @@ export type RestOperation =
   | 'GetExtendedAgentCard';
 
 /** One resource: the operation per HTTP method, and the segments its path binds (still %-encoded). */
-interface Resource {
+export interface Resource {
   readonly methods: Readonly<Record<string, RestOperation>>;
   readonly taskId?: string;
   readonly configId?: string;
@@ -35,6 +35,8 @@ export interface RestMatch {
   readonly tenant?: string;
   readonly taskId?: string;
   readonly configId?: string;
+  /** A v0.3 REST route (`/v1/...`, compatibility) of a request served as 0.3: the v0.3 codec answers it. */
+  readonly v03?: true;
 }
 
 /** What `matchRestRoute` finds: the match, or the methods the path allows (a 405). */
@@ -54,8 +56,8 @@ const CONFIG: Resource['methods'] = { GET: 'GetTaskPushNotificationConfig', DELE
 const CANCEL_VERB = ':cancel';
 const SUBSCRIBE_VERB = ':subscribe';
 
-/** The resource `segments[start..]` names, without a tenant. */
-function resourceAt(segments: readonly string[], start: number): Resource | undefined {
+/** The resource `segments[start..]` names, without a tenant (the v0.3 routes reuse its `tasks/...` part). */
+export function resourceAt(segments: readonly string[], start: number): Resource | undefined {
   const count = segments.length - start;
   const first = segments[start];
   if (count === 1) {

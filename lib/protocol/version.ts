@@ -21,6 +21,12 @@ export const ONLY_1_0: VersionPolicy = Object.freeze({ v0_3: false });
 const SERVED = /^1\.0(?:\.\d+)?$/;
 const LEGACY = /^0\.3(?:\.\d+)?$/;
 
+/** Whether `requested` (header, else query parameter) means v0.3: absent, empty, or 0.3.x (§3.6.2). */
+export function isLegacyVersion(requested: string | undefined): boolean {
+  const value = requested?.trim();
+  return !value || LEGACY.test(value);
+}
+
 /**
  * The version to serve a request that asked for `requested` (header, else query parameter):
  * 1.0, or 0.3 when `policy` admits it. Throws VersionNotSupported otherwise.

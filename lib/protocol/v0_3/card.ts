@@ -1,6 +1,7 @@
 /**
  * The v0.3 discovery fields of a served card (one merged card for both protocol versions; see the
- * README, "v0.3 compatibility"): 0.3 interfaces mirroring the 1.0 ones a v0.3 client can use, and
+ * README, "v0.3 compatibility"): 0.3 interfaces mirroring the 1.0 ones a v0.3 client can use
+ * (JSON-RPC first, then HTTP+JSON: `url` and `preferredTransport` name the first), and
  * the v0.3 top-level fields (`url`, `preferredTransport`, `additionalInterfaces`,
  * `protocolVersion`, `supportsAuthenticatedExtendedCard`, `security`) and scheme shapes beside the
  * v1.0 ones. Each generation's parser ignores the other's fields (§5.7).
@@ -33,8 +34,9 @@ const isV03 = (version: string) => version === V03_INTERFACE_VERSION || version.
 
 /**
  * The 0.3 interfaces of `card`: the ones it states, else one mirroring each 1.0 interface of a
- * binding in `bindings` (served in v0.3 at the same URL). A 1.0 interface with a tenant is not
- * mirrored: v0.3 requests have no way to carry it.
+ * binding in `bindings`, served in v0.3 at the same URL (JSON-RPC there; HTTP+JSON at its v0.3
+ * paths, `<url>/v1/message:send`, ..., which is where a v0.3 client looks for them). A 1.0
+ * interface with a tenant is not mirrored: v0.3 requests have no way to carry it.
  */
 export function v03Interfaces(card: AgentCard, bindings: readonly string[]): AgentInterface[] {
   const stated = card.supportedInterfaces.filter((i) => isV03(i.protocolVersion));
