@@ -13,10 +13,13 @@
 import autocannon from 'autocannon';
 import { getJson, pool, rpcClient } from './http.js';
 import {
+  A2A_JSON,
+  REST_HEADERS,
   RPC_HEADERS,
   STREAM_EVENTS_PER_REQUEST,
   countSseEvents,
   extractTask,
+  restSendMessageBody,
   sendMessageBody,
   taskIdBody,
   type WorkloadId,
@@ -30,6 +33,8 @@ export interface LoadOptions {
   durationSec: number;
   /** Number of tasks created before the GetTask workload (requests pick among them). */
   getTaskPool: number;
+  /** REST workloads: the server's `message:send` path (e.g. `/message:send`, `/rest/message:send`). */
+  restSendPath?: string;
 }
 
 export interface LoadResult {
@@ -64,8 +69,9 @@ interface Counters {
   firstBad?: string;
 }
 
+type SendResult = { message?: { messageId?: unknown; role?: unknown }; task?: { id?: string; status?: { state?: string } } };
 type RpcResult = {
-  result?: { message?: unknown; task?: { id?: string; status?: { state?: string } }; id?: string };
+  result?: SendResult & { id?: string };
   error?: unknown;
 };
 
@@ -75,6 +81,24 @@ function parse(body: string): RpcResult | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * A REST SendMessage answer: 2xx, `application/a2a+json`, a body that parses to `{ message }` or
+ * `{ task }` (a google.rpc.Status error body has neither, and `error`); undefined when it is not one.
+ */
+function restSendResult(status: number, body: string, headers: object | undefined): SendResult | undefined {
+  if (status < 200 || status > 299) return undefined;
+  let type: unknown;
+  for (const [key, value] of Object.entries(headers ?? {})) if (key.toLowerCase() === 'content-type') type = value;
+  if (typeof type !== 'string' || !type.toLowerCase().startsWith(A2A_JSON)) return undefined;
+  let parsed: (SendResult & { error?: unknown }) | undefined;
+  try {
+    parsed = JSON.parse(body) as SendResult & { error?: unknown };
+  } catch {
+    return undefined;
+  }
+  return parsed && typeof parsed === 'object' && parsed.error === undefined ? parsed : undefined;
 }
 
 type Ctx = { taskId?: string };
@@ -93,12 +117,34 @@ function buildRequests(opts: LoadOptions, counters: Counters, taskIds: string[])
     onResponse: (status: number, body: string, context: object) => verdict(check(status, body, context as Ctx), body),
   });
   const taskState = (body: string) => parse(body)?.result?.task?.status?.state;
+  const restPost = (makeBody: () => string, check: (result: SendResult) => boolean) => {
+    if (!opts.restSendPath) throw new Error(`${opts.workload}: the server has no REST path (restSendPath)`);
+    return {
+      method: 'POST' as const,
+      path: opts.restSendPath,
+      headers: { ...REST_HEADERS },
+      setupRequest: (req: autocannon.Request) => ({ ...req, body: makeBody() }),
+      onResponse: (status: number, body: string, _context: object, headers?: object) => {
+        const result = restSendResult(status, body, headers);
+        verdict(result !== undefined && check(result), `${status} ${body}`);
+      },
+    };
+  };
 
   switch (opts.workload) {
     case 'send-message':
       return [post(() => sendMessageBody('message'), (s, b) => s === 200 && parse(b)?.result?.message !== undefined)];
     case 'send-task':
       return [post(() => sendMessageBody('complete'), (s, b) => s === 200 && taskState(b) === 'TASK_STATE_COMPLETED')];
+    case 'send-message-rest':
+      return [
+        restPost(
+          () => restSendMessageBody('message'),
+          (r) => r.task === undefined && typeof r.message?.messageId === 'string' && r.message.role === 'ROLE_AGENT',
+        ),
+      ];
+    case 'send-task-rest':
+      return [restPost(() => restSendMessageBody('complete'), (r) => r.message === undefined && r.task?.status?.state === 'TASK_STATE_COMPLETED')];
     case 'stream':
       return [
         post(

@@ -1,12 +1,13 @@
 /**
- * `npm run bench` (full, ~6 min on 2 cores), `npm run bench -- --quick` (a few seconds per workload)
+ * `npm run bench` (full, ~7 min on 2 cores), `npm run bench -- --quick` (a few seconds per workload)
  * and `npm run bench -- --smoke` (< 20 s in all: exercises every server, workload and the report).
  *
  * Starts every server in its own process (bench/servers/*.ts, with --expose-gc), runs each workload
- * against each server from a separate load-generator process (bench/load.ts: autocannon, 50
- * connections, warm-up then a fixed duration), in interleaved rounds (every server once per round,
- * order alternating) and reports the median over rounds of each cell; then measures engine memory
- * on fresh SDK and "ours" processes. Prints a markdown report and writes <out>/latest.md and
+ * against each of its servers (the HTTP+JSON workloads: sdk, ours, stack) from a separate
+ * load-generator process (bench/load.ts: autocannon, 50 connections, warm-up then a fixed duration),
+ * in interleaved rounds (every server once per round, order alternating; a REST workload shares its
+ * rounds with its JSON-RPC twin) and reports the median over rounds of each cell; then measures
+ * engine memory on fresh SDK and "ours" processes. Prints a markdown report and writes <out>/latest.md and
  * <out>/latest.json.
  *
  * Options:
@@ -17,7 +18,8 @@
  *   --rounds <n>         measured rounds per (workload, server) (default 3, quick and smoke 1)
  *   --out <dir>          where latest.md / latest.json go (default bench/results)
  *   --servers a,b        subset of ceiling,sdk,ours,stack,ours-latency (debugging; ratios need all of them)
- *   --workloads a,b      subset of send-message,send-task,stream,two-turn,get-task
+ *   --workloads a,b      subset of send-message,send-message-rest,send-task,send-task-rest,stream,two-turn,get-task
+ *                        (a REST workload's ratio to JSON-RPC needs its JSON-RPC twin in the run)
  *   --no-memory          skip the memory phase
  *   --memory-only        skip the throughput runs
  *   --memory-n <N>       tasks per memory step (default 10000, quick 500, smoke 100)
@@ -43,6 +45,8 @@ import {
   taskIdBody,
   type ServerId,
   type ServerInfo,
+  runsOn,
+  workloadInfo,
   type WorkloadId,
   type WorkloadInfo,
 } from './workloads.js';
@@ -85,6 +89,11 @@ interface Config {
   inProcessLoad: boolean;
   /** Smoke mode: the SDK's and our memory phases run at the same time (each starts a fresh server). */
   concurrentMemory: boolean;
+  /**
+   * Smoke mode: the memory phase's fresh servers start in the background while the throughput
+   * phase runs (their start-up, seconds of tsx compilation on 2 cores, would otherwise add to the run).
+   */
+  earlyMemoryServers: boolean;
   /** Idle SSE streams held open per server in the idle-streams phase. */
   idleN: number;
   /** Streams opened and closed (on as many parked tasks) before the idle baseline. */
@@ -109,13 +118,15 @@ const MODE_SETTINGS: Record<
     | 'memoryWarmup'
     | 'inProcessLoad'
     | 'concurrentMemory'
+    | 'earlyMemoryServers'
     | 'idleN'
     | 'idleWarmup'
     | 'idleOnThroughputServers'
   >
 > = {
-  // Full: 5 workloads x 5 servers x 3 rounds, each round ~0.6 s of load-process start plus
-  // warm-up (1.5 s first, 0.5 s later) and 2.5 s measured, + ~70 s of memory phase: ~6 min on 2 cores.
+  // Full: 5 JSON-RPC workloads x 5 servers + 2 REST workloads x 3 servers (31 cells) x 3 rounds,
+  // each round ~0.6 s of load-process start plus warm-up (1.5 s first, 0.5 s later) and 2.5 s
+  // measured, + ~70 s of memory phase: ~7 min on 2 cores.
   full: {
     rounds: 3,
     warmupSec: 1.5,
@@ -129,6 +140,7 @@ const MODE_SETTINGS: Record<
     memoryWarmup: 2500,
     inProcessLoad: false,
     concurrentMemory: false,
+    earlyMemoryServers: false,
     idleN: 10_000,
     idleWarmup: 1000,
     idleOnThroughputServers: false,
@@ -144,13 +156,14 @@ const MODE_SETTINGS: Record<
     memoryWarmup: 200,
     inProcessLoad: false,
     concurrentMemory: false,
+    earlyMemoryServers: false,
     idleN: 1000,
     idleWarmup: 200,
     idleOnThroughputServers: false,
   },
   // No warm-up and one 0.25 s load sample per cell (the load generator's sample tick: a shorter run
-  // would not be shorter): 25 cells of ~0.3 s + server starts + two tiny memory phases side by
-  // side, ~13 s on 2 cores. Every code path of a full run except the load process and the rounds.
+  // would not be shorter): 31 cells of ~0.3 s + server starts + two tiny memory phases side by
+  // side, ~15 s on 2 cores. Every code path of a full run except the load process and the rounds.
   smoke: {
     rounds: 1,
     warmupSec: 0,
@@ -162,6 +175,7 @@ const MODE_SETTINGS: Record<
     memoryWarmup: 20,
     inProcessLoad: true,
     concurrentMemory: true,
+    earlyMemoryServers: true,
     idleN: 200,
     idleWarmup: 0,
     idleOnThroughputServers: true,
@@ -408,6 +422,7 @@ async function measureRound(state: ThroughputState, info: ServerInfo, workload: 
         warmupSec: warmed.has(workload) ? config.roundWarmupSec : workload === 'stream' ? config.streamWarmupSec : config.warmupSec,
         durationSec: config.durationSec,
         getTaskPool: config.getTaskPool,
+        ...(info.restBase !== undefined ? { restSendPath: `${info.restBase}/message:send` } : {}),
       });
       if (server.exited() && attempt === 1) continue;
       warmed.add(workload);
@@ -469,28 +484,53 @@ function combineRounds(outcomes: RoundOutcome[]): Cell {
   return { ...medianOfRounds(results), rounds: results, ...(failures.length > 0 ? { failedRounds: failures } : {}) };
 }
 
+/**
+ * The workloads in groups measured together: a JSON-RPC workload with its REST twin (when both
+ * run), so that their rounds interleave like the servers of one workload do; every other workload
+ * alone. Groups in the order of their first workload.
+ */
+function workloadGroups(workloads: readonly WorkloadId[]): WorkloadId[][] {
+  const groups = new Map<WorkloadId, WorkloadId[]>();
+  for (const w of workloads) {
+    const twin = workloadInfo(w).jsonRpcTwin;
+    const root = twin && workloads.includes(twin) ? twin : w;
+    const group = groups.get(root) ?? [];
+    groups.set(root, group);
+    if (w === root) group.unshift(w);
+    else group.push(w);
+  }
+  return [...groups.values()];
+}
+
 async function throughputPhase(state: ThroughputState, serverInfos: ServerInfo[]): Promise<Report['throughput']> {
   const { config } = state;
   const throughput: Report['throughput'] = {};
-  for (const [index, workload] of config.workloads.entries()) {
-    const outcomes = new Map<ServerId, RoundOutcome[]>(serverInfos.map((s) => [s.id, []]));
+  for (const [index, group] of workloadGroups(config.workloads).entries()) {
+    // The REST workloads run on the servers serving REST (sdk, ours, stack); their other cells stay empty.
+    const infos = new Map(group.map((w) => [w, serverInfos.filter((s) => runsOn(w, s.id))]));
+    const outcomes = new Map(group.map((w) => [w, new Map<ServerId, RoundOutcome[]>(infos.get(w)!.map((s) => [s.id, []]))]));
     for (let round = 0; round < config.rounds; round += 1) {
-      // Every server once per round, the order alternating by round and by workload: drift of the
-      // shared machine is spread over all servers, and none is systematically measured first.
-      const order = (index + round) % 2 === 0 ? serverInfos : [...serverInfos].reverse();
-      for (const info of order) {
-        outcomes.get(info.id)?.push(await measureRound(state, info, workload, `round ${round + 1}/${config.rounds}`));
+      // Every (workload of the group, server) once per round, the order alternating by round and by
+      // group: drift of the shared machine is spread over all servers, and over a JSON-RPC workload
+      // and its REST twin alike; none is systematically measured first.
+      const cells = group.flatMap((w) => infos.get(w)!.map((info) => [w, info] as const));
+      const order = (index + round) % 2 === 0 ? cells : [...cells].reverse();
+      for (const [workload, info] of order) {
+        outcomes.get(workload)!.get(info.id)!.push(await measureRound(state, info, workload, `round ${round + 1}/${config.rounds}`));
       }
     }
-    throughput[workload] = Object.fromEntries(serverInfos.map((s) => [s.id, combineRounds(outcomes.get(s.id) ?? [])]));
-    if (config.rounds > 1) {
-      const medians = serverInfos
-        .map((s) => {
-          const cell = throughput[workload][s.id];
-          return isResult(cell) ? `${s.id} ${fmtMetric(workload, cell)} (${fmtInt(cell.cpuMicrosPerRequest)} µs/req)` : undefined;
-        })
-        .filter(Boolean);
-      state.log(`${workload} medians: ${medians.join(', ')}`);
+    for (const workload of group) {
+      const servers = infos.get(workload)!;
+      throughput[workload] = Object.fromEntries(servers.map((s) => [s.id, combineRounds(outcomes.get(workload)!.get(s.id) ?? [])]));
+      if (config.rounds > 1) {
+        const medians = servers
+          .map((s) => {
+            const cell = throughput[workload][s.id];
+            return isResult(cell) ? `${s.id} ${fmtMetric(workload, cell)} (${fmtInt(cell.cpuMicrosPerRequest)} µs/req)` : undefined;
+          })
+          .filter(Boolean);
+        state.log(`${workload} medians: ${medians.join(', ')}`);
+      }
     }
   }
   return throughput;
@@ -581,11 +621,22 @@ async function snapshot(url: string, noise: { max: number }): Promise<MemorySnap
   return previous;
 }
 
-async function memoryPhase(info: ServerInfo, config: Config, log: (line: string) => void): Promise<MemoryPhaseResult> {
+/** A fresh server for the memory phase. */
+function startMemoryServer(info: ServerInfo): Promise<RunningServer> {
   // Without bytecode flushing: V8 otherwise drops the bytecode of functions idle for a few GCs
   // (e.g. the cancel path while tasks are being parked) and recompiles it later, which shows up as
   // ±0.5 MB of old-space noise between snapshots.
-  const server = await startServer(info, ['--no-flush-bytecode']);
+  return startServer(info, ['--no-flush-bytecode']);
+}
+
+async function memoryPhase(
+  info: ServerInfo,
+  config: Config,
+  log: (line: string) => void,
+  /** Smoke mode: its fresh server, started during the throughput phase. */
+  started?: Promise<RunningServer>,
+): Promise<MemoryPhaseResult> {
+  const server = await (started ?? startMemoryServer(info));
   if (server.status !== 'ok' || !server.url) {
     await stopServer(server);
     return { status: server.status === 'skipped' ? 'skipped' : 'failed', note: server.note };
@@ -886,16 +937,24 @@ interface PairRatios {
   stackVsOurs: number | null;
   /** ours-latency / ours: what a store answering in 1-5 ms per call costs (expected far below 1). */
   latencyVsOurs: number | null;
+  /** REST workloads: ours over REST / ours over JSON-RPC (the JSON-RPC twin workload, same run); else null. */
+  restVsJsonRpc: number | null;
 }
 
-/** ours/ceiling, ours/SDK, stack/ours and ours-latency/ours of `value`; inverted for a cost, so > 1 always favours the first. */
-function pairRatios(value: (s: ServerId) => number | null, cost = false): PairRatios {
-  const r = (a: ServerId, b: ServerId) => (cost ? ratio(value(b), value(a)) : ratio(value(a), value(b)));
+/**
+ * ours/ceiling, ours/SDK, stack/ours and ours-latency/ours of `value` in workload `w`, and for a REST
+ * workload ours(w)/ours(its JSON-RPC twin); inverted for a cost, so > 1 always favours the first.
+ */
+function pairRatios(w: WorkloadId, value: (w: WorkloadId, s: ServerId) => number | null, cost = false): PairRatios {
+  const r = (a: [WorkloadId, ServerId], b: [WorkloadId, ServerId]) =>
+    cost ? ratio(value(...b), value(...a)) : ratio(value(...a), value(...b));
+  const twin = workloadInfo(w).jsonRpcTwin;
   return {
-    oursVsCeiling: r('ours', 'ceiling'),
-    oursVsSdk: r('ours', 'sdk'),
-    stackVsOurs: r('stack', 'ours'),
-    latencyVsOurs: r('ours-latency', 'ours'),
+    oursVsCeiling: r([w, 'ours'], [w, 'ceiling']),
+    oursVsSdk: r([w, 'ours'], [w, 'sdk']),
+    stackVsOurs: r([w, 'stack'], [w, 'ours']),
+    latencyVsOurs: r([w, 'ours-latency'], [w, 'ours']),
+    restVsJsonRpc: twin ? r([w, 'ours'], [twin, 'ours']) : null,
   };
 }
 
@@ -918,29 +977,44 @@ function buildTargets(
 ): Target[] {
   const m = (w: WorkloadId, s: ServerId) => metric(w, throughput[w]?.[s]);
   const cpu = (w: WorkloadId, s: ServerId) => cpuMetric(throughput[w]?.[s]);
-  const hasBad = (w: WorkloadId, ...servers: ServerId[]) =>
+  const hasBad = (w: WorkloadId, ...servers: ServerId[]): boolean =>
     servers.some((s) => {
       const cell = throughput[w]?.[s];
       return isResult(cell) && hasIssues(cell);
     });
-  const check = (id: string, description: string, w: WorkloadId, a: ServerId, b: ServerId, min: number): Target => {
-    const r = ratio(m(w, a), m(w, b));
+  /** (workload a, server a) over (workload b, server b) ≥ min, or > min when `ahead`. */
+  const compare = (
+    id: string,
+    description: string,
+    [wa, a]: [WorkloadId, ServerId],
+    [wb, b]: [WorkloadId, ServerId],
+    min: number,
+    ahead = false,
+  ): Target => {
+    const r = ratio(m(wa, a), m(wb, b));
     return {
       id,
       description,
       measured: r,
-      threshold: `≥ ${min.toFixed(2)}×`,
-      met: r === null ? null : r >= min,
-      ...(hasBad(w, a, b) ? { note: 'bad responses or errors during the run: ratio not trustworthy' } : {}),
+      threshold: `${ahead ? '>' : '≥'} ${min.toFixed(2)}×`,
+      met: r === null ? null : ahead ? r > min : r >= min,
+      ...(hasBad(wa, a) || hasBad(wb, b) ? { note: 'bad responses or errors during the run: ratio not trustworthy' } : {}),
       ...(r === null ? { note: 'not measured in this run' } : {}),
-      cpuMeasured: ratio(cpu(w, b), cpu(w, a)),
+      cpuMeasured: ratio(cpu(wb, b), cpu(wa, a)),
     };
   };
+  const check = (id: string, description: string, w: WorkloadId, a: ServerId, b: ServerId, min: number, ahead = false): Target =>
+    compare(id, description, [w, a], [w, b], min, ahead);
   const targets: Target[] = [
     check('message-vs-ceiling', 'SendMessage → Message: ours / bare Express', 'send-message', 'ours', 'ceiling', 0.9),
     check('message-vs-sdk', 'SendMessage → Message: ours / official SDK', 'send-message', 'ours', 'sdk', 1.3),
     check('task-vs-sdk', 'SendMessage → completed Task: ours / official SDK', 'send-task', 'ours', 'sdk', 1.8),
     check('stream-vs-sdk', 'Streaming events/s: ours / official SDK', 'stream', 'ours', 'sdk', 2),
+    // The HTTP+JSON binding: ahead of the SDK's REST handler, and within 5 % of our own JSON-RPC.
+    check('rest-message-vs-sdk', 'REST SendMessage → Message: ours / official SDK (its REST handler)', 'send-message-rest', 'ours', 'sdk', 1, true),
+    check('rest-task-vs-sdk', 'REST SendMessage → completed Task: ours / official SDK (its REST handler)', 'send-task-rest', 'ours', 'sdk', 1, true),
+    compare('rest-message-vs-jsonrpc', 'SendMessage → Message: ours over REST / ours over JSON-RPC', ['send-message-rest', 'ours'], ['send-message', 'ours'], 0.95),
+    compare('rest-task-vs-jsonrpc', 'SendMessage → completed Task: ours over REST / ours over JSON-RPC', ['send-task-rest', 'ours'], ['send-task', 'ours'], 0.95),
   ];
   // Stack overhead, the worst workload; on CPU (ours µs / stack µs) its own worst workload.
   const worstOf = (ratioOf: (w: WorkloadId) => number | null) =>
@@ -1039,7 +1113,8 @@ function comparisonTable(
     const row = report.throughput[w.id] ?? {};
     const cells = servers.map((s) => {
       const cell = row[s.id];
-      if (!isResult(cell)) return cell && 'skipped' in cell ? 'skipped' : 'failed';
+      if (cell === undefined) return '–'; // not run on this server (the REST workloads: sdk, ours, stack)
+      if (!isResult(cell)) return 'skipped' in cell ? 'skipped' : 'failed';
       return `${format(w, cell)}${hasIssues(cell) ? ' ⚠' : ''}`;
     });
     const r = ratios[w.id];
@@ -1048,6 +1123,54 @@ function comparisonTable(
         `${fmtRatio(r?.stackVsOurs ?? null)} | ${fmtRatio(r?.latencyVsOurs ?? null)} |`,
     );
   }
+  return lines;
+}
+
+/**
+ * The HTTP+JSON rows side by side with the SDK's REST handler and with our JSON-RPC rows of the
+ * same message (the twin workload, measured in the same rounds).
+ */
+function restMarkdown(report: Report, workloads: readonly WorkloadInfo[]): string[] {
+  const rest = workloads.filter((w) => w.binding === 'rest');
+  if (rest.length === 0) return [];
+  const lines = ['### HTTP+JSON (REST) binding', ''];
+  lines.push(
+    '`POST <mount>/message:send` with `{"message": …}`, `A2A-Version: 1.0` and `Content-Type: application/a2a+json`; a ' +
+      'response counts as good only if it is 2xx, `application/a2a+json` and the expected `{"message"}` or completed ' +
+      '`{"task"}` (an error body counts as bad). `sdk` is `@a2a-js/sdk`\'s `restHandler` (mounted at `/rest`, in front of ' +
+      'its JSON-RPC handler), `ours` and `stack` the same router as for JSON-RPC. The JSON-RPC column is ours on the ' +
+      'JSON-RPC workload sending the same message, measured in the same rounds as the REST cells (interleaved); ' +
+      '`bench/tools/instructions.sh` counts the two bindings\' instructions per request, steadier still.',
+  );
+  lines.push('');
+  lines.push(
+    '| Workload | sdk REST | ours REST | stack REST | ours JSON-RPC | ours/SDK (REST) | ours REST / JSON-RPC | CPU µs/req: sdk REST · ours REST · ours JSON-RPC | CPU-based ours/SDK | CPU-based REST / JSON-RPC |',
+  );
+  lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  for (const w of rest) {
+    const twin = w.jsonRpcTwin;
+    const cellOf = (wl: WorkloadId | undefined, s: ServerId) => (wl ? report.throughput[wl]?.[s] : undefined);
+    const rate = (wl: WorkloadId | undefined, s: ServerId) => {
+      const cell = cellOf(wl, s);
+      if (cell === undefined) return '–';
+      if (!isResult(cell)) return 'skipped' in cell ? 'skipped' : 'failed';
+      return `${fmtInt(cell.reqPerSec)}${hasIssues(cell) ? ' ⚠' : ''}`;
+    };
+    const cpuOf = (wl: WorkloadId | undefined, s: ServerId) => {
+      const value = cpuMetric(cellOf(wl, s));
+      return value === null ? '–' : fmtInt(value);
+    };
+    const r = report.ratios[w.id];
+    const c = report.cpuRatios[w.id];
+    lines.push(
+      `| ${w.title} | ${rate(w.id, 'sdk')} | ${rate(w.id, 'ours')} | ${rate(w.id, 'stack')} | ${rate(twin, 'ours')} | ` +
+        `${fmtRatio(r?.oursVsSdk ?? null)} | ${fmtRatio(r?.restVsJsonRpc ?? null)} | ` +
+        `${cpuOf(w.id, 'sdk')} · ${cpuOf(w.id, 'ours')} · ${cpuOf(twin, 'ours')} | ${fmtRatio(c?.oursVsSdk ?? null)} | ${fmtRatio(c?.restVsJsonRpc ?? null)} |`,
+    );
+  }
+  lines.push('');
+  lines.push('Targets: ours ahead of the SDK\'s REST handler (> 1.00×), and ≥ 0.95× our JSON-RPC rows (see Targets).');
+  lines.push('');
   return lines;
 }
 
@@ -1096,6 +1219,7 @@ function markdown(report: Report, config: Config): string {
     ...comparisonTable(servers, workloads, report.ratios, (w, cell) => `${fmtInt(metric(w.id, cell) ?? 0)}${w.unit === 'events' ? ' ev/s' : ''}`, report),
   );
   lines.push('');
+  lines.push(...restMarkdown(report, workloads));
   if (servers.some((s) => s.id === 'ours-latency')) {
     const cells = workloads.map((w) => report.throughput[w.id]?.['ours-latency']).filter(isResult);
     const requests = cells.reduce((n, c) => n + c.requests, 0);
@@ -1343,6 +1467,11 @@ async function main(): Promise<number> {
     if (server.status !== 'ok') await stopServer(server);
   }
 
+  const memoryIds = config.memory ? (['sdk', 'ours'] as const).filter((id) => config.servers.includes(id)) : [];
+  const memoryServers = new Map<'sdk' | 'ours', Promise<RunningServer>>(
+    config.earlyMemoryServers ? memoryIds.map((id) => [id, startMemoryServer(SERVERS.find((s) => s.id === id) as ServerInfo)]) : [],
+  );
+
   const state: ThroughputState = {
     config,
     running,
@@ -1363,7 +1492,7 @@ async function main(): Promise<number> {
     const measureMemory = async (id: 'sdk' | 'ours') => {
       const info = SERVERS.find((s) => s.id === id) as ServerInfo;
       log(`[${elapsed()}] memory phase: ${id}, N = ${config.memoryN}`);
-      memory[id] = await memoryPhase(info, config, log);
+      memory[id] = await memoryPhase(info, config, log, memoryServers.get(id));
       const r = memory[id];
       log(
         `[${elapsed()}] memory ${id}: ${r.status}` +
@@ -1372,7 +1501,7 @@ async function main(): Promise<number> {
             : ` ${r.note ?? ''}`),
       );
     };
-    jobs.push(...(['sdk', 'ours'] as const).filter((id) => config.servers.includes(id)).map((id) => () => measureMemory(id)));
+    jobs.push(...memoryIds.map((id) => () => measureMemory(id)));
   }
   const idle: Record<string, IdlePhaseResult> = {};
   const idleCount = idleStreamCount(config.idleN);
@@ -1402,8 +1531,8 @@ async function main(): Promise<number> {
   const ratios: Report['ratios'] = {};
   const cpuRatios: Report['cpuRatios'] = {};
   for (const w of config.workloads) {
-    ratios[w] = pairRatios((s) => metric(w, throughput[w]?.[s]));
-    cpuRatios[w] = pairRatios((s) => cpuMetric(throughput[w]?.[s]), true);
+    ratios[w] = pairRatios(w, (wl, s) => metric(wl, throughput[wl]?.[s]));
+    cpuRatios[w] = pairRatios(w, (wl, s) => cpuMetric(throughput[wl]?.[s]), true);
   }
 
   const report: Report = {

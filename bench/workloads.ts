@@ -1,9 +1,17 @@
 /**
  * Workloads and servers of the benchmark, shared by the runner (bench/run.ts), the load generator
- * (bench/load.ts) and the memory driver. Wire format: A2A v1.0 JSON-RPC (PROTOCOL.md §7).
+ * (bench/load.ts) and the memory driver. Wire formats: A2A v1.0 JSON-RPC (PROTOCOL.md §7) and, for
+ * the `-rest` workloads, the HTTP+JSON binding (§11: `POST <base>/message:send` with `{ message }`).
  */
 
-export type WorkloadId = 'send-message' | 'send-task' | 'stream' | 'two-turn' | 'get-task';
+export type WorkloadId =
+  | 'send-message'
+  | 'send-message-rest'
+  | 'send-task'
+  | 'send-task-rest'
+  | 'stream'
+  | 'two-turn'
+  | 'get-task';
 export type ServerId = 'ceiling' | 'sdk' | 'ours' | 'stack' | 'ours-latency';
 
 export interface WorkloadInfo {
@@ -11,15 +19,52 @@ export interface WorkloadInfo {
   title: string;
   /** Unit reported in the table besides req/s (streaming reports SSE events/s). */
   unit: 'req' | 'events';
+  /** The binding the requests use. */
+  binding: 'jsonrpc' | 'rest';
+  /** The servers it runs on (default: every server). */
+  servers?: readonly ServerId[];
+  /** REST workloads: the JSON-RPC workload sending the same message, for the REST / JSON-RPC ratio. */
+  jsonRpcTwin?: WorkloadId;
 }
 
+/** Servers of the REST workloads: the SDK's REST handler, ours and ours behind the full stack. */
+export const REST_SERVERS: readonly ServerId[] = ['sdk', 'ours', 'stack'];
+
+/**
+ * Each REST workload right after its JSON-RPC twin (the report's order); the runner measures the
+ * two in the same interleaved rounds.
+ */
 export const WORKLOADS: readonly WorkloadInfo[] = [
-  { id: 'send-message', title: 'SendMessage → Message', unit: 'req' },
-  { id: 'send-task', title: 'SendMessage → completed Task', unit: 'req' },
-  { id: 'stream', title: 'SendStreamingMessage, 10 status updates', unit: 'events' },
-  { id: 'two-turn', title: 'Two-turn input-required task', unit: 'req' },
-  { id: 'get-task', title: 'GetTask (existing task)', unit: 'req' },
+  { id: 'send-message', title: 'SendMessage → Message', unit: 'req', binding: 'jsonrpc' },
+  {
+    id: 'send-message-rest',
+    title: 'REST SendMessage → Message',
+    unit: 'req',
+    binding: 'rest',
+    servers: REST_SERVERS,
+    jsonRpcTwin: 'send-message',
+  },
+  { id: 'send-task', title: 'SendMessage → completed Task', unit: 'req', binding: 'jsonrpc' },
+  {
+    id: 'send-task-rest',
+    title: 'REST SendMessage → completed Task',
+    unit: 'req',
+    binding: 'rest',
+    servers: REST_SERVERS,
+    jsonRpcTwin: 'send-task',
+  },
+  { id: 'stream', title: 'SendStreamingMessage, 10 status updates', unit: 'events', binding: 'jsonrpc' },
+  { id: 'two-turn', title: 'Two-turn input-required task', unit: 'req', binding: 'jsonrpc' },
+  { id: 'get-task', title: 'GetTask (existing task)', unit: 'req', binding: 'jsonrpc' },
 ];
+
+export const workloadInfo = (id: WorkloadId): WorkloadInfo => WORKLOADS.find((w) => w.id === id) as WorkloadInfo;
+
+/** Whether `workload` runs on `server`. */
+export const runsOn = (workload: WorkloadId, server: ServerId): boolean => {
+  const servers = workloadInfo(workload).servers;
+  return !servers || servers.includes(server);
+};
 
 export interface ServerInfo {
   id: ServerId;
@@ -27,18 +72,22 @@ export interface ServerInfo {
   /** Script under bench/servers/ and its extra argv. */
   script: string;
   args: string[];
+  /** Path prefix of the server's HTTP+JSON routes (`<restBase>/message:send`); undefined: no REST. */
+  restBase?: string;
 }
 
 export const SERVERS: readonly ServerInfo[] = [
   { id: 'ceiling', title: 'bare Express (ceiling)', script: 'ceiling.ts', args: [] },
-  { id: 'sdk', title: '@a2a-js/sdk 1.3.0', script: 'official-sdk.ts', args: [] },
-  { id: 'ours', title: 'createA2ARouter', script: 'ours.ts', args: [] },
-  { id: 'stack', title: 'createA2ARouter + full middleware stack', script: 'ours.ts', args: ['--stack'] },
+  // The SDK's restHandler is mounted at /rest, in front of its JSON-RPC handler at /: neither sees the other's requests.
+  { id: 'sdk', title: '@a2a-js/sdk 1.3.0', script: 'official-sdk.ts', args: [], restBase: '/rest' },
+  { id: 'ours', title: 'createA2ARouter', script: 'ours.ts', args: [], restBase: '' },
+  { id: 'stack', title: 'createA2ARouter + full middleware stack', script: 'ours.ts', args: ['--stack'], restBase: '' },
   {
     id: 'ours-latency',
     title: 'createA2ARouter, in-memory store behind `withLatency` (1-5 ms per store call)',
     script: 'ours.ts',
     args: ['--latency'],
+    restBase: '',
   },
 ];
 
@@ -59,6 +108,12 @@ export const RPC_HEADERS: Readonly<Record<string, string>> = {
   authorization: `Bearer ${BENCH_BEARER}`,
   [BENCH_TENANT_HEADER]: 'bench-tenant',
 };
+
+/** The HTTP+JSON binding's media type (§11.1): sent by the REST workloads, expected on their answers. */
+export const A2A_JSON = 'application/a2a+json';
+
+/** Headers of the REST workloads: RPC_HEADERS with the binding's media type. */
+export const REST_HEADERS: Readonly<Record<string, string>> = { ...RPC_HEADERS, 'content-type': A2A_JSON };
 
 /** Unique ids: a per-process random prefix plus a counter (cheap, unique across runs and processes). */
 const prefix = `${process.pid.toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
@@ -85,6 +140,11 @@ export function sendMessageBody(
     method: opts.streaming ? 'SendStreamingMessage' : 'SendMessage',
     params: { message },
   });
+}
+
+/** HTTP+JSON `SendMessageRequest` body (`POST <base>/message:send`): `{ message }`, a fresh messageId. */
+export function restSendMessageBody(text: string): string {
+  return JSON.stringify({ message: { messageId: uniqueId('m'), role: 'ROLE_USER', parts: [{ text }] } });
 }
 
 export function taskIdBody(method: 'GetTask' | 'CancelTask', taskId: string): string {

@@ -10,9 +10,13 @@ import os from 'node:os';
 import path from 'node:path';
 
 const ROOT = path.resolve(__dirname, '..', '..');
-const WORKLOADS = ['send-message', 'send-task', 'stream', 'two-turn', 'get-task'];
+const WORKLOADS = ['send-message', 'send-message-rest', 'send-task', 'send-task-rest', 'stream', 'two-turn', 'get-task'];
 const SERVERS = ['ceiling', 'sdk', 'ours', 'stack', 'ours-latency'];
 const REQUIRED_SERVERS = ['ceiling', 'sdk', 'ours', 'ours-latency'];
+/** The HTTP+JSON workloads run on these servers only (the SDK's REST handler, ours, ours + stack). */
+const REST_WORKLOADS = ['send-message-rest', 'send-task-rest'];
+const REST_SERVERS = ['sdk', 'ours', 'stack'];
+const RATIO_KEYS = ['latencyVsOurs', 'oursVsCeiling', 'oursVsSdk', 'restVsJsonRpc', 'stackVsOurs'];
 
 interface Run {
   code: number | null;
@@ -54,6 +58,7 @@ describe('bench smoke mode', () => {
     expect(run.stdout).toContain('## Targets');
     expect(run.stdout).toContain('## Memory');
     expect(run.stdout).toContain('ours-latency/ours');
+    expect(run.stdout).toContain('### HTTP+JSON (REST) binding');
   });
 
   it('writes latest.md and latest.json to --out, not to bench/results', () => {
@@ -68,6 +73,15 @@ describe('bench smoke mode', () => {
     for (const workload of WORKLOADS) {
       for (const server of SERVERS) {
         const cell = report.throughput?.[workload]?.[server];
+        if (REST_WORKLOADS.includes(workload) && !REST_SERVERS.includes(server)) {
+          // Not run there: no cell at all.
+          expect({ workload, server, present: cell !== undefined }).toEqual({ workload, server, present: false });
+          continue;
+        }
+        if (REST_WORKLOADS.includes(workload) && server !== 'stack') {
+          // The REST wiring (paths, mount, media types): every answer was the expected one.
+          expect({ workload, server, bad: cell.bad, non2xx: cell.non2xx }).toEqual({ workload, server, bad: 0, non2xx: 0 });
+        }
         expect({ workload, server, present: cell !== undefined }).toEqual({ workload, server, present: true });
         expect(cell.failed).toBeUndefined();
         if (REQUIRED_SERVERS.includes(server) || !cell.skipped) {
@@ -80,10 +94,37 @@ describe('bench smoke mode', () => {
         }
       }
       expect(report.ratios[workload]).toBeDefined();
-      expect(Object.keys(report.ratios[workload]).sort()).toEqual(['latencyVsOurs', 'oursVsCeiling', 'oursVsSdk', 'stackVsOurs']);
+      expect(Object.keys(report.ratios[workload]).sort()).toEqual(RATIO_KEYS);
+      expect(Object.keys(report.cpuRatios[workload]).sort()).toEqual(RATIO_KEYS);
+      // REST / JSON-RPC (ours) is a ratio of two measured cells; the other workloads have none.
+      if (REST_WORKLOADS.includes(workload)) {
+        expect(typeof report.ratios[workload].restVsJsonRpc).toBe('number');
+        expect(typeof report.ratios[workload].oursVsSdk).toBe('number');
+      } else {
+        expect(report.ratios[workload].restVsJsonRpc).toBeNull();
+      }
     }
     for (const server of REQUIRED_SERVERS) expect(report.servers[server].status).toBe('ok');
-    expect(report.targets.length).toBeGreaterThanOrEqual(7);
+    expect(report.targets.length).toBeGreaterThanOrEqual(11);
+  });
+
+  it('judges the HTTP+JSON targets: ahead of the SDK\'s REST handler, ≥ 0.95× our JSON-RPC', () => {
+    const report = JSON.parse(readFileSync(path.join(outDir, 'latest.json'), 'utf8'));
+    const byId = new Map<string, { measured: unknown; threshold: string; met: unknown }>(
+      report.targets.map((t: { id: string }) => [t.id, t]),
+    );
+    for (const [id, threshold] of [
+      ['rest-message-vs-sdk', '> 1.00×'],
+      ['rest-task-vs-sdk', '> 1.00×'],
+      ['rest-message-vs-jsonrpc', '≥ 0.95×'],
+      ['rest-task-vs-jsonrpc', '≥ 0.95×'],
+    ]) {
+      const target = byId.get(id);
+      expect({ id, threshold: target?.threshold }).toEqual({ id, threshold });
+      // Measured (a number) and judged (met or missed), whatever the value: smoke numbers mean nothing.
+      expect(typeof target?.measured).toBe('number');
+      expect(typeof target?.met).toBe('boolean');
+    }
   });
 
   it('ran the memory phase for the official SDK and for ours', () => {

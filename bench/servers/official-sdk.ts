@@ -1,6 +1,7 @@
 /**
- * Official SDK: @a2a-js/sdk 1.3.0 `DefaultRequestHandler` + its Express JSON-RPC handler +
- * `InMemoryTaskStore`, with the same agent behaviour as the other benchmark servers.
+ * Official SDK: @a2a-js/sdk 1.3.0 `DefaultRequestHandler` + its Express JSON-RPC handler at `/` and
+ * its Express HTTP+JSON (REST) handler at `/rest` (`POST /rest/message:send`, ...) + `InMemoryTaskStore`,
+ * with the same agent behaviour as the other benchmark servers.
  */
 import { randomUUID } from 'node:crypto';
 import express from 'express';
@@ -13,7 +14,7 @@ import {
   InMemoryTaskStore,
 } from '@a2a-js/sdk/server';
 import type { AgentExecutor, ExecutionEventBus, RequestContext } from '@a2a-js/sdk/server';
-import { UserBuilder, agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/server/express';
+import { UserBuilder, agentCardHandler, jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
 import { listen, mountBenchControl } from './common.js';
 import { STREAM_PROGRESS_UPDATES } from '../workloads.js';
 
@@ -93,11 +94,15 @@ class BenchExecutor implements AgentExecutor {
 }
 
 const app = express();
-// `card.supportedInterfaces[0].url` is informational; the handler only checks protocolVersion + binding.
+// The interface URLs are informational; each handler only checks that the card states its binding
+// (JSONRPC, HTTP+JSON) at the requested protocolVersion.
 const card: AgentCard = {
   name: 'bench agent (official SDK)',
   description: 'Benchmark agent',
-  supportedInterfaces: [{ url: 'http://127.0.0.1/', protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '1.0' }],
+  supportedInterfaces: [
+    { url: 'http://127.0.0.1/', protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '1.0' },
+    { url: 'http://127.0.0.1/rest', protocolBinding: 'HTTP+JSON', tenant: '', protocolVersion: '1.0' },
+  ],
   provider: undefined,
   version: '1.0.0',
   capabilities: { streaming: true, pushNotifications: false, extensions: [] },
@@ -152,6 +157,10 @@ mountBenchControl(app, {
   stats: () => ({ eventBuses: countScoped(scopedBuses), busListeners: countBusListeners() }),
 });
 app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: handler }));
+// REST at its own prefix and in front of JSON-RPC: the JSON-RPC router's body parser and content-type
+// guard (application/json only) apply to every path below its mount, so REST requests must not reach
+// it; and JSON-RPC requests (POST /) pass /rest without entering the REST router.
+app.use('/rest', restHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
 app.use('/', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
 
 listen(app, 'official-sdk');
