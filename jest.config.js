@@ -13,6 +13,8 @@ const base = {
     '^(\\.{1,2}/.*)\\.js$': '$1',
     '^a2a-express-kit$': '<rootDir>/lib/index.ts',
     '^a2a-express-kit/testing$': '<rootDir>/lib/testing/index.ts',
+    '^a2a-express-kit/sqlite$': '<rootDir>/lib/sqlite.ts',
+    '^a2a-express-kit/redis$': '<rootDir>/lib/redis.ts',
   },
 };
 
@@ -25,8 +27,9 @@ module.exports = {
       displayName: 'express4',
       globals: { EXPRESS_MAJOR: 4 },
       moduleNameMapper: { ...base.moduleNameMapper, '^express$': 'express4' },
-      // Express-independent suites run once, in the express5 project; so does the fuzz suite (~15 s a run).
-      testPathIgnorePatterns: ['/__tests__/unit/', '/__tests__/bench/', '/__tests__/package/', '/__tests__/contract/', '/__tests__/fuzz/'],
+      // Express-independent suites run once, in the express5 project; so do the fuzz suite (~15 s a
+      // run), the stores' suites, the multi-process replica suites and the push suites.
+      testPathIgnorePatterns: ['/__tests__/unit/', '/__tests__/bench/', '/__tests__/package/', '/__tests__/contract/', '/__tests__/fuzz/', '/__tests__/stores/', '/__tests__/replicas/', '/__tests__/push/'],
     },
     {
       // The guarantee suites again, through a store that takes 1-5 ms per call (see helpers/fixtures).

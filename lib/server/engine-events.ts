@@ -16,8 +16,20 @@ export interface EngineEvents {
     readonly outcome: 'message' | 'error' | TaskState;
     readonly durationMs: number;
   }): void;
-  /** An event was committed to the store (the `onTaskEvent` hook). */
-  taskEvent?(info: { readonly taskId: string; readonly tenant: string; readonly event: StreamResponse; readonly task: Task }): void;
+  /**
+   * An event was committed to the store (the `onTaskEvent` hook, push delivery). Called in the async
+   * context of the request whose message (or cancel) produced the event.
+   */
+  taskEvent?(info: {
+    readonly taskId: string;
+    readonly tenant: string;
+    /** The caller id owning the task (with `tenant`, the task's scope). */
+    readonly owner: string;
+    readonly event: StreamResponse;
+    readonly task: Task;
+    /** The store version this event's write produced. */
+    readonly version: number;
+  }): void;
   /** A task reached a terminal state (once per task and process that wrote it). */
   taskFinished?(info: { readonly taskId: string; readonly tenant: string; readonly state: TaskState }): void;
   /** A CancelTask was answered. */

@@ -408,7 +408,7 @@ export class Execution {
     const events = this.#deps.events;
     if (events) {
       const info = { taskId: this.taskId, tenant: this.scope.tenant };
-      events.taskEvent?.({ ...info, event: commit.event, task: commit.task });
+      events.taskEvent?.({ ...info, owner: this.scope.owner, event: commit.event, task: commit.task, version: commit.version });
       if (isTerminal(commit.task.status.state)) events.taskFinished?.({ ...info, state: commit.task.status.state });
     }
     if (this.#current && endsTurn(commit.task.status.state)) this.#endTurn(this.#current, { kind: 'task', task: commit.task });

@@ -16,8 +16,12 @@ export interface CommittedEvent {
 export type CommittedEventListener = (committed: CommittedEvent) => void;
 
 export interface TaskEventBus {
-  /** Delivers `committed` to every subscriber of `key`, in publication order per key. */
-  publish(key: string, committed: CommittedEvent): void;
+  /**
+   * Delivers `committed` to every subscriber of `key` (on every process sharing the bus), in
+   * publication order per key; a subscriber never sees a version lower than one it saw. The
+   * engine does not wait for a returned promise (a rejection is logged).
+   */
+  publish(key: string, committed: CommittedEvent): void | Promise<void>;
   /** Follows `key`'s committed events until the returned function is called. */
   subscribe(key: string, listener: CommittedEventListener): () => void;
   /** Asks whichever process runs `key`'s turn to abort it. */
@@ -26,6 +30,14 @@ export interface TaskEventBus {
   onCancelRequest(key: string, listener: () => void): () => void;
   /** Subscribers held, all keys together (a gauge for tests and operators). */
   readonly subscriberCount: number;
+  /**
+   * For resuming a stream (SSE Last-Event-ID): the committed events of `key` with a version above
+   * `afterVersion`, oldest first, when the bus still holds all of them; undefined when it keeps no
+   * history or some are gone (the engine then sends the task as it stands instead).
+   */
+  history?(key: string, afterVersion: number): Promise<CommittedEvent[] | undefined>;
+  /** Releases connections and listeners (router.close()). */
+  close?(): Promise<void>;
 }
 
 /**

@@ -71,6 +71,15 @@ export interface TaskStore {
   update(scope: TaskScope, task: Task, expectedVersion: number, change?: TaskChange): Promise<number>;
   /** Tasks of `scope` matching the filters, newest status timestamp first, then by id. */
   list(scope: TaskScope, query: ListTasksQuery): Promise<TaskPage>;
+  /**
+   * Optional, for a store one process owns (SQLite in a local file): every task in any scope whose
+   * state is SUBMITTED or WORKING. On start-up the engine settles them (their turns died with the
+   * previous process) as a shutdown would. Stores shared by several processes leave it out: their
+   * orphans are found through expired leases instead.
+   */
+  findUnfinished?(): Promise<Array<{ readonly scope: TaskScope; readonly taskId: string }>>;
+  /** Optional: closes connections or files (router.close() does not call it; the owner does). */
+  close?(): Promise<void>;
 }
 
 /** Base class of the store errors the engine understands. */
