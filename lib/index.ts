@@ -50,3 +50,12 @@ export * from './middleware/index.js';
 
 export * from './protocol/schemas.js';
 export * from './protocol/requests.js';
+
+// Push notifications: the router's `pushNotifications` option, and the seams a durable backend implements.
+export type { A2APushNotificationsOptions } from './server/push/push-options.js';
+export { InMemoryPushConfigStore } from './server/push/in-memory-push-config-store.js';
+export { PushConfigLimitError } from './server/push/push-config-store.js';
+export type { PushConfigStore, StoredPushConfig, PushProtocol } from './server/push/push-config-store.js';
+export { InMemoryPushOutbox } from './server/push/push-outbox.js';
+export type { PushOutbox, PushDelivery } from './server/push/push-outbox.js';
+export type { WebhookLookup, ResolvedAddress } from './server/push/ssrf-guard.js';

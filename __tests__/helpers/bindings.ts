@@ -132,14 +132,15 @@ export function a2aClient(binding: Binding, url: string) {
 
     /** The StreamResponse objects of an open stream (an error frame ends it with `{ error }`); `frame` as sent. */
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
-    async *events(response: Response): AsyncGenerator<{ event?: any; error?: A2AErrorReply; frame: unknown }> {
+    async *events(response: Response): AsyncGenerator<{ event?: any; error?: A2AErrorReply; frame: unknown; id?: string }> {
       for await (const frame of sseFrames(response)) {
         if (frame.data === undefined) continue;
         const data = JSON.parse(frame.data);
+        const id = frame.id;
         if (binding === 'jsonrpc') {
-          yield data.error ? { frame: data, error: { code: data.error.code, message: data.error.message, reason: data.error.data?.[0]?.reason } } : { frame: data, event: data.result };
+          yield data.error ? { frame: data, id, error: { code: data.error.code, message: data.error.message, reason: data.error.data?.[0]?.reason } } : { frame: data, id, event: data.result };
         } else {
-          yield frame.event === 'error' ? { frame: data, error: fromStatus(data.error) } : { frame: data, event: data };
+          yield frame.event === 'error' ? { frame: data, id, error: fromStatus(data.error) } : { frame: data, id, event: data };
         }
       }
     },

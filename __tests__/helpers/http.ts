@@ -75,7 +75,7 @@ export interface SseReply {
 }
 
 /** Reads SSE frames from a response as they arrive. */
-export async function* sseFrames(response: Response): AsyncGenerator<{ event: string; data?: string; comment?: string }> {
+export async function* sseFrames(response: Response): AsyncGenerator<{ event: string; data?: string; comment?: string; id?: string }> {
   const reader = response.body!.getReader();
   const decoder = new TextDecoder();
   let buffer = '';
@@ -90,12 +90,14 @@ export async function* sseFrames(response: Response): AsyncGenerator<{ event: st
       let event = 'message';
       const data: string[] = [];
       let comment: string | undefined;
+      let id: string | undefined;
       for (const line of frame.split('\n')) {
         if (line.startsWith(':')) comment = line.slice(1).trim();
+        else if (line.startsWith('id:')) id = line.slice(3).trim();
         else if (line.startsWith('event:')) event = line.slice(6).trim();
         else if (line.startsWith('data:')) data.push(line.slice(5).trimStart());
       }
-      yield { event, data: data.length ? data.join('\n') : undefined, comment };
+      yield { event, data: data.length ? data.join('\n') : undefined, comment, id };
     }
   }
 }

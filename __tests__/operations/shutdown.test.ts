@@ -4,6 +4,8 @@
  * event, and resolves when nothing runs. `npm start` does it on SIGTERM.
  */
 import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { AgentExecutor, Task } from '../../lib';
 import { aborted, deferred, until } from '../helpers/async';
@@ -101,7 +103,8 @@ describe('router.close()', () => {
     const root = path.resolve(__dirname, '..', '..');
     const child = spawn(process.execPath, ['--import', 'tsx', 'examples/basic/server.ts'], {
       cwd: root,
-      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', SHUTDOWN_GRACE_MS: '5000' },
+      // npm start's default store (SQLite), in a file of this run's own.
+      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', SHUTDOWN_GRACE_MS: '5000', A2A_SQLITE_FILE: path.join(mkdtempSync(path.join(tmpdir(), 'a2a-start-')), 'tasks.sqlite') },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));

@@ -16,7 +16,11 @@ import { withJsonNames } from '../protocol/field-names.js';
 import { EnvelopeError, errorResponse, parseParams, readEnvelope, successResponse, type JsonRpcId } from '../protocol/jsonrpc.js';
 import {
   CancelTaskRequestSchema,
+  CreateTaskPushNotificationConfigRequestSchema,
+  DeleteTaskPushNotificationConfigRequestSchema,
   GetExtendedAgentCardRequestSchema,
+  GetTaskPushNotificationConfigRequestSchema,
+  ListTaskPushNotificationConfigsRequestSchema,
   GetTaskRequestSchema,
   ListTasksRequestSchema,
   SendMessageRequestSchema,
@@ -53,6 +57,8 @@ export interface JsonRpcRouteOptions {
   readonly compatibility?: VersionPolicy;
   /** The extended card as served to `req` (interfaces filled in; by default from `bindings`). */
   readonly presentCard?: PresentCard;
+  /** Whether push notifications are configured; if not, the push methods answer PushNotificationNotSupported. */
+  readonly pushNotifications?: boolean;
 }
 
 /** A card as served to a request: interfaces filled in, and whatever the router adds (v0.3 fields, signatures). */
@@ -74,7 +80,7 @@ export interface JsonRpcCodec {
   readonly version: ProtocolVersion;
   readonly unary: Readonly<Record<string, Unary>>;
   readonly streaming: Readonly<Record<string, Streaming>>;
-  /** Push notification config methods: answered PushNotificationNotSupported. */
+  /** Push notification config methods: answered PushNotificationNotSupported, before params are read, while push is off. */
   readonly push: ReadonlySet<string>;
   /** The error for a method this version does not have. */
   unknownMethod(method: string): A2AError;
@@ -103,6 +109,20 @@ export function jsonRpcRoute(options: JsonRpcRouteOptions): (req: Request, res: 
     GetTask: { schema: GetTaskRequestSchema, run: (call, p) => handler.getTask(call, p) },
     ListTasks: { schema: ListTasksRequestSchema, run: (call, p) => handler.listTasks(call, p) },
     CancelTask: { schema: CancelTaskRequestSchema, run: (call, p) => handler.cancelTask(call, p) },
+    CreateTaskPushNotificationConfig: {
+      schema: CreateTaskPushNotificationConfigRequestSchema,
+      run: (call, p) => handler.createTaskPushNotificationConfig(call, p),
+    },
+    GetTaskPushNotificationConfig: { schema: GetTaskPushNotificationConfigRequestSchema, run: (call, p) => handler.getTaskPushNotificationConfig(call, p) },
+    ListTaskPushNotificationConfigs: {
+      schema: ListTaskPushNotificationConfigsRequestSchema,
+      run: (call, p) => handler.listTaskPushNotificationConfigs(call, p),
+    },
+    // google.protobuf.Empty: `null` as a result, as both official SDK servers answer.
+    DeleteTaskPushNotificationConfig: {
+      schema: DeleteTaskPushNotificationConfigRequestSchema,
+      run: async (call, p) => (await handler.deleteTaskPushNotificationConfig(call, p), null),
+    },
     GetExtendedAgentCard: {
       schema: GetExtendedAgentCardRequestSchema,
       run: async (call, _p, req) => presentCard(req, await handler.getExtendedAgentCard(call)),
@@ -120,7 +140,8 @@ export function jsonRpcRoute(options: JsonRpcRouteOptions): (req: Request, res: 
     unknownMethod: (method) => new A2AError('MethodNotFound', `Method not found: ${method}`),
     error: (error) => error,
   };
-  const v1Methods = new Set([...Object.keys(unary), ...Object.keys(streaming), ...PUSH_METHODS]);
+  const v1Methods = new Set([...Object.keys(unary), ...Object.keys(streaming)]);
+  const pushOn = options.pushNotifications === true;
   const v03 = policy.v0_3 ? v03JsonRpcCodec({ handler, logger, streamLimits, presentCard, v1Methods }) : v1;
 
   return async function a2aJsonRpc(req: Request, res: Response): Promise<void> {
@@ -132,7 +153,7 @@ export function jsonRpcRoute(options: JsonRpcRouteOptions): (req: Request, res: 
       if (versionOf(req, policy) !== '1.0') codec = v03;
       const active = activate(req, res, extensions, codec.version);
       const method = envelope.method;
-      if (codec.push.has(method)) handler.pushNotificationsNotSupported();
+      if (!pushOn && codec.push.has(method)) throw new A2AError('PushNotificationNotSupported');
       const unaryMethod = codec.unary[method];
       const streamingMethod = unaryMethod ? undefined : codec.streaming[method];
       const schema = unaryMethod?.schema ?? streamingMethod?.schema;

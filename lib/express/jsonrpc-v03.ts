@@ -20,10 +20,23 @@ import {
   toV03Task,
   toV1CancelTaskRequest,
   toV1GetTaskRequest,
-  toV1SendMessageRequest,
   toV1SubscribeToTaskRequest,
   type FinalRule,
 } from '../protocol/v0_3/translate.js';
+import {
+  V03DeletePushConfigParamsSchema,
+  V03GetPushConfigParamsSchema,
+  V03ListPushConfigParamsSchema,
+  type V03GetPushConfigParams,
+  type V03ListPushConfigParams,
+  V03TaskPushNotificationConfigSchema,
+  toV03TaskPushNotificationConfig,
+  toV1CreatePushConfigRequest,
+  toV1DeletePushConfigRequest,
+  toV1GetPushConfigRequest,
+  toV1SendMessageRequestMarked as toV1SendMessageRequest,
+} from '../protocol/v0_3/push.js';
+import { taskNotFound } from '../errors.js';
 import type { A2ARequestHandler } from '../server/request-handler.js';
 import type { JsonRpcCodec, PresentCard, Streaming, Unary } from './jsonrpc-route.js';
 import type { SseLimits } from './sse.js';
@@ -67,6 +80,31 @@ export function v03JsonRpcCodec(options: V03CodecOptions): JsonRpcCodec {
     },
     'tasks/get': { schema: V03TaskQueryParamsSchema, run: async (call, p) => toV03Task(await handler.getTask(call, toV1GetTaskRequest(p))) },
     'tasks/cancel': { schema: V03TaskIdParamsSchema, run: async (call, p) => toV03Task(await handler.cancelTask(call, toV1CancelTaskRequest(p))) },
+    'tasks/pushNotificationConfig/set': {
+      schema: V03TaskPushNotificationConfigSchema,
+      run: async (call, p) => toV03TaskPushNotificationConfig(await handler.createTaskPushNotificationConfig(call, toV1CreatePushConfigRequest(p), '0.3')),
+    },
+    'tasks/pushNotificationConfig/get': {
+      schema: V03GetPushConfigParamsSchema,
+      run: async (call, p: V03GetPushConfigParams) => {
+        if (p.pushNotificationConfigId) {
+          return toV03TaskPushNotificationConfig(await handler.getTaskPushNotificationConfig(call, toV1GetPushConfigRequest({ id: p.id, pushNotificationConfigId: p.pushNotificationConfigId })));
+        }
+        // v0.3 also accepts the task's id alone (TaskIdParams): its first config.
+        const { configs } = await handler.listTaskPushNotificationConfigs(call, { taskId: p.id, pageSize: 1 });
+        if (configs.length === 0) throw taskNotFound(p.id);
+        return toV03TaskPushNotificationConfig(configs[0]);
+      },
+    },
+    // v0.3 answers a bare array (no paging).
+    'tasks/pushNotificationConfig/list': {
+      schema: V03ListPushConfigParamsSchema,
+      run: async (call, p: V03ListPushConfigParams) => (await handler.listTaskPushNotificationConfigs(call, { taskId: p.id })).configs.map(toV03TaskPushNotificationConfig),
+    },
+    'tasks/pushNotificationConfig/delete': {
+      schema: V03DeletePushConfigParamsSchema,
+      run: async (call, p) => (await handler.deleteTaskPushNotificationConfig(call, toV1DeletePushConfigRequest(p)), null),
+    },
     // The served card carries the v0.3 fields itself (see presentCard).
     'agent/getAuthenticatedExtendedCard': { schema: V03NoParamsSchema, run: async (call, _p, req) => presentCard(req, await handler.getExtendedAgentCard(call)) },
   };

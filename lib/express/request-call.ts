@@ -72,5 +72,8 @@ export function callOf(
   statedTenant: string | undefined,
   extensions: readonly string[],
 ): CallContext {
-  return buildCall(readA2AState(req), resolved, statedTenant, extensions, res, watchClose);
+  const call = buildCall(readA2AState(req), resolved, statedTenant, extensions, res, watchClose);
+  // A stream resumed by an SSE client (SubscribeToTask): the last event id it saw.
+  const lastEventId = req.headers['last-event-id'];
+  return typeof lastEventId === 'string' ? { ...call, lastEventId } : call;
 }

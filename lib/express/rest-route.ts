@@ -17,7 +17,11 @@ import { withJsonNames } from '../protocol/field-names.js';
 import { parseParams } from '../protocol/jsonrpc.js';
 import {
   CancelTaskRequestSchema,
+  CreateTaskPushNotificationConfigRequestSchema,
+  DeleteTaskPushNotificationConfigRequestSchema,
   GetExtendedAgentCardRequestSchema,
+  GetTaskPushNotificationConfigRequestSchema,
+  ListTaskPushNotificationConfigsRequestSchema,
   GetTaskRequestSchema,
   ListTasksRequestSchema,
   SendMessageRequestSchema,
@@ -54,6 +58,8 @@ export interface RestRouteOptions {
   readonly compatibility?: VersionPolicy;
   /** The extended card as v0.3 HTTP+JSON serves it (`GET /v1/card`); by default `presentCard`'s, as the v0.3 proto has it. */
   readonly presentV03RestCard?: (req: Request, card: AgentCardInput) => object | Promise<object>;
+  /** Whether push notifications are configured; if not, the push routes answer PushNotificationNotSupported. */
+  readonly pushNotifications?: boolean;
 }
 
 type Params = { tenant?: string };
@@ -122,6 +128,7 @@ export function restRoute(options: RestRouteOptions): (req: Request, res: Respon
         streamLimits,
         callContext,
         presentCard: options.presentV03RestCard ?? (async (req, card) => toV03RestAgentCard(await presentCard(req, card))),
+        pushNotifications: options.pushNotifications,
       })
     : undefined;
 
@@ -130,6 +137,20 @@ export function restRoute(options: RestRouteOptions): (req: Request, res: Respon
     GetTask: { schema: GetTaskRequestSchema, run: (call, p) => handler.getTask(call, p) },
     ListTasks: { schema: ListTasksRequestSchema, run: (call, p) => handler.listTasks(call, p) },
     CancelTask: { schema: CancelTaskRequestSchema, run: (call, p) => handler.cancelTask(call, p) },
+    CreateTaskPushNotificationConfig: {
+      schema: CreateTaskPushNotificationConfigRequestSchema,
+      run: (call, p) => handler.createTaskPushNotificationConfig(call, p),
+    },
+    GetTaskPushNotificationConfig: { schema: GetTaskPushNotificationConfigRequestSchema, run: (call, p) => handler.getTaskPushNotificationConfig(call, p) },
+    ListTaskPushNotificationConfigs: {
+      schema: ListTaskPushNotificationConfigsRequestSchema,
+      run: (call, p) => handler.listTaskPushNotificationConfigs(call, p),
+    },
+    // google.protobuf.Empty: `{}`.
+    DeleteTaskPushNotificationConfig: {
+      schema: DeleteTaskPushNotificationConfigRequestSchema,
+      run: async (call, p) => (await handler.deleteTaskPushNotificationConfig(call, p), {}),
+    },
     GetExtendedAgentCard: {
       schema: GetExtendedAgentCardRequestSchema,
       run: async (call, _p, req) => presentCard(req, await handler.getExtendedAgentCard(call)),
@@ -140,15 +161,22 @@ export function restRoute(options: RestRouteOptions): (req: Request, res: Respon
     SubscribeToTask: { schema: SubscribeToTaskRequestSchema, open: (call, p, o) => handler.subscribeToTask(call, p, o) },
   };
 
+  const pushOn = options.pushNotifications === true;
+
   return async function a2aRest(req: Request, res: Response, match: RestMatch): Promise<void> {
     if (match.v03 && v03) return v03(req, res, match);
     try {
       const active = negotiate(req, res, extensions);
       const operation = match.operation;
-      if (PUSH_OPERATIONS.has(operation)) handler.pushNotificationsNotSupported();
+      const push = PUSH_OPERATIONS.has(operation);
+      if (push && !pushOn) throw new A2AError('PushNotificationNotSupported');
       const input = match.hasBody ? bodyParams(operation, req.body) : queryParams(operation, queryOf(req));
-      // The path binds the task id and the tenant; copies in the body or query are ignored.
-      if (match.taskId !== undefined) input.id = pathSegment(match.taskId, 'id');
+      // The path binds the task id (a push config's: `taskId`, and its own as `id`) and the tenant;
+      // copies in the body or query are ignored.
+      if (push) {
+        input.taskId = pathSegment(match.taskId!, 'taskId');
+        if (match.configId !== undefined) input.id = pathSegment(match.configId, 'id');
+      } else if (match.taskId !== undefined) input.id = pathSegment(match.taskId, 'id');
       if (match.tenant !== undefined) input.tenant = pathSegment(match.tenant, 'tenant');
       const unaryOperation = unary[operation];
       const streamingOperation = unaryOperation ? undefined : streaming[operation]!;

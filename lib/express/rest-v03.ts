@@ -22,10 +22,16 @@ import {
   toV03Task,
   toV1CancelTaskRequest,
   toV1GetTaskRequest,
-  toV1SendMessageRequest,
   toV1SubscribeToTaskRequest,
   type FinalRule,
 } from '../protocol/v0_3/translate.js';
+import {
+  V03TaskPushNotificationConfigSchema,
+  fromV03RestPushConfigBody,
+  toV03RestPushConfig,
+  toV1CreatePushConfigRequest,
+  toV1SendMessageRequestMarked as toV1SendMessageRequest,
+} from '../protocol/v0_3/push.js';
 import type { A2ARequestHandler, CallContext, StreamObserver } from '../server/request-handler.js';
 import { writeError } from './error-writer.js';
 import type { CallContextHook } from './jsonrpc-route.js';
@@ -42,11 +48,14 @@ export interface V03RestRouteOptions {
   readonly callContext?: CallContextHook;
   /** The extended card as `GET /v1/card` serves it (the v0.3 proto's ProtoJSON). */
   readonly presentCard: (req: Request, card: AgentCardInput) => object | Promise<object>;
+  /** Whether push notifications are configured; if not, the push routes answer PushNotificationNotSupported. */
+  readonly pushNotifications?: boolean;
 }
 
-/** What a v0.3 REST request reads: its path's task id, its query string, its body. */
+/** What a v0.3 REST request reads: its path's task id (and push config id), its query string, its body. */
 interface Input {
   readonly id: string | undefined;
+  readonly configId: string | undefined;
   readonly query: string;
   readonly body: unknown;
 }
@@ -101,6 +110,23 @@ export function v03RestRoute(options: V03RestRouteOptions): (req: Request, res: 
     // The v0.3 proto's CancelTaskRequest has the task's name only: a body is ignored.
     CancelTask: { read: taskId, run: async (call, p) => toV03RestTask(toV03Task(await handler.cancelTask(call, toV1CancelTaskRequest(p)))) },
     GetExtendedAgentCard: { read: () => undefined, run: async (call, _p, req) => presentCard(req, await handler.getExtendedAgentCard(call)) },
+    // Push configs: the v0.3 proto's TaskPushNotificationConfig (`{name, pushNotificationConfig}`) in and out.
+    CreateTaskPushNotificationConfig: {
+      read: (input) => parseParams(V03TaskPushNotificationConfigSchema, fromV03RestPushConfigBody(input.body ?? {}, input.id!)),
+      run: async (call, p) => toV03RestPushConfig(await handler.createTaskPushNotificationConfig(call, toV1CreatePushConfigRequest(p), '0.3')),
+    },
+    GetTaskPushNotificationConfig: {
+      read: (input) => ({ taskId: input.id!, id: input.configId! }),
+      run: async (call, p) => toV03RestPushConfig(await handler.getTaskPushNotificationConfig(call, p)),
+    },
+    ListTaskPushNotificationConfigs: {
+      read: (input) => ({ taskId: input.id! }),
+      run: async (call, p) => ({ configs: (await handler.listTaskPushNotificationConfigs(call, p)).configs.map(toV03RestPushConfig) }),
+    },
+    DeleteTaskPushNotificationConfig: {
+      read: (input) => ({ taskId: input.id!, id: input.configId! }),
+      run: async (call, p) => (await handler.deleteTaskPushNotificationConfig(call, p), {}),
+    },
   };
   const streaming: Partial<Record<RestOperation, Streaming>> = {
     // A message:stream stream ends with the turn (terminal or interrupted); a subscription at a terminal state.
@@ -116,13 +142,16 @@ export function v03RestRoute(options: V03RestRouteOptions): (req: Request, res: 
     },
   };
 
+  const pushOn = options.pushNotifications === true;
+
   return async function a2aRestV03(req: Request, res: Response, match: RestMatch): Promise<void> {
     try {
       const active = activate(req, res, extensions, '0.3');
       const operation = match.operation;
-      if (PUSH_OPERATIONS.has(operation)) handler.pushNotificationsNotSupported();
+      if (!pushOn && PUSH_OPERATIONS.has(operation)) throw new A2AError('PushNotificationNotSupported');
       const input: Input = {
         id: match.taskId === undefined ? undefined : pathSegment(match.taskId, 'id'),
+        configId: match.configId === undefined ? undefined : pathSegment(match.configId, 'pushNotificationConfigId'),
         query: match.hasBody ? '' : queryOf(req),
         body: match.hasBody ? req.body : undefined,
       };

@@ -17,6 +17,8 @@ import type { AgentExecutor } from '../server/executor.js';
 import { A2ARequestHandler, type ExtendedAgentCardProvider } from '../server/request-handler.js';
 import { InMemoryTaskStore } from '../server/stores/in-memory-task-store.js';
 import type { TaskStore } from '../server/stores/task-store.js';
+import type { TaskEventBus } from '../server/task-event-bus.js';
+import type { TaskLeases } from '../server/task-leases.js';
 import { agentCardRoute } from './agent-card-route.js';
 import { cardPresenter } from './card-presenter.js';
 import { CARD_SIGNING_ALGORITHMS, CardSigner, CardSigningKeyError, type CardSigningKey, type CardSigningOptions } from '../server/card-signer.js';
@@ -37,6 +39,8 @@ import { registerRouter, rememberMountLayer, wiringReporter } from '../middlewar
 import { withRequestContext } from '../middleware/logger.js';
 import { isMetricsOption, type A2AMetricsOption } from '../observability/metrics.js';
 import { routerObservability, type A2ATaskEventHook } from '../observability/router-observability.js';
+import { combineEngineEvents } from '../server/engine-events.js';
+import { createPushNotifications, PushNotificationsOptionSchema, type A2APushNotificationsOptions } from '../server/push/push-options.js';
 
 
 export interface A2ARouterOptions {
@@ -44,6 +48,22 @@ export interface A2ARouterOptions {
   readonly executor: AgentExecutor;
   /** Where tasks live; an in-memory store by default. */
   readonly taskStore?: TaskStore;
+  /**
+   * Where committed task events are published and followed; in-process by default. Several
+   * replicas share one (e.g. `createRedisBackend()` from `a2a-express-kit/redis`).
+   */
+  readonly eventBus?: TaskEventBus;
+  /**
+   * Per-task leases, for several replicas on one store: one replica runs a task's turns at a time,
+   * a follow-up arriving elsewhere waits for the lease, and a task whose replica died is settled
+   * once its lease expires. None by default (one process needs none).
+   */
+  readonly taskLeases?: TaskLeases;
+  /**
+   * How long a follow-up waits for a task's lease held by another replica (its turn running there)
+   * before it is refused. Default 30000 ms. Only with `taskLeases`.
+   */
+  readonly leaseWaitMs?: number;
   /** pino-compatible; warnings and errors go to the console by default. */
   readonly logger?: Logger;
   /** Resolves the caller and tenant per request (overrides what a2aAuth/a2aTenant contributed). */
@@ -107,6 +127,13 @@ export interface A2ARouterOptions {
    * thumbprint, `alg` to the key's, `jku` is left out unless given.
    */
   readonly signCard?: CardSigningOptions;
+  /**
+   * Push notifications (§3.1.7-3.1.10): the four config methods on every binding, inline configs
+   * in SendMessage, and delivery of every committed event to the task's webhooks. `true` takes
+   * every default. Off by default (or `false`): the methods answer PushNotificationNotSupported, and a card
+   * stating `capabilities.pushNotifications: true` is refused. On, the card states it.
+   */
+  readonly pushNotifications?: boolean | A2APushNotificationsOptions;
 }
 
 /** The router (an Express middleware), plus read-only gauges for tests and operators. */
@@ -115,6 +142,8 @@ export type A2ARouter = express.RequestHandler & {
   readonly liveExecutions: number;
   /** Blocking sends, streams and subscribers attached to live executions. */
   readonly liveObservers: number;
+  /** Push work held in this process: fan-outs, deliveries, their per-task, per-config and per-host state (0 once all is done). */
+  readonly livePushDeliveries: number;
   /**
    * Serves the card at the origin root, where the spec's discovery looks for it:
    * `app.get('/.well-known/agent-card.json', agent.wellKnownCard)`. The JSON-RPC URL in it is the
@@ -140,6 +169,13 @@ const RouterOptionsSchema = z.strictObject({
   taskStore: z
     .custom<TaskStore>(hasMethods('get', 'create', 'update', 'list'), { error: 'must implement get, create, update and list' })
     .optional(),
+  eventBus: z
+    .custom<TaskEventBus>(hasMethods('publish', 'subscribe', 'requestCancel', 'onCancelRequest'), {
+      error: 'must implement publish, subscribe, requestCancel and onCancelRequest',
+    })
+    .optional(),
+  taskLeases: z.custom<TaskLeases>(hasMethods('acquire', 'claimExpired'), { error: 'must implement acquire and claimExpired' }).optional(),
+  leaseWaitMs: z.number().int().min(0).max(3_600_000).default(30_000),
   logger: z.custom<Logger>(hasMethods('debug', 'info', 'warn', 'error'), { error: 'must have debug, info, warn and error methods' }).optional(),
   callContext: z.custom<CallContextHook>((v) => typeof v === 'function', { error: 'must be a function (req) => ({ caller, tenant })' }).optional(),
   cancelGracePeriodMs: z.number().int().min(0).max(600_000).default(5_000),
@@ -187,6 +223,7 @@ const RouterOptionsSchema = z.strictObject({
       jku: z.url().optional(),
     })
     .optional(),
+  pushNotifications: PushNotificationsOptionSchema.optional(),
 });
 
 const JSON_TYPES = ['application/json', 'application/*+json'];
@@ -204,12 +241,29 @@ export function createA2ARouter(options: A2ARouterOptions): A2ARouter {
   );
   // Parsed copy of the card (validated, unknown fields dropped); the interface list may still be empty.
   const card: AgentCard = { ...settings.agentCard, supportedInterfaces: settings.agentCard.supportedInterfaces ?? [] };
+  // The card states push support exactly when push is configured: a promise the server can keep.
+  if (settings.pushNotifications) card.capabilities = { ...card.capabilities, pushNotifications: true };
+  else if (card.capabilities.pushNotifications === true) {
+    throw optionsError(
+      'createA2ARouter',
+      'agentCard.capabilities.pushNotifications',
+      'is true, but push notifications are not configured: set the pushNotifications option (the card then states it by itself)',
+    );
+  }
   const observability = routerObservability(settings, logger);
+  const taskStore = observability.taskStore(settings.taskStore ?? new InMemoryTaskStore());
+  const push = settings.pushNotifications
+    ? createPushNotifications(settings.pushNotifications, { taskStore, logger, observer: observability.push })
+    : undefined;
   const handler = new A2ARequestHandler({
     agentCard: card,
     executor: settings.executor,
-    taskStore: observability.taskStore(settings.taskStore ?? new InMemoryTaskStore()),
-    events: observability.events,
+    taskStore,
+    push: push?.service,
+    bus: settings.eventBus,
+    leases: settings.taskLeases,
+    leaseWaitMs: settings.leaseWaitMs,
+    events: push ? combineEngineEvents([observability.events, push.service.events].filter((e) => e !== undefined), logger) : observability.events,
     logger,
     cancelGracePeriodMs: settings.cancelGracePeriodMs,
     turnTimeoutMs: settings.turnTimeoutMs,
@@ -250,6 +304,7 @@ export function createA2ARouter(options: A2ARouterOptions): A2ARouter {
     compatibility: settings.compatibility,
     presentCard: presenter.forRequest,
     presentV03RestCard: presenter.v03RestCard,
+    pushNotifications: push !== undefined,
   };
   const serveRpc = asyncHandler(jsonRpcRoute(routeOptions));
   const serveRest = restRoute(routeOptions);
@@ -380,7 +435,16 @@ export function createA2ARouter(options: A2ARouterOptions): A2ARouter {
     liveExecutions: { get: () => handler.liveExecutions, enumerable: true },
     liveObservers: { get: () => handler.liveObservers, enumerable: true },
     wellKnownCard: { value: wellKnownCard, enumerable: true },
-    close: { value: (closeOptions?: { graceMs?: number }) => handler.close(closeOptions?.graceMs ?? 10_000), enumerable: true },
+    livePushDeliveries: { get: () => (push ? push.dispatcher.pending + push.dispatcher.held : 0), enumerable: true },
+    close: {
+      value: async (closeOptions?: { graceMs?: number }) => {
+        const graceMs = closeOptions?.graceMs ?? 10_000;
+        await handler.close(graceMs);
+        // The last events' deliveries get the same grace; a durable outbox keeps what is left.
+        await push?.service.close(graceMs);
+      },
+      enumerable: true,
+    },
   });
   return router;
 }

@@ -75,14 +75,22 @@ export class SseWriter {
     return this.#closed;
   }
 
-  /** Writes one event (a JSON text on one line). */
-  send(json: string): void {
-    this.#write(`data: ${json}\n\n`);
+  /**
+   * Writes one event (a JSON text on one line). `id`: the store version the event's write made, the
+   * SSE event id a client resumes after (`Last-Event-ID` on SubscribeToTask).
+   */
+  send(json: string, id?: number): void {
+    this.#write(id === undefined ? `data: ${json}\n\n` : `id: ${id}\ndata: ${json}\n\n`);
   }
 
   /** Writes a final `event: error` frame. */
   sendError(json: string): void {
     this.#write(`event: error\ndata: ${json}\n\n`);
+  }
+
+  /** Sends the response headers now, before any event (a resumed stream with nothing missed). */
+  begin(): void {
+    if (!this.#closed) this.#open();
   }
 
   /** A heartbeat comment, if the stream is still open. */

@@ -62,8 +62,8 @@ class ObservedStream extends SseWriter implements StreamObserver {
     this.#id = id;
   }
 
-  onEvent(event: StreamEvent): void {
-    this.send(this.#settings.encoding.event(this.#id, event));
+  onEvent(event: StreamEvent, version?: number): void {
+    this.send(this.#settings.encoding.event(this.#id, event), version);
   }
 
   onEnd(outcome: StreamOutcome): void {

@@ -16,6 +16,8 @@ import {
   type MetricAttributesLike,
 } from './meter.js';
 import { measureTaskStore, storeInstruments, type StoreInstruments } from './task-store-metrics.js';
+import type { PushDeliveryObserver } from '../server/push/push-dispatcher.js';
+import { PUSH_METRICS, pushInstruments, pushMetricsObserver, type PushInstruments } from './push-metrics.js';
 
 /**
  * `createA2ARouter({ metrics })`: `true` records through the global MeterProvider of
@@ -40,6 +42,12 @@ export const A2A_METRICS = {
   storeDuration: 'a2a.store.operation.duration',
   /** Counter, `{error}`: failed task store calls; attributes `a2a.store.operation`, `error.type`. */
   storeErrors: 'a2a.store.errors',
+  /** Counter, `{attempt}`: push webhook requests; attribute `a2a.push.outcome`. */
+  pushAttempts: PUSH_METRICS.attempts,
+  /** Histogram, `s`: one push attempt; attribute `a2a.push.outcome`. */
+  pushAttemptDuration: PUSH_METRICS.attemptDuration,
+  /** Counter, `{delivery}`: push deliveries given up (config marked failing). */
+  pushFailures: PUSH_METRICS.failures,
 } as const;
 
 // Turns wait on agents (often a model): from milliseconds to minutes.
@@ -136,6 +144,8 @@ export interface RouterMetrics {
   instrumentStore(store: TaskStore): TaskStore;
   /** Reports the router's live gauges at each collection. */
   observe(gauges: LiveGauges): void;
+  /** The push dispatcher's observer (attempts, durations, failures). */
+  readonly push: PushDeliveryObserver;
   /** Settles once the meter is known (immediately for `{ meter }`). */
   readonly ready: Promise<void>;
 }
@@ -146,6 +156,7 @@ export function routerMetrics(option: A2AMetricsOption | undefined, logger: Logg
   const slot: MeterSlot = option === true ? globalMeter(logger) : { meter: option.meter, ready: Promise.resolve() };
   let engine: EngineInstruments | undefined;
   let store: StoreInstruments | undefined;
+  let push: PushInstruments | undefined;
   let gauges: LiveGauges | undefined;
   // The instruments exist once the meter does: now for `{ meter }`, after the import for `true`.
   const ensure = (): void => {
@@ -153,6 +164,7 @@ export function routerMetrics(option: A2AMetricsOption | undefined, logger: Logg
     if (!meter || engine) return;
     engine = engineInstruments(meter);
     store = storeInstruments(meter);
+    push = pushInstruments(meter);
     if (gauges) observeGauges(meter, gauges);
   };
   ensure();
@@ -163,6 +175,7 @@ export function routerMetrics(option: A2AMetricsOption | undefined, logger: Logg
       gauges = live;
       if (engine) observeGauges(engine.meter, live);
     },
+    push: pushMetricsObserver(() => push),
     ready: slot.ready.then(ensure),
   };
 }

@@ -6,6 +6,7 @@ import type { Logger } from '../logger.js';
 import type { StreamResponse, Task } from '../protocol/schemas.js';
 import { combineEngineEvents, type EngineEvents } from '../server/engine-events.js';
 import type { TaskStore } from '../server/stores/task-store.js';
+import type { PushDeliveryObserver } from '../server/push/push-dispatcher.js';
 import { routerMetrics, type A2AMetricsOption, type LiveGauges } from './metrics.js';
 
 /** What `onTaskEvent` receives for every event committed to the store, in commit order per task. */
@@ -29,6 +30,8 @@ export interface RouterObservability {
   readonly events: EngineEvents | undefined;
   taskStore(store: TaskStore): TaskStore;
   observe(gauges: LiveGauges): void;
+  /** Push delivery metrics (undefined with metrics off). */
+  readonly push: PushDeliveryObserver | undefined;
 }
 
 export function routerObservability(
@@ -44,5 +47,6 @@ export function routerObservability(
     events: combineEngineEvents(listeners, logger),
     taskStore: (store) => (metrics ? metrics.instrumentStore(store) : store),
     observe: (gauges) => metrics?.observe(gauges),
+    push: metrics?.push,
   };
 }

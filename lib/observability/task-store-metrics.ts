@@ -92,6 +92,17 @@ class MeasuredTaskStore implements TaskStore {
   list(scope: TaskScope, query: ListTasksQuery): Promise<TaskPage> {
     return this.#measure('list', () => this.#inner.list(scope, query));
   }
+  // The optional methods, passed through unmeasured (start-up and shutdown only).
+  get findUnfinished(): TaskStore['findUnfinished'] {
+    const inner = this.#inner;
+    return inner.findUnfinished ? () => inner.findUnfinished!() : undefined;
+  }
+
+  get close(): TaskStore['close'] {
+    const inner = this.#inner;
+    return inner.close ? () => inner.close!() : undefined;
+  }
+
 
   #measure<T>(operation: Operation, call: () => Promise<T>): Promise<T> {
     const instruments = this.#instruments();

@@ -20,6 +20,7 @@ import {
 } from './stores/task-store.js';
 import { TaskWriter, type Commit } from './task-writer.js';
 import type { TaskEventBus } from './task-event-bus.js';
+import type { TaskLease, TaskLeases } from './task-leases.js';
 import { TaskEvents, type EventSink } from './task-events.js';
 import { InvalidAgentEventError } from './agent-event-error.js';
 import type { TaskEvent } from './task-reducer.js';
@@ -36,6 +37,10 @@ export interface ExecutionDeps {
   readonly events?: EngineEvents;
   /** A turn not ended after this long is failed; 0: no deadline. */
   readonly turnTimeoutMs: number;
+  /** Per-task leases when several replicas share the store; undefined for one process. */
+  readonly leases?: TaskLeases;
+  /** How long a turn waits for a lease another replica holds. */
+  readonly leaseWaitMs: number;
   /** Called once the execution holds nothing live: the registry forgets it. */
   readonly onIdle: (execution: Execution) => void;
 }
@@ -51,6 +56,8 @@ interface QueuedTurn {
 
 const GRACE_OVER = Symbol('grace over');
 const SHUTDOWN_TEXT = 'The server shut down before the agent finished this task.';
+const BUSY_ELSEWHERE = (taskId: string): A2AError =>
+  new A2AError('UnsupportedOperation', `Task ${taskId} is processing another message; send this one when it asks for input`);
 
 /** What a message gets while the server shuts down. */
 export const shuttingDown = (): A2AError => new A2AError('Unavailable', 'This agent is shutting down; send the message again later');
@@ -77,6 +84,8 @@ export class Execution {
   #cancel: Promise<Task> | undefined;
   #cancelling = false;
   #stopCancelListener: (() => void) | undefined;
+  /** The task's lease while this execution is live (only with several replicas). */
+  #lease: TaskLease | undefined;
 
   constructor(deps: ExecutionDeps, key: string, scope: TaskScope, taskId: string, contextId: string, stored?: VersionedTask) {
     this.#deps = deps;
@@ -200,6 +209,7 @@ export class Execution {
     const request = turn.request;
     let before: Task | undefined;
     try {
+      if (this.#deps.leases && !this.#lease && !(await this.#takeLease(turn))) return;
       if (this.#writer.task) {
         this.#listenForCancel();
         // A follow-up: its message joins the history (a versioned write) before the agent sees the task.
@@ -233,6 +243,68 @@ export class Execution {
     // Drain what execute() published without awaiting (nothing to wait for once the turn is over).
     if (!turn.closed && this.#tail) await this.#tail.catch(noop);
     if (!turn.closed) await this.#enqueue(() => this.#endUnfinished(turn, true));
+  }
+
+  /**
+   * Several replicas: takes the task's lease before its first turn here (waiting while a turn runs
+   * on another replica), held until this execution goes idle. A follow-up then decides on the task
+   * as stored now: the copy it was built from was read before the wait. False: the turn was ended.
+   */
+  async #takeLease(turn: Turn): Promise<boolean> {
+    const { leases, leaseWaitMs } = this.#deps;
+    let lease: TaskLease | undefined;
+    try {
+      lease = await leases!.acquire(this.key, { scope: this.scope, taskId: this.taskId }, leaseWaitMs);
+    } catch (error) {
+      this.#deps.logger.error({ err: error, taskId: this.taskId }, 'the task lease store failed');
+      this.#endTurn(turn, { kind: 'error', error: new A2AError('Unavailable') });
+      return false;
+    }
+    if (!lease) {
+      this.#endTurn(turn, { kind: 'error', error: BUSY_ELSEWHERE(this.taskId) });
+      return false;
+    }
+    this.#lease = lease;
+    if (!this.#writer.task) return true;
+    try {
+      await this.#reload();
+    } catch (error) {
+      this.#endTurn(turn, { kind: 'error', error: this.#asClientError(error) });
+      return false;
+    }
+    const state = this.#writer.task.status.state;
+    // Still mid-turn although the lease is free: the replica running it died (its lease expired);
+    // the sweep settles it. Parked or finished: #joinHistory decides.
+    if (!isInterrupted(state) && !isTerminal(state)) {
+      this.#endTurn(turn, { kind: 'error', error: BUSY_ELSEWHERE(this.taskId) });
+      return false;
+    }
+    return true;
+  }
+
+  /**
+   * The task's turn died with the process that ran it (restart, or an expired lease): FAILED with
+   * `text`, unless it is parked or finished by now. With leases, only while holding the task's
+   * lease, so a turn another replica has taken over since is never touched.
+   */
+  async settleOrphan(text: string): Promise<void> {
+    // Only a fresh execution settles (the handler makes one when none is live here).
+    if (this.#current || this.#cancelling || this.#lease || this.#pending.length > 0) return;
+    this.#cancelling = true; // nothing else starts meanwhile
+    try {
+      if (this.#deps.leases) {
+        this.#lease = await this.#deps.leases.acquire(this.key, { scope: this.scope, taskId: this.taskId }, 0);
+        if (!this.#lease) return;
+      }
+      await this.#reload();
+      const state = this.#writer.task!.status.state;
+      if (isTerminal(state) || isInterrupted(state)) return;
+      this.#deps.logger.warn({ taskId: this.taskId }, 'a task was left mid-turn by a process that stopped; it is failed');
+      await this.#enqueue(() => this.#commitEngineStatus('TASK_STATE_FAILED', text));
+    } finally {
+      this.#cancelling = false;
+      this.#afterTurn();
+    }
   }
 
   /** The turn's deadline passed: its signal fires and the task is FAILED with the reason. */
@@ -296,7 +368,7 @@ export class Execution {
       this.#endTurn(turn, { kind: 'error', error });
       return undefined;
     }
-    turn.notify(result.event);
+    turn.notify(result.event, result.version);
     return result.previous;
   }
 
@@ -403,8 +475,9 @@ export class Execution {
 
   /** An event is stored: the turn's observer and the bus's subscribers see it; it may end the turn. */
   #fanOut(commit: Extract<Commit, { kind: 'committed' }>): void {
-    this.#current?.notify(commit.event);
-    this.#deps.bus.publish(this.key, { event: commit.event, task: commit.task, version: commit.version });
+    this.#current?.notify(commit.event, commit.version);
+    const published = this.#deps.bus.publish(this.key, { event: commit.event, task: commit.task, version: commit.version });
+    if (published) published.catch((error: unknown) => this.#deps.logger.error({ err: error, taskId: this.taskId }, 'the event bus failed to publish an event'));
     const events = this.#deps.events;
     if (events) {
       const info = { taskId: this.taskId, tenant: this.scope.tenant };
@@ -473,6 +546,11 @@ export class Execution {
     }
     this.#stopCancelListener?.();
     this.#stopCancelListener = undefined;
+    const lease = this.#lease;
+    if (lease) {
+      this.#lease = undefined;
+      lease.release().catch((error: unknown) => this.#deps.logger.warn({ err: error, taskId: this.taskId }, 'could not release the task lease; it expires'));
+    }
     this.#deps.onIdle(this);
   }
 }

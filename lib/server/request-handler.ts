@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { A2ACaller, A2ARequestContext } from '../context/carrier.js';
 import { A2AError, invalidParams, taskNotFound } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { AgentCard, Message, Task } from '../protocol/schemas.js';
+import type { AgentCard, Message, Task, TaskPushNotificationConfig } from '../protocol/schemas.js';
 import type { AgentCardInput } from '../protocol/card.js';
 import {
   LIST_TASKS_DEFAULT_PAGE_SIZE,
@@ -18,6 +18,11 @@ import {
   type SendMessageRequest,
   type SendMessageResponse,
   type SubscribeToTaskRequest,
+  type CreateTaskPushNotificationConfigRequest,
+  type DeleteTaskPushNotificationConfigRequest,
+  type GetTaskPushNotificationConfigRequest,
+  type ListTaskPushNotificationConfigsRequest,
+  type ListTaskPushNotificationConfigsResponse,
 } from '../protocol/requests.js';
 import { Execution, shuttingDown, type ExecutionDeps } from './execution.js';
 import { LocalExecutionRegistry, type ExecutionRegistry } from './execution-registry.js';
@@ -29,11 +34,14 @@ import {
   type VersionedTask,
 } from './stores/task-store.js';
 import { InProcessTaskEventBus, type CommittedEvent, type TaskEventBus } from './task-event-bus.js';
+import type { LeasedTask, TaskLeases } from './task-leases.js';
 import { taskKey } from './task-key.js';
 import { isInterrupted, isTerminal } from './task-state.js';
 import type { ExecutionObserver, Turn, TurnOutcome } from './turn.js';
 import { MediaTypeFilter } from './media-types.js';
 import type { EngineEvents } from './engine-events.js';
+import type { PushNotificationService } from './push/push-service.js';
+import type { PushProtocol } from './push/push-config-store.js';
 
 /** Who is calling and under which tenant: resolved once per request by the transport. */
 export interface CallContext {
@@ -42,6 +50,8 @@ export interface CallContext {
   /** Extensions activated for this request. */
   readonly extensions: readonly string[];
   readonly requestContext: A2ARequestContext;
+  /** The SSE `Last-Event-ID` a resuming client sent (SubscribeToTask resumes after it). */
+  readonly lastEventId?: string;
 }
 
 export type ExtendedAgentCardProvider = AgentCardInput | ((caller: A2ACaller) => AgentCardInput | Promise<AgentCardInput>);
@@ -59,17 +69,34 @@ export interface RequestHandlerOptions {
   readonly bus?: TaskEventBus;
   /** Which tasks run in this process; a local map by default. */
   readonly registry?: ExecutionRegistry<Execution>;
+  /** Per-task leases (several replicas on one store); none by default. */
+  readonly leases?: TaskLeases;
+  /** How long a follow-up waits for a lease held by another replica. Default 30000 ms. */
+  readonly leaseWaitMs?: number;
   /** Metrics and lifecycle hooks. */
   readonly events?: EngineEvents;
+  /** Push notification configs and delivery; absent: the push methods answer PushNotificationNotSupported. */
+  readonly push?: PushNotificationService;
 }
 
 /** Receives a stream's events; `onEnd` closes it. */
 export interface StreamObserver extends ExecutionObserver {
   /** `closed`: the stream ends without a final state (a subscription ended by a shutdown). */
   onEnd(outcome: TurnOutcome | { readonly kind: 'closed' }): void;
+  /** Opens the stream with nothing to send yet (a resumed subscription that missed nothing). */
+  begin?(): void;
 }
 
 const scopeOf = (call: CallContext): TaskScope => ({ tenant: call.tenant, owner: call.caller.id });
+
+const RESTARTED_TEXT = 'The server restarted before the agent finished this task.';
+const REPLICA_LOST_TEXT = 'The server running this task stopped before the agent finished it.';
+
+/** The `Last-Event-ID` of a resumed stream: a version the client has seen, or undefined. */
+function resumePoint(lastEventId: string | undefined): number | undefined {
+  if (lastEventId === undefined || !/^\d{1,15}$/.test(lastEventId)) return undefined;
+  return Number(lastEventId);
+}
 
 /** At most `historyLength` newest messages; none (field omitted) for 0. */
 export function withHistoryLength(task: Task, historyLength: number | undefined): Task {
@@ -99,6 +126,10 @@ export class A2ARequestHandler {
   readonly #subscriptions = new Set<() => void>();
   #closing = false;
   #drained: (() => void) | undefined;
+  /** Start-up settlement of tasks a previous process left mid-turn; requests wait for it. */
+  #recovering: Promise<void> | undefined;
+  /** The periodic claim of expired leases (several replicas). */
+  #sweeper: NodeJS.Timeout | undefined;
 
   constructor(options: RequestHandlerOptions) {
     this.#options = options;
@@ -111,6 +142,8 @@ export class A2ARequestHandler {
       logger: options.logger,
       events: options.events,
       turnTimeoutMs: options.turnTimeoutMs ?? 0,
+      leases: options.leases,
+      leaseWaitMs: options.leaseWaitMs ?? 30_000,
       onIdle: (execution) => {
         this.#registry.remove(execution.key, execution);
         if (this.#closing && this.#registry.size === 0) this.#drained?.();
@@ -118,6 +151,58 @@ export class A2ARequestHandler {
     };
     const card = options.agentCard;
     this.#inputModes = new MediaTypeFilter([...card.defaultInputModes, ...card.skills.flatMap((s) => s.inputModes ?? [])]);
+    const leases = options.leases;
+    if (leases) {
+      // A replica that dies leaves its tasks' leases to expire; whichever replica claims one settles it.
+      this.#sweeper = setInterval(() => void this.#sweepExpiredLeases(leases), Math.max(100, leases.sweepIntervalMs));
+      this.#sweeper.unref();
+    } else if (options.taskStore.findUnfinished) {
+      // One process owns this store: what is mid-turn in it now died with the previous process.
+      const recovering = this.#settleUnfinished(options.taskStore.findUnfinished.bind(options.taskStore));
+      this.#recovering = recovering;
+      void recovering.then(() => {
+        if (this.#recovering === recovering) this.#recovering = undefined;
+      });
+    }
+  }
+
+  /** Resolves once start-up settlement is over (at once when there is none). */
+  get ready(): Promise<void> {
+    return this.#recovering ?? Promise.resolve();
+  }
+
+  async #settleUnfinished(find: () => Promise<ReadonlyArray<LeasedTask>>): Promise<void> {
+    try {
+      const unfinished = await find();
+      for (const task of unfinished) await this.#settleOrphan(task, RESTARTED_TEXT);
+      if (unfinished.length > 0) this.#options.logger.warn({ tasks: unfinished.length }, 'tasks left mid-turn by the previous process were failed');
+    } catch (error) {
+      this.#options.logger.error({ err: error }, 'could not settle the tasks the previous process left mid-turn');
+    }
+  }
+
+  async #sweepExpiredLeases(leases: TaskLeases): Promise<void> {
+    let expired: LeasedTask[];
+    try {
+      expired = await leases.claimExpired();
+    } catch (error) {
+      this.#options.logger.error({ err: error }, 'could not look for expired task leases');
+      return;
+    }
+    for (const task of expired) await this.#settleOrphan(task, REPLICA_LOST_TEXT);
+  }
+
+  /** A task whose turn died with its process: FAILED with `text` unless parked or finished (see Execution). */
+  async #settleOrphan({ scope, taskId }: LeasedTask, text: string): Promise<void> {
+    const key = taskKey(scope, taskId);
+    try {
+      const stored = await this.#options.taskStore.get(scope, taskId);
+      if (!stored || this.#registry.get(key)) return; // gone, or running here: not an orphan
+      const execution = this.#track(new Execution(this.#deps, key, scope, taskId, stored.task.contextId ?? '', stored));
+      await execution.settleOrphan(text);
+    } catch (error) {
+      this.#options.logger.error({ err: error, taskId }, 'could not settle a task left mid-turn');
+    }
   }
 
   /** Executions currently live (0 when every task is parked or finished). */
@@ -162,7 +247,7 @@ export class A2ARequestHandler {
       },
       onEnd: settle,
     };
-    const begun = this.#beginTurn(call, params, observer);
+    const begun = this.#begin(call, params, observer);
     turn = begun instanceof Promise ? await begun : begun;
     const result = await outcome;
     if (result.kind === 'error') throw result.error;
@@ -173,7 +258,7 @@ export class A2ARequestHandler {
   /** Validates, then starts the turn; events flow to `observer`. Returns a detach function. */
   async sendStreamingMessage(call: CallContext, params: SendMessageRequest, observer: StreamObserver): Promise<() => void> {
     this.#requireStreaming();
-    const turn = await this.#beginTurn(call, params, observer);
+    const turn = await this.#begin(call, params, observer);
     return () => turn.detach();
   }
 
@@ -184,6 +269,7 @@ export class A2ARequestHandler {
 
   async listTasks(call: CallContext, params: ListTasksRequest): Promise<ListTasksResponse> {
     const pageSize = params.pageSize ?? LIST_TASKS_DEFAULT_PAGE_SIZE;
+    if (this.#recovering) await this.#recovering;
     let page;
     try {
       page = await this.#options.taskStore.list(scopeOf(call), {
@@ -256,13 +342,14 @@ export class A2ARequestHandler {
     const deliver = (committed: CommittedEvent): void => {
       if (done || committed.version <= seen!) return;
       seen = committed.version;
-      observer.onEvent(committed.event);
+      observer.onEvent(committed.event, committed.version);
       if (isTerminal(committed.task.status.state)) {
         stop();
         observer.onEnd({ kind: 'task', task: committed.task });
       }
     };
-    const unsubscribe = this.#bus.subscribe(taskKey(scopeOf(call), params.id), (committed) => {
+    const key = taskKey(scopeOf(call), params.id);
+    const unsubscribe = this.#bus.subscribe(key, (committed) => {
       if (seen === undefined) held.push(committed);
       else deliver(committed);
     });
@@ -284,7 +371,18 @@ export class A2ARequestHandler {
       stop();
       throw error;
     }
-    if (isTerminal(stored.task.status.state)) {
+    // A resumed stream: the events after the client's last one, from the bus's history; else the
+    // task as it stands (it includes everything missed). Nothing at all when nothing was missed.
+    const resumeAfter = resumePoint(call.lastEventId);
+    let missed: CommittedEvent[] | undefined;
+    if (resumeAfter !== undefined && resumeAfter < stored.version && this.#bus.history) {
+      try {
+        missed = await this.#bus.history(key, resumeAfter);
+      } catch (error) {
+        this.#options.logger.warn({ err: error, taskId: params.id }, 'the event bus could not replay a stream; sending the task instead');
+      }
+    }
+    if (isTerminal(stored.task.status.state) && missed === undefined) {
       stop();
       throw new A2AError('UnsupportedOperation', `Task ${stored.task.id} is in a terminal state; there is nothing to subscribe to`);
     }
@@ -292,9 +390,20 @@ export class A2ARequestHandler {
       stop();
       throw shuttingDown();
     }
-    seen = stored.version;
     this.#subscriptions.add(endForShutdown);
-    observer.onEvent({ task: stored.task });
+    if (missed !== undefined) {
+      seen = resumeAfter;
+      for (const committed of missed) deliver(committed);
+      if (!done && isTerminal(stored.task.status.state)) {
+        stop();
+        observer.onEnd({ kind: 'task', task: stored.task });
+        return stop;
+      }
+    } else {
+      seen = stored.version;
+      if (resumeAfter !== stored.version) observer.onEvent({ task: stored.task }, stored.version);
+      else observer.begin?.();
+    }
     for (const committed of held) deliver(committed);
     held = [];
     return stop;
@@ -319,6 +428,7 @@ export class A2ARequestHandler {
    */
   async close(graceMs: number): Promise<void> {
     this.#closing = true;
+    clearInterval(this.#sweeper);
     if (this.#registry.size > 0) {
       let timer: NodeJS.Timeout | undefined;
       await new Promise<void>((resolve) => {
@@ -332,9 +442,39 @@ export class A2ARequestHandler {
     for (const end of [...this.#subscriptions]) end();
   }
 
-  /** Push notifications are not implemented yet: every config operation says so. */
-  pushNotificationsNotSupported(): never {
-    throw new A2AError('PushNotificationNotSupported');
+  /** A webhook for the task (§3.1.7); `protocol`: the version it was registered with (its deliveries' shape). */
+  createTaskPushNotificationConfig(
+    call: CallContext,
+    params: CreateTaskPushNotificationConfigRequest,
+    protocol: PushProtocol = '1.0',
+  ): Promise<TaskPushNotificationConfig> {
+    return this.#pushService().create(scopeOf(call), params, protocol);
+  }
+
+  getTaskPushNotificationConfig(call: CallContext, params: GetTaskPushNotificationConfigRequest): Promise<TaskPushNotificationConfig> {
+    return this.#pushService().get(scopeOf(call), params);
+  }
+
+  listTaskPushNotificationConfigs(call: CallContext, params: ListTaskPushNotificationConfigsRequest): Promise<ListTaskPushNotificationConfigsResponse> {
+    return this.#pushService().list(scopeOf(call), params);
+  }
+
+  deleteTaskPushNotificationConfig(call: CallContext, params: DeleteTaskPushNotificationConfigRequest): Promise<void> {
+    return this.#pushService().delete(scopeOf(call), params);
+  }
+
+  /** Push configured, or PushNotificationNotSupported (every push operation, inline configs included). */
+  #pushService(): PushNotificationService {
+    if (!this.#options.push) throw new A2AError('PushNotificationNotSupported');
+    return this.#options.push;
+  }
+
+  /** #beginTurn, with an inline push config (SendMessageConfiguration) attached to the turn when one is given. */
+  #begin(call: CallContext, params: SendMessageRequest, observer: ExecutionObserver): Turn | Promise<Turn> {
+    const inline = params.configuration?.taskPushNotificationConfig;
+    if (!inline) return this.#beginTurn(call, params, observer);
+    const taskId = params.message.taskId || undefined;
+    return this.#pushService().withInline(scopeOf(call), inline, taskId, () => this.#beginTurn(call, params, observer));
   }
 
   #requireStreaming(): void {
@@ -345,6 +485,7 @@ export class A2ARequestHandler {
 
   /** The task if the caller may see it; TaskNotFound otherwise (same answer as a missing id). */
   async #resolve(call: CallContext, taskId: string): Promise<VersionedTask> {
+    if (this.#recovering) await this.#recovering;
     let stored: VersionedTask | undefined;
     try {
       stored = await this.#options.taskStore.get(scopeOf(call), taskId);
@@ -401,7 +542,8 @@ export class A2ARequestHandler {
     const key = taskKey(scope, task.id);
     const live = this.#registry.get(key);
     if (live) return this.#submit(live, call, params, observer);
-    const parked = isInterrupted(task.status.state) ? stored : await this.#parkedNow(call, task.id, key);
+    // With leases the execution waits for the task's lease (a turn on another replica) and decides then.
+    const parked = isInterrupted(task.status.state) || this.#options.leases ? stored : await this.#parkedNow(call, task.id, key);
     const execution = this.#registry.get(key) ?? this.#track(new Execution(this.#deps, key, scope, task.id, task.contextId ?? '', parked));
     return this.#submit(execution, call, params, observer);
   }

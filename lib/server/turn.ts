@@ -14,8 +14,8 @@ export type TurnOutcome =
 
 /** Follows a turn's committed events (a blocking send, an SSE stream). */
 export interface ExecutionObserver {
-  /** An event, after it was stored; in generation order. */
-  onEvent(event: StreamResponse): void;
+  /** An event, after it was stored (`version`: the store version its write made); in generation order. */
+  onEvent(event: StreamResponse, version?: number): void;
   /** The turn is over: parked, finished, replied to, or refused. Called once. */
   onEnd(outcome: TurnOutcome): void;
 }
@@ -91,8 +91,8 @@ export class Turn implements Publisher {
     this.#observer = undefined;
   }
 
-  notify(event: StreamResponse): void {
-    this.#observer?.onEvent(event);
+  notify(event: StreamResponse, version?: number): void {
+    this.#observer?.onEvent(event, version);
   }
 
   /** Ends the turn once; the observer hears the outcome. */

@@ -37,6 +37,8 @@ export function withLatency(store: TaskStore, options: LatencyOptions = {}): Tas
     create: (scope, task) => delayed(() => store.create(scope, task)),
     update: (scope, task, expectedVersion, change) => delayed(() => store.update(scope, task, expectedVersion, change)),
     list: (scope, query) => delayed(() => store.list(scope, query)),
+    ...(store.findUnfinished ? { findUnfinished: () => delayed(() => store.findUnfinished!()) } : {}),
+    ...(store.close ? { close: () => store.close!() } : {}),
   };
 }
 

@@ -1,0 +1,107 @@
+/**
+ * Crash safety of the SQLite store: a server process is SIGKILLed in the middle of a streamed
+ * answer and started again on the same file. Every artifact chunk the client received is in the
+ * stored task, and the task is not left WORKING: start-up settles it as FAILED.
+ */
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import type { Task } from 'a2a-express-kit';
+import { openStream, rpc, sseFrames, userMessage } from '../helpers/http';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const SERVER = path.join(ROOT, '__tests__', 'helpers', 'sqlite-server.ts');
+const HEADERS = { 'x-user': 'crash-user', 'x-tenant': 'crash-tenant' };
+
+interface Child {
+  readonly url: string;
+  readonly process: ChildProcessByStdio<null, Readable, Readable>;
+  readonly exited: Promise<NodeJS.Signals | number | null>;
+}
+
+/** Starts the server on `file` and resolves once it printed READY. */
+function startServer(file: string): Promise<Child> {
+  const child = spawn(process.execPath, ['--import', 'tsx', SERVER, file], {
+    cwd: ROOT,
+    env: { ...process.env, CHUNK_MS: '20', STREAM_CHUNKS: '500' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let err = '';
+    child.stderr.setEncoding('utf8').on('data', (text: string) => (err += text));
+    child.stdout.setEncoding('utf8').on('data', (text: string) => {
+      out += text;
+      const ready = /READY (\d+)/.exec(out);
+      if (ready) resolve({ url: `http://127.0.0.1:${ready[1]}/agent`, process: child, exited });
+    });
+    void exited.then((how) => reject(new Error(`server exited (${String(how)}) before READY: ${out}${err}`)));
+  });
+}
+
+describe('SqliteTaskStore across a SIGKILL', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'a2a-sqlite-crash-'));
+  const file = path.join(dir, 'tasks.sqlite');
+  const started: Child[] = [];
+  afterAll(async () => {
+    for (const child of started) {
+      if (child.process.exitCode === null && child.process.signalCode === null) {
+        child.process.kill('SIGKILL');
+        await child.exited;
+      }
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('keeps every chunk the client saw and settles the task as FAILED on restart', async () => {
+    const first = await startServer(file);
+    started.push(first);
+    const response = await openStream(first.url, 'SendStreamingMessage', userMessage('stream please'), { headers: HEADERS });
+    expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+
+    let taskId: string | undefined;
+    const received: string[] = [];
+    try {
+      for await (const frame of sseFrames(response)) {
+        if (frame.data === undefined) continue;
+        // eslint-disable-next-line @typescript-eslint/no-explicit-any
+        const result = JSON.parse(frame.data).result as any;
+        taskId ??= result.task?.id ?? result.statusUpdate?.taskId ?? result.artifactUpdate?.taskId;
+        for (const part of result.artifactUpdate?.artifact.parts ?? []) received.push(part.text as string);
+        // Killed with the stream open, between two chunks the agent has yet to send.
+        if (received.length === 15) first.process.kill('SIGKILL');
+      }
+    } catch {
+      // The connection dies with the process: what was read so far is what the client saw.
+    }
+    expect(await first.exited).toBe('SIGKILL');
+    expect(taskId).toBeDefined();
+    expect(received.length).toBeGreaterThanOrEqual(15);
+    expect(received.length).toBeLessThan(500);
+
+    const second = await startServer(file);
+    started.push(second);
+    const reply = await rpc(second.url, 'GetTask', { id: taskId }, { headers: HEADERS });
+    expect(reply.body.error).toBeUndefined();
+    const task = reply.body.result as Task;
+    // Everything the client was sent is stored, in order (the store may hold more: a write lands
+    // before its send).
+    const stored = (task.artifacts ?? []).find((a) => a.artifactId === 'stream')?.parts.map((p) => ('text' in p ? p.text : '')) ?? [];
+    expect(stored.slice(0, received.length)).toEqual(received);
+    expect(received).toEqual(Array.from({ length: received.length }, (_, i) => `chunk ${i};`));
+
+    // Start-up settlement: the turn died with the process, so the task must not stay WORKING.
+    expect(task.status.state).toBe('TASK_STATE_FAILED');
+    expect(task.status.message?.parts[0]).toEqual({ text: expect.stringMatching(/\S/) });
+
+    // Another caller does not see it.
+    const stranger = await rpc(second.url, 'GetTask', { id: taskId }, { headers: { ...HEADERS, 'x-user': 'someone-else' } });
+    expect(stranger.body.error).toBeDefined();
+
+    second.process.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+  }, 30_000);
+});

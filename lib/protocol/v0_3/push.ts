@@ -1,0 +1,152 @@
+/**
+ * v0.3 push notification configs (compatibility): the params of the four `tasks/pushNotificationConfig/*`
+ * methods and their v0.3 REST bodies, translated to the v1.0 requests the engine takes, and the
+ * v1.0 configs translated back. v0.3 nests the config (`{taskId, pushNotificationConfig: {...}}`)
+ * and lists schemes (`authentication.schemes`); v1.0 is flat with one scheme.
+ */
+import { z } from 'zod';
+import { invalidParams } from '../../errors.js';
+import type {
+  CreateTaskPushNotificationConfigRequest,
+  DeleteTaskPushNotificationConfigRequest,
+  GetTaskPushNotificationConfigRequest,
+  SendMessageRequest,
+} from '../requests.js';
+import { fieldError, optionalMetadata, requiredString, type TaskPushNotificationConfig } from '../schemas.js';
+import { V03PushNotificationConfigSchema, type V03MessageSendParams, type V03PushNotificationConfig } from './schemas.js';
+import { toV1SendMessageRequest } from './translate.js';
+
+// ---------------------------------------------------------------------------
+// Params (JSON-RPC)
+// ---------------------------------------------------------------------------
+
+/** `tasks/pushNotificationConfig/set` params: the v0.3 TaskPushNotificationConfig. */
+export const V03TaskPushNotificationConfigSchema = z.object(
+  { taskId: requiredString('taskId'), pushNotificationConfig: V03PushNotificationConfigSchema },
+  fieldError('params', 'a JSON object'),
+);
+export type V03TaskPushNotificationConfig = z.infer<typeof V03TaskPushNotificationConfigSchema>;
+
+/** `tasks/pushNotificationConfig/get` params: without a config id, the task's first config is meant. */
+export const V03GetPushConfigParamsSchema = z.object(
+  { id: requiredString('id'), pushNotificationConfigId: z.string(fieldError('pushNotificationConfigId', 'a string')).optional(), metadata: optionalMetadata() },
+  fieldError('params', 'a JSON object'),
+);
+export type V03GetPushConfigParams = z.infer<typeof V03GetPushConfigParamsSchema>;
+
+export const V03ListPushConfigParamsSchema = z.object({ id: requiredString('id'), metadata: optionalMetadata() }, fieldError('params', 'a JSON object'));
+export type V03ListPushConfigParams = z.infer<typeof V03ListPushConfigParamsSchema>;
+
+export const V03DeletePushConfigParamsSchema = z.object(
+  { id: requiredString('id'), pushNotificationConfigId: requiredString('pushNotificationConfigId'), metadata: optionalMetadata() },
+  fieldError('params', 'a JSON object'),
+);
+export type V03DeletePushConfigParams = z.infer<typeof V03DeletePushConfigParamsSchema>;
+
+// ---------------------------------------------------------------------------
+// v0.3 → v1.0
+// ---------------------------------------------------------------------------
+
+/** The v1.0 flat config of a v0.3 one (the first scheme: v1.0 has one). */
+function flatConfig(config: V03PushNotificationConfig): Omit<TaskPushNotificationConfig, 'taskId'> {
+  const scheme = config.authentication?.schemes[0];
+  return {
+    url: config.url,
+    ...(config.id ? { id: config.id } : {}),
+    ...(config.token ? { token: config.token } : {}),
+    ...(scheme ? { authentication: { scheme, ...(config.authentication?.credentials ? { credentials: config.authentication.credentials } : {}) } } : {}),
+  };
+}
+
+export function toV1CreatePushConfigRequest(params: V03TaskPushNotificationConfig): CreateTaskPushNotificationConfigRequest {
+  return { ...flatConfig(params.pushNotificationConfig), taskId: params.taskId };
+}
+
+export function toV1GetPushConfigRequest(params: { id: string; pushNotificationConfigId: string }): GetTaskPushNotificationConfigRequest {
+  return { taskId: params.id, id: params.pushNotificationConfigId };
+}
+
+export function toV1DeletePushConfigRequest(params: V03DeletePushConfigParams): DeleteTaskPushNotificationConfigRequest {
+  return { taskId: params.id, id: params.pushNotificationConfigId };
+}
+
+/**
+ * Inline configs that came in v0.3 shape. The v1.0 request has no field for the version a config
+ * was registered with, and its deliveries must keep the v0.3 body: the translated object is marked.
+ */
+const V03_REGISTERED = new WeakSet<object>();
+
+/** Whether `config` (an inline config of a SendMessageRequest) was sent by a v0.3 client. */
+export const registeredByV03 = (config: object): boolean => V03_REGISTERED.has(config);
+
+/** `message/send` params as v1.0 (see toV1SendMessageRequest), an inline push config marked as v0.3. */
+export function toV1SendMessageRequestMarked(params: V03MessageSendParams): SendMessageRequest {
+  const request = toV1SendMessageRequest(params);
+  const inline = request.configuration?.taskPushNotificationConfig;
+  if (inline) V03_REGISTERED.add(inline);
+  return request;
+}
+
+// ---------------------------------------------------------------------------
+// v1.0 → v0.3 (answers)
+// ---------------------------------------------------------------------------
+
+export function toV03PushNotificationConfig(config: TaskPushNotificationConfig): V03PushNotificationConfig {
+  const auth = config.authentication;
+  return {
+    ...(config.id ? { id: config.id } : {}),
+    url: config.url,
+    ...(config.token ? { token: config.token } : {}),
+    ...(auth ? { authentication: { schemes: [auth.scheme], ...(auth.credentials ? { credentials: auth.credentials } : {}) } } : {}),
+  };
+}
+
+export function toV03TaskPushNotificationConfig(config: TaskPushNotificationConfig): V03TaskPushNotificationConfig {
+  return { taskId: config.taskId ?? '', pushNotificationConfig: toV03PushNotificationConfig(config) };
+}
+
+// ---------------------------------------------------------------------------
+// v0.3 REST (ProtoJSON of the v0.3 proto)
+// ---------------------------------------------------------------------------
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** A proto3 string: '' is unset. */
+const setString = (value: unknown): unknown => (value === '' ? undefined : value);
+
+/** `name` or `snake_name`, as any ProtoJSON parser accepts. */
+const field = (object: Record<string, unknown>, name: string, protoName: string): unknown => object[name] ?? object[protoName];
+
+/**
+ * The body of `POST /v1/tasks/{id}/pushNotificationConfigs` as `set` params: the proto's
+ * TaskPushNotificationConfig (`{name, pushNotificationConfig}`, what the official clients send), or
+ * a whole CreateTaskPushNotificationConfigRequest (`{parent, configId, config}`). The task is the path's.
+ */
+export function fromV03RestPushConfigBody(body: unknown, taskId: string): unknown {
+  if (!isObject(body)) throw invalidParams([{ field: 'body', description: 'must be a JSON object' }]);
+  const wrapped = isObject(body.config) ? body.config : undefined;
+  const holder = wrapped ?? body;
+  const config = field(holder, 'pushNotificationConfig', 'push_notification_config');
+  if (!isObject(config)) return { taskId, pushNotificationConfig: config }; // zod names what is missing
+  const out: Record<string, unknown> = { url: config.url };
+  const id = setString(config.id) ?? (wrapped ? setString(field(body, 'configId', 'config_id')) : undefined);
+  if (id !== undefined) out.id = id;
+  const token = setString(config.token);
+  if (token !== undefined) out.token = token;
+  const auth = config.authentication;
+  if (isObject(auth)) {
+    const credentials = setString(auth.credentials);
+    out.authentication = { schemes: auth.schemes ?? [], ...(credentials !== undefined ? { credentials } : {}) };
+  } else if (auth !== undefined && auth !== null) {
+    out.authentication = auth;
+  }
+  return { taskId, pushNotificationConfig: out };
+}
+
+/** A config as the v0.3 proto's TaskPushNotificationConfig in ProtoJSON (`name` = `tasks/{t}/pushNotificationConfigs/{id}`). */
+export function toV03RestPushConfig(config: TaskPushNotificationConfig): Record<string, unknown> {
+  return {
+    name: `tasks/${config.taskId ?? ''}/pushNotificationConfigs/${config.id ?? ''}`,
+    pushNotificationConfig: toV03PushNotificationConfig(config),
+  };
+}
