@@ -8,7 +8,8 @@ export { ANONYMOUS_CALLER } from './server/call.js';
 
 export type { AgentExecutor, ExecutionContext, CancelContext } from './server/executor.js';
 export { TaskEvents } from './server/task-events.js';
-export type { ArtifactInput, MessageContent } from './server/task-events.js';
+export type { ArtifactInput, MessageContent, HandOff } from './server/task-events.js';
+export type { TaskPublisher } from './server/task-publisher.js';
 export { InvalidAgentEventError } from './server/agent-event-error.js';
 export { A2ARequestHandler } from './server/request-handler.js';
 export type { CallContext, ExtendedAgentCardProvider } from './server/request-handler.js';

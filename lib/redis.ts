@@ -1,2 +1,13 @@
-/** a2a-express-kit/redis: task store, event bus and task leases on Redis, for several replicas (redis is an optional peer dependency). */
-export {};
+/**
+ * a2a-express-kit/redis: task store, event bus and task leases on Redis, for several replicas of one
+ * agent (node-redis, `redis`, is an optional peer dependency; nothing here is loaded by the main entry).
+ */
+export { createRedisBackend } from './server/redis/redis-backend.js';
+export type { RedisBackend, RedisBackendOptions } from './server/redis/redis-backend.js';
+export { RedisTaskStore } from './server/redis/redis-task-store.js';
+export type { RedisTaskStoreOptions } from './server/redis/redis-task-store.js';
+export { RedisTaskEventBus } from './server/redis/redis-event-bus.js';
+export type { RedisTaskEventBusOptions } from './server/redis/redis-event-bus.js';
+export { RedisTaskLeases } from './server/redis/redis-task-leases.js';
+export type { RedisTaskLeasesOptions } from './server/redis/redis-task-leases.js';
+export type { RedisClient, RedisArgument } from './server/redis/redis-client.js';

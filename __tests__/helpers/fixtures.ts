@@ -10,7 +10,11 @@ import {
   type TaskStore,
 } from '../../lib';
 import { withLatency } from '../../lib/testing';
+import { RedisTaskStore, type RedisClient } from '../../lib/redis';
+import { createClient } from 'redis';
+import { randomUUID } from 'node:crypto';
 import { listen, type Listening } from './http';
+import { redisForTests } from './redis';
 
 export const testCard: AgentCardInput = {
   name: 'Test Agent',
@@ -27,6 +31,34 @@ export const testCard: AgentCardInput = {
  * every store call then takes 1-5 ms, as a database's would, so races the in-memory store hides show.
  */
 export const storeLatency = (globalThis as { STORE_LATENCY?: boolean }).STORE_LATENCY === true;
+
+/**
+ * Whether this jest project runs the suites on the Redis task store (the `redis` project): a
+ * redis-server per test file, one key prefix per server started by startAgent().
+ */
+export const redisStore = (globalThis as { REDIS_STORE?: boolean }).REDIS_STORE === true;
+let redisClient: Promise<RedisClient> | undefined;
+const redisServer = redisStore ? redisForTests() : undefined;
+if (redisServer) {
+  afterAll(async () => {
+    const client = redisClient;
+    redisClient = undefined;
+    if (client) await (await client).close();
+    await redisServer.stop();
+  }, 20_000);
+}
+
+/** The store startAgent gives a server that brings none: in-memory, or Redis in the `redis` project. */
+async function defaultTestStore(): Promise<TaskStore> {
+  if (!redisServer?.available) return testStore();
+  redisClient ??= redisServer.url().then(async (url) => {
+    const client = createClient({ url });
+    client.on('error', () => {});
+    await client.connect();
+    return client as unknown as RedisClient;
+  });
+  return new RedisTaskStore({ client: await redisClient, keyPrefix: `a2a-guarantees:${randomUUID()}:` });
+}
 
 /** The store a test server gets: `store` (or a new in-memory one), behind latency in the latency project. */
 export function testStore(store: TaskStore = new InMemoryTaskStore()): TaskStore {
@@ -55,7 +87,7 @@ export async function startAgent(
     executor,
     logger: silentLogger,
     ...routerOptions,
-    taskStore: testStore(routerOptions.taskStore),
+    taskStore: routerOptions.taskStore ? testStore(routerOptions.taskStore) : await defaultTestStore(),
   });
   app.use('/agent', ...before, router);
   const listening = await listen(app);

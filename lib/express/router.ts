@@ -16,7 +16,8 @@ import { AgentCardSchema, AgentInterfaceSchema, type AgentCard } from '../protoc
 import type { AgentExecutor } from '../server/executor.js';
 import { A2ARequestHandler, type ExtendedAgentCardProvider } from '../server/request-handler.js';
 import { InMemoryTaskStore } from '../server/stores/in-memory-task-store.js';
-import type { TaskStore } from '../server/stores/task-store.js';
+import type { TaskScope, TaskStore } from '../server/stores/task-store.js';
+import type { TaskPublisher } from '../server/task-publisher.js';
 import type { TaskEventBus } from '../server/task-event-bus.js';
 import type { TaskLeases } from '../server/task-leases.js';
 import { agentCardRoute } from './agent-card-route.js';
@@ -151,6 +152,13 @@ export type A2ARouter = express.RequestHandler & {
    * or state the URL in the card).
    */
   readonly wellKnownCard: express.RequestHandler;
+  /**
+   * A publisher for work an agent handed off (`events.handOff()` in execute()): the same event
+   * methods as execute()'s events, plus `signal` (a CancelTask of the task) and `close()`. Usable
+   * from a queue worker in this process, or in another process sharing the store and event bus.
+   * TaskNotFound when the task is not visible in `scope` (the HandOff's).
+   */
+  openTaskPublisher(scope: TaskScope, taskId: string): Promise<TaskPublisher>;
   /**
    * Graceful shutdown: new messages are refused at once (HTTP 503, `-32603`); running turns get
    * `graceMs` (default 10 s) to finish, then are aborted and their tasks FAILED with a reason; every
@@ -435,6 +443,7 @@ export function createA2ARouter(options: A2ARouterOptions): A2ARouter {
     liveExecutions: { get: () => handler.liveExecutions, enumerable: true },
     liveObservers: { get: () => handler.liveObservers, enumerable: true },
     wellKnownCard: { value: wellKnownCard, enumerable: true },
+    openTaskPublisher: { value: (scope: TaskScope, taskId: string) => handler.openTaskPublisher(scope, taskId), enumerable: true },
     livePushDeliveries: { get: () => (push ? push.dispatcher.pending + push.dispatcher.held : 0), enumerable: true },
     close: {
       value: async (closeOptions?: { graceMs?: number }) => {

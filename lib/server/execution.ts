@@ -21,12 +21,13 @@ import {
 import { TaskWriter, type Commit } from './task-writer.js';
 import type { TaskEventBus } from './task-event-bus.js';
 import type { TaskLease, TaskLeases } from './task-leases.js';
-import { TaskEvents, type EventSink } from './task-events.js';
+import { TaskEvents, type EventSink, type HandOff } from './task-events.js';
+import { announceCommit } from './announce.js';
 import { InvalidAgentEventError } from './agent-event-error.js';
 import type { TaskEvent } from './task-reducer.js';
 import type { EngineEvents } from './engine-events.js';
 import { CancelPublisher, Turn, type Publisher, type TurnOutcome, type TurnRequest } from './turn.js';
-import { CANCELED_TEXT, GENERIC_FAILURE_TEXT, endsTurn, engineStatus, isInterrupted, isTerminal } from './task-state.js';
+import { CANCELED_TEXT, GENERIC_FAILURE_TEXT, endsTurn, engineStatus, isInterrupted, isTerminal, now } from './task-state.js';
 
 export interface ExecutionDeps {
   readonly store: TaskStore;
@@ -86,6 +87,8 @@ export class Execution {
   #stopCancelListener: (() => void) | undefined;
   /** The task's lease while this execution is live (only with several replicas). */
   #lease: TaskLease | undefined;
+  /** Ends the bus subscription through which a handed-off turn follows its task. */
+  #stopFollowing: (() => void) | undefined;
 
   constructor(deps: ExecutionDeps, key: string, scope: TaskScope, taskId: string, contextId: string, stored?: VersionedTask) {
     this.#deps = deps;
@@ -152,8 +155,9 @@ export class Execution {
       // Writes already under way land first: the decision is made on the task as it now stands.
       await this.#enqueue(noop);
       const turn = this.#current;
-      // Nothing runs here: decide on a fresh copy, not on one read before this request's awaits.
-      if (!turn) await this.#reload();
+      // Nothing runs here, or the work was handed off (a worker writes on its own): decide on a
+      // fresh copy, not on one read before this request's awaits.
+      if (!turn || turn.handedOff) await this.#reload();
       const task = this.#writer.task;
       if (!task) throw taskNotFound(this.taskId);
       if (isTerminal(task.status.state)) return this.#cancelAnswer(task);
@@ -171,7 +175,7 @@ export class Execution {
         }
       }
       if (turn) {
-        turn.cancel();
+        this.#abortTurn(turn);
         if (!turn.closed) await Promise.race([turn.whenSettled(), graceOver]);
       } else {
         // A turn of this task may run in another process: ask it to stop.
@@ -242,7 +246,8 @@ export class Execution {
     turn.settle();
     // Drain what execute() published without awaiting (nothing to wait for once the turn is over).
     if (!turn.closed && this.#tail) await this.#tail.catch(noop);
-    if (!turn.closed) await this.#enqueue(() => this.#endUnfinished(turn, true));
+    // Handed off: the turn ends when the task parks or finishes, whoever writes that.
+    if (!turn.closed && !turn.handedOff) await this.#enqueue(() => this.#endUnfinished(turn, true));
   }
 
   /**
@@ -311,7 +316,7 @@ export class Execution {
   #timedOut(turn: Turn, timeoutMs: number): void {
     if (turn.closed || this.#cancelling) return;
     this.#deps.logger.warn({ taskId: this.taskId, turnTimeoutMs: timeoutMs }, 'a turn did not end within turnTimeoutMs; the task is failed');
-    turn.cancel();
+    this.#abortTurn(turn);
     const text = `The agent did not finish within ${timeoutMs} ms.`;
     void this.#enqueue(() => (turn.closed ? undefined : this.#commitEngineStatus('TASK_STATE_FAILED', text))).catch(noop);
   }
@@ -326,7 +331,7 @@ export class Execution {
     for (const { turn } of refused) turn.end({ kind: 'error', error: shuttingDown() });
     const turn = this.#current;
     if (!turn) return RESOLVED;
-    turn.cancel();
+    this.#abortTurn(turn);
     return this.#enqueue(() => (turn.closed ? undefined : this.#commitEngineStatus('TASK_STATE_FAILED', SHUTDOWN_TEXT))).then(noop, noop);
   }
 
@@ -383,7 +388,54 @@ export class Execution {
         applied.catch(noop);
         return applied;
       },
+      handOff: () => {
+        const handed = this.#enqueue(() => this.#handOff(publisher));
+        handed.catch(noop);
+        return handed;
+      },
     };
+  }
+
+  /**
+   * execute() hands the rest of its turn off: the turn stays open after it returns, and its
+   * observer follows the bus from now on, where a publisher in any process announces what it
+   * writes. A task not created yet is created in WORKING first, so there is one to publish into.
+   */
+  async #handOff(publisher: Publisher): Promise<HandOff> {
+    const turn = this.#current;
+    if (publisher !== turn || turn.closed) {
+      throw new InvalidAgentEventError(publisher.closed ? `the turn of task ${this.taskId} is over; there is nothing to hand off` : 'only execute() can hand its turn off');
+    }
+    if (!turn.handedOff) {
+      if (!this.#writer.task) {
+        const status = { state: 'TASK_STATE_WORKING' as const, timestamp: now() };
+        await this.#applyTaskEvent({ statusUpdate: { taskId: this.taskId, contextId: this.contextId, status } });
+        if (turn.closed) throw new InvalidAgentEventError(`the turn of task ${this.taskId} is over; there is nothing to hand off`);
+      }
+      turn.handedOff = true;
+      this.#follow(turn);
+    }
+    return { taskId: this.taskId, contextId: this.contextId, scope: { tenant: this.scope.tenant, owner: this.scope.owner } };
+  }
+
+  /**
+   * The handed-off turn's observer hears the task's committed events from the bus (one ordered
+   * source, whichever process wrote them); the event that parks or finishes the task ends the turn.
+   */
+  #follow(turn: Turn): void {
+    let seen = this.#writer.version ?? 0; // what the observer was told directly before the hand-off
+    this.#stopFollowing = this.#deps.bus.subscribe(this.key, (committed) => {
+      if (turn.closed || committed.version <= seen) return;
+      seen = committed.version;
+      turn.notify(committed.event, committed.version);
+      if (endsTurn(committed.task.status.state)) this.#endTurn(turn, { kind: 'task', task: committed.task });
+    });
+  }
+
+  /** Aborts the turn; handed-off work is told through the bus (its publisher may be in another process). */
+  #abortTurn(turn: Turn): void {
+    turn.cancel();
+    if (turn.handedOff) this.#deps.bus.requestCancel(this.key);
   }
 
   /** Runs `step` after every step queued before it (failed ones too), in the caller's async context. */
@@ -473,18 +525,21 @@ export class Execution {
     return error instanceof TaskExistsError || error instanceof TaskVersionConflictError ? new A2AError('Internal') : new A2AError('Unavailable');
   }
 
-  /** An event is stored: the turn's observer and the bus's subscribers see it; it may end the turn. */
+  /**
+   * An event is stored: the turn's observer and the bus's subscribers see it; it may end the turn.
+   * A handed-off turn hears it from the bus like every other writer's events.
+   */
   #fanOut(commit: Extract<Commit, { kind: 'committed' }>): void {
-    this.#current?.notify(commit.event, commit.version);
-    const published = this.#deps.bus.publish(this.key, { event: commit.event, task: commit.task, version: commit.version });
-    if (published) published.catch((error: unknown) => this.#deps.logger.error({ err: error, taskId: this.taskId }, 'the event bus failed to publish an event'));
-    const events = this.#deps.events;
-    if (events) {
-      const info = { taskId: this.taskId, tenant: this.scope.tenant };
-      events.taskEvent?.({ ...info, owner: this.scope.owner, event: commit.event, task: commit.task, version: commit.version });
-      if (isTerminal(commit.task.status.state)) events.taskFinished?.({ ...info, state: commit.task.status.state });
+    const turn = this.#current;
+    const direct = turn !== undefined && !turn.handedOff;
+    if (direct) turn.notify(commit.event, commit.version);
+    const { event, task, version } = commit;
+    const published = announceCommit(this.#deps, { key: this.key, scope: this.scope, taskId: this.taskId, event, task, version });
+    if (turn && endsTurn(task.status.state)) {
+      if (direct) this.#endTurn(turn, { kind: 'task', task });
+      // The bus lost this process's own final event: the handed-off turn ends anyway.
+      else if (published) published.catch(() => (turn.closed ? undefined : this.#endTurn(turn, { kind: 'task', task })));
     }
-    if (this.#current && endsTurn(commit.task.status.state)) this.#endTurn(this.#current, { kind: 'task', task: commit.task });
   }
 
   /** Another request or process ended the task: the running turn ends with the task as stored. */
@@ -519,6 +574,10 @@ export class Execution {
 
   #endTurn(turn: Turn, outcome: TurnOutcome): void {
     if (this.#current === turn) this.#current = undefined;
+    if (turn.handedOff) {
+      this.#stopFollowing?.();
+      this.#stopFollowing = undefined;
+    }
     turn.end(outcome);
     const ended = this.#deps.events?.turnEnded;
     if (ended && turn.startedAt !== undefined) {

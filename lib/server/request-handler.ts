@@ -38,6 +38,7 @@ import type { LeasedTask, TaskLeases } from './task-leases.js';
 import { taskKey } from './task-key.js';
 import { isInterrupted, isTerminal } from './task-state.js';
 import type { ExecutionObserver, Turn, TurnOutcome } from './turn.js';
+import { openTaskPublisher, type TaskPublisher } from './task-publisher.js';
 import { MediaTypeFilter } from './media-types.js';
 import type { EngineEvents } from './engine-events.js';
 import type { PushNotificationService } from './push/push-service.js';
@@ -215,6 +216,27 @@ export class A2ARequestHandler {
     let count = this.#bus.subscriberCount;
     for (const execution of this.#registry.values()) count += execution.observerCount;
     return count;
+  }
+
+  /**
+   * A publisher for the work execute() handed off (`events.handOff()`), for a queue worker in this
+   * process or in another one sharing the store and bus. `scope` is the task's tenant and owner
+   * (the HandOff carries it): a task not visible in it answers TaskNotFound and nothing is held.
+   * A task already terminal gets a closed publisher whose signal has fired.
+   */
+  async openTaskPublisher(scope: TaskScope, taskId: string): Promise<TaskPublisher> {
+    if (typeof scope?.tenant !== 'string' || typeof scope.owner !== 'string' || typeof taskId !== 'string') {
+      throw new TypeError('openTaskPublisher(scope, taskId): scope must be { tenant, owner } (strings), as events.handOff() returns it');
+    }
+    if (this.#recovering) await this.#recovering;
+    let stored: VersionedTask | undefined;
+    try {
+      stored = await this.#options.taskStore.get(scope, taskId);
+    } catch (error) {
+      throw this.#storeFailure(error);
+    }
+    if (!stored) throw taskNotFound(taskId);
+    return openTaskPublisher(this.#deps, taskKey(scope, taskId), { tenant: scope.tenant, owner: scope.owner }, stored);
   }
 
   get agentCard(): AgentCard {

@@ -86,7 +86,14 @@ export class InProcessTaskEventBus implements TaskEventBus {
   }
 
   subscribe(key: string, listener: CommittedEventListener): () => void {
-    return this.#subscribers.add(key, listener);
+    // Never a version at or below one this listener has seen (two writers of one task may publish
+    // out of order).
+    let last = 0;
+    return this.#subscribers.add(key, (committed) => {
+      if (committed.version <= last) return;
+      last = committed.version;
+      listener(committed);
+    });
   }
 
   requestCancel(key: string): void {

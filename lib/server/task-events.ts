@@ -7,6 +7,7 @@ import type { Artifact, Part, StreamResponse, TaskState } from '../protocol/sche
 import { StreamResponseSchema } from '../protocol/schemas.js';
 import { now } from './task-state.js';
 import { InvalidAgentEventError } from './agent-event-error.js';
+import type { TaskScope } from './stores/task-store.js';
 
 /** Text, or parts, for a message. */
 export type MessageContent = string | Part[];
@@ -23,11 +24,25 @@ export interface ArtifactInput {
   readonly lastChunk?: boolean;
 }
 
+/**
+ * What execute() gets from `events.handOff()`: all a worker needs to open the task's publisher
+ * (`router.openTaskPublisher(handOff.scope, handOff.taskId)`). Plain JSON, so it can travel in a
+ * job queue to another process.
+ */
+export interface HandOff {
+  readonly taskId: string;
+  readonly contextId: string;
+  /** The task's tenant and owner: a publisher opened in another scope finds no task. */
+  readonly scope: TaskScope;
+}
+
 /** Where published events go: the live execution, which checks, stores and fans them out. */
 export interface EventSink {
   readonly taskId: string;
   readonly contextId: string;
   accept(event: StreamResponse): Promise<void>;
+  /** Present only for execute()'s own events: ends its part of the turn without ending the turn. */
+  handOff?(): Promise<HandOff>;
 }
 
 const toParts = (content: MessageContent): Part[] => (typeof content === 'string' ? [{ text: content }] : content);
@@ -57,6 +72,23 @@ export class TaskEvents {
       return refused;
     }
     return this.#sink.accept(parsed.data as StreamResponse);
+  }
+
+  /**
+   * Hands the rest of this turn to other code (a job queue, another service): execute() may then
+   * return without a final state, and the turn stays open until a publisher opened with the returned
+   * HandOff (`router.openTaskPublisher`) parks or finishes the task, a CancelTask ends it, or
+   * `turnTimeoutMs` passes. A blocking SendMessage keeps waiting; `returnImmediately` callers have
+   * the task at once. Creates the task in TASK_STATE_WORKING if nothing was published yet.
+   * Only execute()'s own events can hand off.
+   */
+  handOff(): Promise<HandOff> {
+    if (!this.#sink.handOff) {
+      const refused = Promise.reject(new InvalidAgentEventError('only execute() can hand its turn off'));
+      refused.catch(() => {});
+      return refused;
+    }
+    return this.#sink.handOff();
   }
 
   /** Answers with a Message and no task (only before any task event). */

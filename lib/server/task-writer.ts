@@ -68,6 +68,11 @@ export class TaskWriter {
     }
   }
 
+  /** The store version of that copy (undefined until created). */
+  get version(): number | undefined {
+    return this.#committed?.version;
+  }
+
   /** Reads the task as stored now; TaskNotFound when it is gone from this scope. */
   async reload(): Promise<Task> {
     const stored = await this.#store.get(this.#scope, this.#taskId);

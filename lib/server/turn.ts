@@ -44,6 +44,11 @@ export class Turn implements Publisher {
   #ended = false;
   /** A cancel asked for this turn to stop (its signal fires, now or when first read). */
   canceled = false;
+  /**
+   * execute() handed the work off (events.handOff()): its return does not end the turn, and the
+   * observer follows the task's committed events on the bus, whoever writes them.
+   */
+  handedOff = false;
   /** performance.now() when execute() was called, kept only when something measures turns. */
   startedAt: number | undefined;
   #observer: ExecutionObserver | undefined;

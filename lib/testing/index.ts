@@ -25,3 +25,9 @@ export type {
   TaskPage,
 } from '../server/stores/task-store.js';
 export type { Task, TaskState, TaskArtifactUpdateEvent } from '../protocol/schemas.js';
+export { describeTaskEventBusContract } from './task-event-bus-contract.js';
+export type { TaskEventBusContractOptions } from './task-event-bus-contract.js';
+export { describeTaskLeasesContract } from './task-leases-contract.js';
+export type { TaskLeasesContractOptions } from './task-leases-contract.js';
+export { describePushConfigStoreContract } from '../server/push/push-config-store-contract.js';
+export type { PushConfigStoreContractOptions } from '../server/push/push-config-store-contract.js';

@@ -1,0 +1,88 @@
+/**
+ * One replica for the multi-process tests: an Express app with the router on a shared Redis
+ * (store, bus, leases), listening on 127.0.0.1 on a port of its own. Run with
+ * `node --import tsx __tests__/helpers/replica-server.ts` and env REDIS_URL, KEY_PREFIX, NAME,
+ * LEASE_TTL_MS. It prints `READY <port>`, then one JSON line per agent call
+ * (`{"replica","hook","taskId","requestId","text"}`), so a test sees which process ran what, in
+ * which request's context. The caller is the `x-user` header, the tenant `x-tenant`.
+ *
+ * Agent behaviour by message text: `park` asks for input; `steps:N` publishes N progress events
+ * 15 ms apart, then completes; `hold` works until its signal fires; anything else (a follow-up)
+ * works 50 ms and asks for input again, naming the message.
+ */
+import express from 'express';
+import { createA2ARouter, getA2ARequestContext, silentLogger, type AgentExecutor } from 'a2a-express-kit';
+import { createRedisBackend } from 'a2a-express-kit/redis';
+import { testCard } from './fixtures';
+
+const name = process.env.NAME ?? 'replica';
+const report = (hook: string, taskId: string, text: string): void => {
+  const requestId = getA2ARequestContext().requestId;
+  process.stdout.write(`${JSON.stringify({ replica: name, hook, taskId, requestId, text })}\n`);
+};
+const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+const executor: AgentExecutor = {
+  async execute(ctx, events) {
+    report('execute', ctx.taskId, ctx.userText);
+    const text = ctx.userText;
+    if (text === 'park') {
+      await events.start();
+      return events.requireInput('what next?');
+    }
+    if (text.startsWith('steps:')) {
+      await events.start();
+      const steps = Number(text.slice(6));
+      for (let i = 1; i <= steps; i++) {
+        await pause(15);
+        await events.progress(`step ${i}`);
+      }
+      return events.complete('all steps done');
+    }
+    if (text === 'hold') {
+      await events.start('holding');
+      await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
+      // A late write after the cancel: the store refuses it (the task is CANCELED).
+      await events.progress('late').catch(() => report('late-write-refused', ctx.taskId, ''));
+      return;
+    }
+    await events.start();
+    await pause(50);
+    return events.requireInput(`handled ${text} on ${name}`);
+  },
+  cancel(ctx) {
+    report('cancel', ctx.taskId, '');
+  },
+};
+
+async function main(): Promise<void> {
+  const backend = await createRedisBackend({
+    url: process.env.REDIS_URL!,
+    keyPrefix: process.env.KEY_PREFIX,
+    leaseTtlMs: Number(process.env.LEASE_TTL_MS ?? 10_000),
+  });
+  const app = express();
+  app.use(
+    '/agent',
+    createA2ARouter({
+      agentCard: testCard,
+      executor,
+      logger: silentLogger,
+      tracing: {},
+      callContext: (req) => ({
+        caller: { id: String(req.headers['x-user'] ?? 'nobody'), authenticated: true },
+        tenant: String(req.headers['x-tenant'] ?? 'acme'),
+      }),
+      ...backend.options,
+    }),
+  );
+  const server = app.listen(0, '127.0.0.1', () => {
+    const address = server.address();
+    process.stdout.write(`READY ${typeof address === 'object' && address ? address.port : 0}\n`);
+  });
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,133 @@
+/**
+ * createRedisBackend(): the three Redis seams on one client, ready to spread into createA2ARouter:
+ * `createA2ARouter({ agentCard, executor, ...backend.options })`. Connects a client from `url`, or
+ * uses the application's own `client` (left open on close()).
+ */
+import { z } from 'zod';
+import { consoleLogger, type Logger } from '../../logger.js';
+import { A2AOptionsError, optionsError, parseOptions } from '../../options.js';
+import type { RedisClient } from './redis-client.js';
+import { RedisTaskEventBus } from './redis-event-bus.js';
+import { clientSchema, keyPrefixSchema, loggerSchema, millisecondsSchema } from './redis-options.js';
+import { RedisTaskLeases } from './redis-task-leases.js';
+import { RedisTaskStore } from './redis-task-store.js';
+
+export interface RedisBackendOptions {
+  /** `redis://[[user]:password@]host[:port][/db]` or `rediss://…` (TLS): a client is connected and owned by the backend. */
+  readonly url?: string;
+  /** Your own node-redis client instead of `url` (connected here if it is not yet); close() leaves it open. */
+  readonly client?: RedisClient;
+  /** Put before every key and channel; replicas of one agent share it. Default 'a2a:'. */
+  readonly keyPrefix?: string;
+  /** Task lease time to live: how soon a dead replica's tasks are settled. Default 10000. */
+  readonly leaseTtlMs?: number;
+  /** How long a task's events stay resumable (SSE Last-Event-ID) after its last one. Default 3600000. */
+  readonly streamRetentionMs?: number;
+  /** About how many of a task's latest events stay resumable. Default 200. */
+  readonly streamMaxLength?: number;
+  /** How long connecting may take before createRedisBackend() rejects. Default 10000. */
+  readonly connectTimeoutMs?: number;
+  /** Connection trouble and lease renewals are reported here. Default: the console. */
+  readonly logger?: Logger;
+}
+
+export interface RedisBackend {
+  /** Spread into createA2ARouter({ ... }). */
+  readonly options: {
+    readonly taskStore: RedisTaskStore;
+    readonly eventBus: RedisTaskEventBus;
+    readonly taskLeases: RedisTaskLeases;
+  };
+  readonly taskStore: RedisTaskStore;
+  readonly eventBus: RedisTaskEventBus;
+  readonly taskLeases: RedisTaskLeases;
+  /** Closes the subscriber connections, stops lease renewals, and closes the client when it was made from `url`. Call it after router.close(). */
+  close(): Promise<void>;
+}
+
+const FACTORY = 'createRedisBackend';
+
+const schema = z.strictObject({
+  url: z.string().regex(/^rediss?:\/\//i, { error: 'must be a redis:// or rediss:// URL' }).optional(),
+  client: clientSchema.optional(),
+  keyPrefix: keyPrefixSchema,
+  leaseTtlMs: millisecondsSchema(30).optional(),
+  streamRetentionMs: millisecondsSchema(1000).optional(),
+  streamMaxLength: z.number().int().min(1).max(1_000_000).optional(),
+  connectTimeoutMs: millisecondsSchema(1).default(10_000),
+  logger: loggerSchema.default(consoleLogger),
+});
+
+export async function createRedisBackend(options: RedisBackendOptions): Promise<RedisBackend> {
+  const parsed = parseOptions(FACTORY, schema, options);
+  const { url, keyPrefix, logger, connectTimeoutMs } = parsed;
+  if ((url === undefined) === (parsed.client === undefined)) {
+    throw optionsError(FACTORY, url === undefined ? 'url' : 'client', 'pass either url or client (exactly one)');
+  }
+  const owned = parsed.client === undefined;
+  const client = parsed.client ?? (await clientFromUrl(url!, logger));
+  if (!client.isOpen) await connectWithin(client, connectTimeoutMs, url);
+
+  const taskStore = new RedisTaskStore({ client, keyPrefix });
+  const eventBus = new RedisTaskEventBus({
+    client,
+    keyPrefix,
+    logger,
+    ...(parsed.streamRetentionMs === undefined ? {} : { streamRetentionMs: parsed.streamRetentionMs }),
+    ...(parsed.streamMaxLength === undefined ? {} : { streamMaxLength: parsed.streamMaxLength }),
+  });
+  const taskLeases = new RedisTaskLeases({ client, keyPrefix, logger, ...(parsed.leaseTtlMs === undefined ? {} : { leaseTtlMs: parsed.leaseTtlMs }) });
+  let closing: Promise<void> | undefined;
+  return {
+    options: { taskStore, eventBus, taskLeases },
+    taskStore,
+    eventBus,
+    taskLeases,
+    close: () =>
+      (closing ??= (async () => {
+        await Promise.allSettled([eventBus.close(), taskLeases.close()]);
+        if (owned && client.isOpen) await client.close();
+      })()),
+  };
+}
+
+async function clientFromUrl(url: string, logger: Logger): Promise<RedisClient> {
+  let redis: typeof import('redis');
+  try {
+    redis = await import('redis');
+  } catch {
+    throw new A2AOptionsError(`${FACTORY}: the "redis" package is not installed (npm install redis)`);
+  }
+  const client: RedisClient = redis.createClient({ url });
+  // node-redis reconnects by itself; an unhandled 'error' event would end the process.
+  client.on('error', (error) => logger.warn({ err: error }, 'Redis connection error'));
+  return client;
+}
+
+/** connect(), given up after `timeoutMs` (node-redis would otherwise retry forever). */
+async function connectWithin(client: RedisClient, timeoutMs: number, url: string | undefined): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${FACTORY}: could not connect to ${redacted(url)} within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    await Promise.race([client.connect(), timeout]);
+  } catch (error) {
+    if (client.isOpen) client.destroy();
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The URL without its password, for messages. */
+function redacted(url: string | undefined): string {
+  if (url === undefined) return 'Redis';
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'Redis';
+  }
+}
