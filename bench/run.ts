@@ -17,7 +17,11 @@
  *                        memory N = 100 (SDK and ours side by side); the complete report is still written
  *   --rounds <n>         measured rounds per (workload, server) (default 3, quick and smoke 1)
  *   --out <dir>          where latest.md / latest.json go (default bench/results)
- *   --servers a,b        subset of ceiling,sdk,ours,stack,ours-latency (debugging; ratios need all of them)
+ *   --servers a,b        subset of ceiling,sdk,ours,stack,ours-latency,ours-sqlite,ours-redis (debugging; ratios
+ *                        need all of them). ours-sqlite: the router on openSqliteTaskStore (a fresh temporary
+ *                        file per server process); ours-redis: the router on createRedisBackend(), against a
+ *                        redis-server the runner starts itself (127.0.0.1, a free port, no persistence, a temporary
+ *                        directory; stopped at the end); skipped with a note when redis-server is not installed
  *   --workloads a,b      subset of send-message,send-message-rest,send-task,send-task-rest,stream,two-turn,get-task
  *                        (a REST workload's ratio to JSON-RPC needs its JSON-RPC twin in the run)
  *   --no-memory          skip the memory phase
@@ -30,7 +34,8 @@
  *   --idle-warmup <N>    streams opened and closed before the idle baseline (default 1000, quick 200, smoke 0)
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { getJson, pool, rpcClient } from './http.js';
@@ -38,6 +43,7 @@ import { IdleStreams, type CloseResult, type OpenResult, type ParkResult, type R
 import type { LoadOptions, LoadResult } from './load.js';
 import type { MemorySnapshot } from './servers/common.js';
 import {
+  OPTIONAL_SERVERS,
   SERVERS,
   WORKLOADS,
   extractTask,
@@ -124,9 +130,9 @@ const MODE_SETTINGS: Record<
     | 'idleOnThroughputServers'
   >
 > = {
-  // Full: 5 JSON-RPC workloads x 5 servers + 2 REST workloads x 3 servers (31 cells) x 3 rounds,
+  // Full: 5 JSON-RPC workloads x 7 servers + 2 REST workloads x 3 servers (41 cells) x 3 rounds,
   // each round ~0.6 s of load-process start plus warm-up (1.5 s first, 0.5 s later) and 2.5 s
-  // measured, + ~70 s of memory phase: ~7 min on 2 cores.
+  // measured, + ~70 s of memory phase: ~9 min on 2 cores.
   full: {
     rounds: 3,
     warmupSec: 1.5,
@@ -162,7 +168,7 @@ const MODE_SETTINGS: Record<
     idleOnThroughputServers: false,
   },
   // No warm-up and one 0.25 s load sample per cell (the load generator's sample tick: a shorter run
-  // would not be shorter): 31 cells of ~0.3 s + server starts + two tiny memory phases side by
+  // would not be shorter): 41 cells of ~0.3 s + server starts + two tiny memory phases side by
   // side, ~15 s on 2 cores. Every code path of a full run except the load process and the rounds.
   smoke: {
     rounds: 1,
@@ -369,6 +375,87 @@ async function control<T>(url: string, what: 'memory' | 'clear-store'): Promise<
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// ---------------------------------------------------------------------------------------------
+// The Redis of the ours-redis server
+
+/** The runner's own redis-server, or why there is none. */
+type LocalRedis = { url: string; stop: () => Promise<void> } | { skip: string };
+
+/** A port free on 127.0.0.1 right now (the OS picks it). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Starts `redis-server` on a free loopback port, without persistence (`--save '' --appendonly no`),
+ * in a temporary directory; resolves once it accepts connections. A missing redis-server is not an
+ * error: ours-redis is then skipped, with the reason in the report.
+ */
+async function startLocalRedis(log: (line: string) => void): Promise<LocalRedis> {
+  let lastError = '';
+  for (let attempt = 1; attempt <= 3; attempt += 1) {
+    const port = await freePort();
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'a2a-bench-redis-'));
+    const removeDir = () => rmSync(dir, { recursive: true, force: true });
+    const child = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no', '--loglevel', 'notice'],
+      { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    children.add(child);
+    process.once('exit', removeDir);
+    let output = '';
+    const outcome = await new Promise<'ready' | { missing: string } | { failed: string }>((resolve) => {
+      const timer = setTimeout(() => resolve({ failed: `not ready within 10 s: ${tail(output, 400)}` }), 10_000);
+      const onData = (chunk: string) => {
+        output = tail(output + chunk, 4000); // keep draining
+        if (/Ready to accept connections/.test(output)) {
+          clearTimeout(timer);
+          resolve('ready');
+        }
+      };
+      child.stdout?.setEncoding('utf8').on('data', onData);
+      child.stderr?.setEncoding('utf8').on('data', onData);
+      child.once('error', (error: NodeJS.ErrnoException) => {
+        clearTimeout(timer);
+        resolve(error.code === 'ENOENT' ? { missing: 'redis-server not found on PATH' } : { failed: error.message });
+      });
+      child.once('exit', (code, signal) => {
+        clearTimeout(timer);
+        resolve({ failed: `redis-server exited (code ${code}, signal ${signal}): ${tail(output, 400)}` });
+      });
+    });
+    const stop = async () => {
+      if (child.exitCode === null && child.signalCode === null && child.pid) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+          child.once('exit', () => {
+            clearTimeout(timer);
+            resolve();
+          });
+          child.kill('SIGTERM');
+        });
+      }
+      children.delete(child);
+      removeDir();
+    };
+    if (outcome === 'ready') return { url: `redis://127.0.0.1:${port}`, stop };
+    await stop();
+    if ('missing' in outcome) return { skip: `${outcome.missing}: install Redis to measure this server` };
+    lastError = outcome.failed;
+    log(`redis-server on port ${port} (attempt ${attempt}/3): ${lastError}`);
+  }
+  return { skip: `redis-server did not start: ${lastError}` };
+}
 
 // ---------------------------------------------------------------------------------------------
 // Throughput rounds
@@ -937,12 +1024,16 @@ interface PairRatios {
   stackVsOurs: number | null;
   /** ours-latency / ours: what a store answering in 1-5 ms per call costs (expected far below 1). */
   latencyVsOurs: number | null;
+  /** ours-sqlite / ours: the router on the SQLite store (a file on disk) instead of the in-memory one. */
+  sqliteVsOurs: number | null;
+  /** ours-redis / ours: the router on the Redis backend (store, event bus, leases over loopback TCP). */
+  redisVsOurs: number | null;
   /** REST workloads: ours over REST / ours over JSON-RPC (the JSON-RPC twin workload, same run); else null. */
   restVsJsonRpc: number | null;
 }
 
 /**
- * ours/ceiling, ours/SDK, stack/ours and ours-latency/ours of `value` in workload `w`, and for a REST
+ * ours/ceiling, ours/SDK, stack/ours, ours-latency/ours, ours-sqlite/ours and ours-redis/ours of `value` in workload `w`, and for a REST
  * workload ours(w)/ours(its JSON-RPC twin); inverted for a cost, so > 1 always favours the first.
  */
 function pairRatios(w: WorkloadId, value: (w: WorkloadId, s: ServerId) => number | null, cost = false): PairRatios {
@@ -954,6 +1045,8 @@ function pairRatios(w: WorkloadId, value: (w: WorkloadId, s: ServerId) => number
     oursVsSdk: r([w, 'ours'], [w, 'sdk']),
     stackVsOurs: r([w, 'stack'], [w, 'ours']),
     latencyVsOurs: r([w, 'ours-latency'], [w, 'ours']),
+    sqliteVsOurs: r([w, 'ours-sqlite'], [w, 'ours']),
+    redisVsOurs: r([w, 'ours-redis'], [w, 'ours']),
     restVsJsonRpc: twin ? r([w, 'ours'], [twin, 'ours']) : null,
   };
 }
@@ -974,6 +1067,7 @@ function buildTargets(
   idle: Record<string, IdlePhaseResult>,
   workloads: WorkloadId[],
   mode: Config['mode'],
+  servers: Record<string, { status: string; note?: string }> = {},
 ): Target[] {
   const m = (w: WorkloadId, s: ServerId) => metric(w, throughput[w]?.[s]);
   const cpu = (w: WorkloadId, s: ServerId) => cpuMetric(throughput[w]?.[s]);
@@ -1016,6 +1110,16 @@ function buildTargets(
     compare('rest-message-vs-jsonrpc', 'SendMessage → Message: ours over REST / ours over JSON-RPC', ['send-message-rest', 'ours'], ['send-message', 'ours'], 0.95),
     compare('rest-task-vs-jsonrpc', 'SendMessage → completed Task: ours over REST / ours over JSON-RPC', ['send-task-rest', 'ours'], ['send-task', 'ours'], 0.95),
   ];
+  // The durable stores: what a completed Task costs on SQLite (a file) and on Redis (loopback TCP).
+  for (const [id, description, server, min] of [
+    ['sqlite-task-vs-ours', 'SendMessage → completed Task: ours on SQLite / ours in memory', 'ours-sqlite', 0.7],
+    ['redis-task-vs-ours', 'SendMessage → completed Task: ours on Redis / ours in memory', 'ours-redis', 0.5],
+  ] as const) {
+    const target = check(id, description, 'send-task', server, 'ours', min);
+    const status = servers[server];
+    if (target.measured === null && status && status.status !== 'ok') target.note = `${server} ${status.status}${status.note ? `: ${status.note}` : ''}`;
+    targets.push(target);
+  }
   // Stack overhead, the worst workload; on CPU (ours µs / stack µs) its own worst workload.
   const worstOf = (ratioOf: (w: WorkloadId) => number | null) =>
     workloads
@@ -1106,8 +1210,8 @@ function comparisonTable(
   report: Report,
 ): string[] {
   const lines = [
-    `| Workload | ${servers.map((s) => s.id).join(' | ')} | ours/ceiling | ours/SDK | stack/ours | ours-latency/ours |`,
-    `|---|${servers.map(() => '---:').join('|')}|---:|---:|---:|---:|`,
+    `| Workload | ${servers.map((s) => s.id).join(' | ')} | ours/ceiling | ours/SDK | stack/ours | ours-latency/ours | sqlite/ours | redis/ours |`,
+    `|---|${servers.map(() => '---:').join('|')}|---:|---:|---:|---:|---:|---:|`,
   ];
   for (const w of workloads) {
     const row = report.throughput[w.id] ?? {};
@@ -1120,7 +1224,8 @@ function comparisonTable(
     const r = ratios[w.id];
     lines.push(
       `| ${w.title} | ${cells.join(' | ')} | ${fmtRatio(r?.oursVsCeiling ?? null)} | ${fmtRatio(r?.oursVsSdk ?? null)} | ` +
-        `${fmtRatio(r?.stackVsOurs ?? null)} | ${fmtRatio(r?.latencyVsOurs ?? null)} |`,
+        `${fmtRatio(r?.stackVsOurs ?? null)} | ${fmtRatio(r?.latencyVsOurs ?? null)} | ` +
+        `${fmtRatio(r?.sqliteVsOurs ?? null)} | ${fmtRatio(r?.redisVsOurs ?? null)} |`,
     );
   }
   return lines;
@@ -1237,6 +1342,25 @@ function markdown(report: Report, config: Config): string {
           : issues === 0
             ? `0 bad responses or errors in ${fmtInt(requests)} measured requests.`
             : `⚠ ${fmtInt(issues)} bad responses or errors in ${fmtInt(requests)} measured requests (see below).`),
+    );
+    lines.push('');
+  }
+  const durable = servers.filter((s) => s.id === 'ours-sqlite' || s.id === 'ours-redis');
+  if (durable.length > 0) {
+    const status = durable
+      .map((s) => {
+        const st = report.servers[s.id];
+        return st && st.status !== 'ok' ? ` ${s.id}: ${st.status}${st.note ? ` (${oneLine(st.note)})` : ''}.` : '';
+      })
+      .join('');
+    lines.push(
+      '`ours-sqlite` is `ours` on `openSqliteTaskStore()` from `a2a-express-kit/sqlite` (better-sqlite3, a fresh file in a ' +
+        'temporary directory per server process, default settings); `ours-redis` is `ours` on `createRedisBackend({ url, keyPrefix })` ' +
+        'from `a2a-express-kit/redis` spread into the router (task store, event bus and task leases), against a ' +
+        '`redis-server` the runner starts on 127.0.0.1 without persistence (`--save \'\' --appendonly no`). Their store is ' +
+        'not cleared between rounds, and server CPU per request counts the Node process only (not redis-server\'s). sqlite/ours and redis/ours: what a durable store costs next to the in-memory one ' +
+        '(targets: completed Task ≥ 0.70× on SQLite, ≥ 0.50× on Redis).' +
+        status,
     );
     lines.push('');
   }
@@ -1457,6 +1581,16 @@ async function main(): Promise<number> {
   const serverInfos = config.throughput ? SERVERS.filter((s) => config.servers.includes(s.id)) : [];
   if (!config.throughput) config.workloads = [];
   const running = new Map<ServerId, RunningServer>();
+  // ours-redis runs on a redis-server of our own, started first (its URL goes to the server in BENCH_REDIS_URL).
+  let localRedis: LocalRedis | undefined;
+  if (serverInfos.some((s) => s.id === 'ours-redis')) {
+    localRedis = await startLocalRedis(log);
+    delete process.env.BENCH_REDIS_URL;
+    delete process.env.BENCH_REDIS_SKIP;
+    if ('url' in localRedis) process.env.BENCH_REDIS_URL = localRedis.url;
+    else process.env.BENCH_REDIS_SKIP = localRedis.skip;
+    log(`[${elapsed()}] redis-server: ${'url' in localRedis ? localRedis.url : `none (${localRedis.skip}); ours-redis is skipped`}`);
+  }
   // Started together (nothing is measured yet): tsx start-up of five processes one after another
   // would take several seconds.
   const startedServers = await Promise.all(serverInfos.map((info) => startServer(info)));
@@ -1527,6 +1661,7 @@ async function main(): Promise<number> {
   if (config.concurrentMemory) await Promise.all(jobs.map((job) => job()));
   else for (const job of jobs) await job();
   if (reuseForIdle) await stopRunning();
+  if (localRedis && 'stop' in localRedis) await localRedis.stop();
 
   const ratios: Report['ratios'] = {};
   const cpuRatios: Report['cpuRatios'] = {};
@@ -1535,6 +1670,14 @@ async function main(): Promise<number> {
     cpuRatios[w] = pairRatios(w, (wl, s) => cpuMetric(throughput[wl]?.[s]), true);
   }
 
+  const servers: Report['servers'] = Object.fromEntries(
+    serverInfos.map((s) => {
+      const r = running.get(s.id);
+      const died = state.restarts.get(s.id);
+      const note = [r?.note, died ? `restarted after dying ${died.join('; ')}` : undefined].filter(Boolean).join('; ');
+      return [s.id, { status: r?.status ?? 'failed', ...(note ? { note } : {}) }];
+    }),
+  );
   const report: Report = {
     meta: {
       date: new Date().toISOString(),
@@ -1558,18 +1701,11 @@ async function main(): Promise<number> {
         autocannon: version('autocannon'),
       },
     },
-    servers: Object.fromEntries(
-      serverInfos.map((s) => {
-        const r = running.get(s.id);
-        const died = state.restarts.get(s.id);
-        const note = [r?.note, died ? `restarted after dying ${died.join('; ')}` : undefined].filter(Boolean).join('; ');
-        return [s.id, { status: r?.status ?? 'failed', ...(note ? { note } : {}) }];
-      }),
-    ),
+    servers,
     throughput,
     ratios,
     cpuRatios,
-    targets: buildTargets(throughput, memory, idle, config.workloads, config.mode),
+    targets: buildTargets(throughput, memory, idle, config.workloads, config.mode, servers),
     memory,
     idle,
   };
@@ -1584,7 +1720,7 @@ async function main(): Promise<number> {
   // The benchmark itself must work: a required server that failed (not a skipped optional variant),
   // or a workload that could not run, is an error. Missed targets are not.
   const broken =
-    [...running.values()].some((s) => s.status === 'failed' || (s.status === 'skipped' && s.info.id !== 'stack')) ||
+    [...running.values()].some((s) => s.status === 'failed' || (s.status === 'skipped' && !OPTIONAL_SERVERS.includes(s.info.id))) ||
     Object.values(throughput).some((row) => Object.values(row).some((cell) => 'failed' in cell || 'failedRounds' in cell)) ||
     Object.values(memory).some((r) => r.status !== 'ok') ||
     Object.values(idle).some((r) => r.status !== 'ok');

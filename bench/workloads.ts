@@ -12,7 +12,7 @@ export type WorkloadId =
   | 'stream'
   | 'two-turn'
   | 'get-task';
-export type ServerId = 'ceiling' | 'sdk' | 'ours' | 'stack' | 'ours-latency';
+export type ServerId = 'ceiling' | 'sdk' | 'ours' | 'stack' | 'ours-latency' | 'ours-sqlite' | 'ours-redis';
 
 export interface WorkloadInfo {
   id: WorkloadId;
@@ -89,7 +89,25 @@ export const SERVERS: readonly ServerInfo[] = [
     args: ['--latency'],
     restBase: '',
   },
+  {
+    id: 'ours-sqlite',
+    title: 'createA2ARouter on `openSqliteTaskStore` (a2a-express-kit/sqlite, a fresh temporary file)',
+    script: 'ours.ts',
+    args: ['--sqlite'],
+    restBase: '',
+  },
+  {
+    // The runner starts its own redis-server (loopback, no persistence) and passes its URL in BENCH_REDIS_URL.
+    id: 'ours-redis',
+    title: 'createA2ARouter on `createRedisBackend()` (a2a-express-kit/redis: store, event bus, leases; a local redis-server)',
+    script: 'ours.ts',
+    args: ['--redis'],
+    restBase: '',
+  },
 ];
+
+/** Servers that may be skipped (with a note) without the run counting as broken. */
+export const OPTIONAL_SERVERS: readonly ServerId[] = ['stack', 'ours-redis'];
 
 /** Number of SSE events of one "stream" request: task + 10 WORKING updates + COMPLETED. */
 export const STREAM_EVENTS_PER_REQUEST = 12;

@@ -11,12 +11,13 @@ import path from 'node:path';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const WORKLOADS = ['send-message', 'send-message-rest', 'send-task', 'send-task-rest', 'stream', 'two-turn', 'get-task'];
-const SERVERS = ['ceiling', 'sdk', 'ours', 'stack', 'ours-latency'];
-const REQUIRED_SERVERS = ['ceiling', 'sdk', 'ours', 'ours-latency'];
+// ours-redis needs a redis-server on the machine: without one it is skipped, with a note.
+const SERVERS = ['ceiling', 'sdk', 'ours', 'stack', 'ours-latency', 'ours-sqlite', 'ours-redis'];
+const REQUIRED_SERVERS = ['ceiling', 'sdk', 'ours', 'ours-latency', 'ours-sqlite'];
 /** The HTTP+JSON workloads run on these servers only (the SDK's REST handler, ours, ours + stack). */
 const REST_WORKLOADS = ['send-message-rest', 'send-task-rest'];
 const REST_SERVERS = ['sdk', 'ours', 'stack'];
-const RATIO_KEYS = ['latencyVsOurs', 'oursVsCeiling', 'oursVsSdk', 'restVsJsonRpc', 'stackVsOurs'];
+const RATIO_KEYS = ['latencyVsOurs', 'oursVsCeiling', 'oursVsSdk', 'redisVsOurs', 'restVsJsonRpc', 'sqliteVsOurs', 'stackVsOurs'];
 
 interface Run {
   code: number | null;
@@ -58,6 +59,8 @@ describe('bench smoke mode', () => {
     expect(run.stdout).toContain('## Targets');
     expect(run.stdout).toContain('## Memory');
     expect(run.stdout).toContain('ours-latency/ours');
+    expect(run.stdout).toContain('sqlite/ours');
+    expect(run.stdout).toContain('redis/ours');
     expect(run.stdout).toContain('### HTTP+JSON (REST) binding');
   });
 
@@ -89,7 +92,7 @@ describe('bench smoke mode', () => {
           expect(typeof cell.reqPerSec).toBe('number');
           expect(typeof cell.latencyMs.p50).toBe('number');
         } else {
-          // The optional middleware-stack variant may be skipped, with a reason.
+          // The optional variants (middleware stack, Redis without a redis-server) may be skipped, with a reason.
           expect(typeof cell.note).toBe('string');
         }
       }
@@ -105,7 +108,31 @@ describe('bench smoke mode', () => {
       }
     }
     for (const server of REQUIRED_SERVERS) expect(report.servers[server].status).toBe('ok');
-    expect(report.targets.length).toBeGreaterThanOrEqual(11);
+    expect(report.targets.length).toBeGreaterThanOrEqual(13);
+    // ours-redis: measured, or skipped with the reason (no redis-server on this machine).
+    const redis = report.servers['ours-redis'];
+    expect(['ok', 'skipped']).toContain(redis.status);
+    if (redis.status === 'skipped') expect(typeof redis.note).toBe('string');
+  });
+
+  it('judges the durable-store targets: completed Task on SQLite ≥ 0.7× and on Redis ≥ 0.5× the in-memory store', () => {
+    const report = JSON.parse(readFileSync(path.join(outDir, 'latest.json'), 'utf8'));
+    const byId = new Map<string, { measured: unknown; threshold: string; met: unknown; note?: string }>(
+      report.targets.map((t: { id: string }) => [t.id, t]),
+    );
+    const sqlite = byId.get('sqlite-task-vs-ours');
+    expect(sqlite?.threshold).toBe('≥ 0.70×');
+    expect(typeof sqlite?.measured).toBe('number');
+    expect(typeof report.ratios['send-task'].sqliteVsOurs).toBe('number');
+    const redis = byId.get('redis-task-vs-ours');
+    expect(redis?.threshold).toBe('≥ 0.50×');
+    if (report.servers['ours-redis'].status === 'ok') {
+      expect(typeof redis?.measured).toBe('number');
+      expect(typeof report.ratios['send-task'].redisVsOurs).toBe('number');
+    } else {
+      expect(redis?.measured).toBeNull();
+      expect(redis?.note).toContain('ours-redis skipped');
+    }
   });
 
   it('judges the HTTP+JSON targets: ahead of the SDK\'s REST handler, ≥ 0.95× our JSON-RPC', () => {

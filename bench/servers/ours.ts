@@ -3,11 +3,18 @@
  * front of it (tracing, auth with a pre-verified bearer, tenant, security headers). With `--latency`,
  * the store sits behind `withLatency` from `a2a-express-kit/testing` (every store call waits a random
  * 1-5 ms, as a store across a network would): what a slow store costs, and that nothing breaks.
+ * With `--sqlite`, the store is `openSqliteTaskStore` from `a2a-express-kit/sqlite` on a fresh file in
+ * a temporary directory (removed at exit). With `--redis`, the router runs on `createRedisBackend()`
+ * from `a2a-express-kit/redis` (task store, event bus and task leases, spread via `...backend.options`)
+ * against the Redis at BENCH_REDIS_URL (the runner starts its own redis-server); without that variable
+ * it prints `SKIP <reason>` (BENCH_REDIS_SKIP, when set) instead of `READY`.
  *
  * It loads the built package from dist/ (run `npm run build` first; `npm run bench` does), or from
  * the directory in BENCH_KIT_DIST (a build of another revision, e.g. to compare before/after a change).
  * Prints `READY <port>` when listening.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import express from 'express';
@@ -17,6 +24,8 @@ import { BENCH_BEARER, BENCH_TENANT_HEADER, STREAM_PROGRESS_UPDATES } from '../w
 
 type Kit = typeof import('../../lib/index.js');
 type Testing = typeof import('../../lib/testing/index.js');
+type Sqlite = typeof import('../../lib/sqlite.js');
+type Redis = typeof import('../../lib/redis.js');
 type TaskStore = import('../../lib/testing/index.js').TaskStore;
 
 interface BenchEvents {
@@ -108,18 +117,46 @@ async function main(): Promise<void> {
     const testing = (await import(testingPath)) as Testing;
     routerStore = testing.withLatency(taskStore, { minMs: 1, maxMs: 5 });
   }
-  const router = kit.createA2ARouter({ agentCard, executor: executor as never, taskStore: routerStore });
+  let storeOptions: Record<string, unknown> = { taskStore: routerStore };
+  let variant = hasFlag('--stack') ? 'ours+stack' : hasFlag('--latency') ? 'ours+latency' : 'ours';
+  /** The in-memory store's size and clear (the control endpoints); none for the durable stores. */
+  let control: { storeSize?: () => number; clearStore?: () => void } = {
+    storeSize: () => taskStore.size,
+    clearStore: () => taskStore.clear(),
+  };
+  if (hasFlag('--sqlite')) {
+    // A fresh database file per server process, in a directory of its own (the -wal/-shm files go there too).
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'a2a-bench-sqlite-'));
+    process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+    const sqlite = (await import(distFile('sqlite.mjs'))) as Sqlite;
+    storeOptions = { taskStore: await sqlite.openSqliteTaskStore({ path: path.join(dir, 'tasks.db') }) };
+    variant = 'ours+sqlite';
+    control = {};
+  } else if (hasFlag('--redis')) {
+    const url = process.env.BENCH_REDIS_URL;
+    if (!url) {
+      process.stdout.write(`SKIP ${process.env.BENCH_REDIS_SKIP || 'no Redis to run on (BENCH_REDIS_URL not set)'}\n`);
+      return;
+    }
+    const redis = (await import(distFile('redis.mjs'))) as Redis;
+    // A prefix of its own per process: a restarted server never sees an earlier one's keys.
+    const keyPrefix = `a2a-bench:${process.pid.toString(36)}-${Math.random().toString(36).slice(2, 8)}:`;
+    const backend = await redis.createRedisBackend({ url, keyPrefix });
+    storeOptions = { ...backend.options };
+    variant = 'ours+redis';
+    control = {};
+  }
+  const router = kit.createA2ARouter({ agentCard, executor: executor as never, ...(storeOptions as { taskStore: TaskStore }) });
 
   const app: Express = express();
   mountBenchControl(app, {
-    storeSize: () => taskStore.size,
-    clearStore: () => taskStore.clear(),
+    ...control,
     // liveObservers: blocking sends, streams and task subscribers (each idle stream is one).
     stats: () => ({ liveExecutions: router.liveExecutions, ...(router.liveObservers === undefined ? {} : { liveObservers: router.liveObservers }) }),
   });
   if (stack.length > 0) app.use('/', ...stack);
   app.use('/', router);
-  listen(app, hasFlag('--stack') ? 'ours+stack' : hasFlag('--latency') ? 'ours+latency' : 'ours');
+  listen(app, variant);
 }
 
 main().catch((error: unknown) => {
