@@ -8,7 +8,7 @@
  *
  * Agent behaviour by message text: `park` asks for input; `steps:N` publishes N progress events
  * 15 ms apart, then completes; `hold` works until its signal fires; anything else (a follow-up)
- * works 50 ms and asks for input again, naming the message.
+ * works 50 ms and asks for input again, naming the message. GET /gauges: what it holds for tasks.
  */
 import express from 'express';
 import { createA2ARouter, getA2ARequestContext, silentLogger, type AgentExecutor } from 'a2a-express-kit';
@@ -62,9 +62,7 @@ async function main(): Promise<void> {
     leaseTtlMs: Number(process.env.LEASE_TTL_MS ?? 10_000),
   });
   const app = express();
-  app.use(
-    '/agent',
-    createA2ARouter({
+  const router = createA2ARouter({
       agentCard: testCard,
       executor,
       logger: silentLogger,
@@ -74,8 +72,17 @@ async function main(): Promise<void> {
         tenant: String(req.headers['x-tenant'] ?? 'acme'),
       }),
       ...backend.options,
-    }),
-  );
+  });
+  // What this replica holds for tasks right now: all 0 once every task parked or ended.
+  app.get('/gauges', (_req, res) => {
+    res.json({
+      liveExecutions: router.liveExecutions,
+      liveObservers: router.liveObservers,
+      followedTasks: backend.eventBus.followedTasks,
+      heldLeases: backend.taskLeases.heldCount,
+    });
+  });
+  app.use('/agent', router);
   const server = app.listen(0, '127.0.0.1', () => {
     const address = server.address();
     process.stdout.write(`READY ${typeof address === 'object' && address ? address.port : 0}\n`);

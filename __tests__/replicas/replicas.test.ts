@@ -84,6 +84,23 @@ const redis = redisForTests();
 
   const as = (user: string, extra: Record<string, string> = {}) => ({ headers: { 'x-user': user, 'x-tenant': 'acme', ...extra } });
 
+  // After every test (all its tasks parked or ended): neither replica holds anything for a task.
+  afterEach(async () => {
+    for (const replica of [a, b]) {
+      if (replica.child.exitCode !== null || replica.child.signalCode !== null) continue;
+      const gauges = async () => (await fetch(replica.url.replace(/\/agent$/, '/gauges'))).json();
+      const idle = { liveExecutions: 0, liveObservers: 0, followedTasks: 0, heldLeases: 0 };
+      // Releases and unsubscribes finish just after the answers they follow: wait for them, bounded.
+      let last: unknown;
+      for (let i = 0; i < 200; i++) {
+        last = await gauges();
+        if (JSON.stringify(last) === JSON.stringify(idle)) break;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect({ replica: replica.name, ...(last as object) }).toEqual({ replica: replica.name, ...idle });
+    }
+  });
+
   describe.each(BINDINGS)('over %s', (binding) => {
     const on = (replica: Replica) => a2aClient(binding, replica.url);
 
