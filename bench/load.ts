@@ -27,6 +27,14 @@ import {
 
 export interface LoadOptions {
   url: string;
+  /**
+   * Several replicas of one server (ours-2replicas): every replica's URL, `url` being the first.
+   * autocannon spreads the connections over them round-robin (its own multi-URL support: one run,
+   * one latency histogram); the server CPU is the sum of the replicas'; GetTask's tasks are created
+   * through the first replica and read through all; a two-turn follow-up goes to another replica
+   * than the one that parked its task (see crossReplicaTwoTurn).
+   */
+  urls?: string[];
   workload: WorkloadId;
   connections: number;
   warmupSec: number;
@@ -60,6 +68,11 @@ export interface LoadResult {
   timeouts: number;
   non2xx: number;
   firstBadSample?: string;
+  /**
+   * Two-turn on several replicas: follow-ups sent to another replica than the one that parked
+   * their task (`cross`), to the same one because no task parked elsewhere was waiting (`same`).
+   */
+  followUps?: { cross: number; same: number };
 }
 
 interface Counters {
@@ -67,7 +80,15 @@ interface Counters {
   bad: number;
   events: number;
   firstBad?: string;
+  crossFollowUps: number;
+  sameFollowUps: number;
 }
+
+/**
+ * Two-turn across replicas: the tasks parked by turn 1 on each replica and not yet followed up,
+ * oldest first (kept from the warm-up to the measured run: they are still parked).
+ */
+type ParkedByReplica = string[][];
 
 type SendResult = { message?: { messageId?: unknown; role?: unknown }; task?: { id?: string; status?: { state?: string } } };
 type RpcResult = {
@@ -101,9 +122,79 @@ function restSendResult(status: number, body: string, headers: object | undefine
   return parsed && typeof parsed === 'object' && parsed.error === undefined ? parsed : undefined;
 }
 
-type Ctx = { taskId?: string };
+type Ctx = { taskId?: string; replica?: number };
 
-function buildRequests(opts: LoadOptions, counters: Counters, taskIds: string[]): autocannon.Request[] {
+/** The replicas' ports, in the order of `opts.urls` (undefined: one server). */
+function replicaPorts(opts: LoadOptions): string[] | undefined {
+  return opts.urls && opts.urls.length > 1 ? opts.urls.map((u) => new URL(u).port) : undefined;
+}
+
+/**
+ * Two-turn across replicas. autocannon keeps a connection on one replica, and a connection's turn 2
+ * is built right after its turn-1 answer, so the follow-up cannot wait for "its" task to reach
+ * another connection. Instead every replica has a queue of parked tasks: turn 1 on replica r
+ * appends its task to r's queue; turn 2 on r takes the oldest task parked on another replica
+ * (a cross-replica follow-up: loaded from the shared store, run under a lease taken on r). The
+ * queues are primed before the run with `connections` parked tasks per replica, so with the
+ * replicas going at about the same pace a task parked elsewhere is always waiting; when none is
+ * (one replica ran ahead), turn 2 takes the oldest task of its own replica's queue instead and
+ * counts it as a same-replica follow-up (reported). Every parked task is followed up exactly once.
+ */
+function crossReplicaTwoTurn(
+  ports: string[],
+  parked: ParkedByReplica,
+  counters: Counters,
+  post: (
+    makeBody: (context: Ctx, req: autocannon.Request) => string,
+    check: (status: number, body: string, context: Ctx) => boolean,
+  ) => autocannon.Request,
+): autocannon.Request[] {
+  const replicaOf = (req: autocannon.Request) => {
+    const i = ports.indexOf(String((req as { port?: unknown }).port));
+    if (i === -1) throw new Error(`two-turn: request to an unknown replica (port ${String((req as { port?: unknown }).port)})`);
+    return i;
+  };
+  return [
+    post(
+      (context, req) => {
+        context.taskId = undefined;
+        context.replica = replicaOf(req);
+        return sendMessageBody('input');
+      },
+      (s, b, context) => {
+        const task = parse(b)?.result?.task;
+        if (s === 200 && task?.status?.state === 'TASK_STATE_INPUT_REQUIRED' && task.id && context.replica !== undefined) {
+          parked[context.replica].push(task.id);
+          return true;
+        }
+        return false;
+      },
+    ),
+    post(
+      (_context, req) => {
+        const here = replicaOf(req);
+        for (let step = 1; step < ports.length; step += 1) {
+          const id = parked[(here + step) % ports.length].shift();
+          if (id !== undefined) {
+            counters.crossFollowUps += 1;
+            return sendMessageBody('more', { taskId: id });
+          }
+        }
+        const own = parked[here].shift();
+        if (own !== undefined) {
+          counters.sameFollowUps += 1;
+          return sendMessageBody('more', { taskId: own });
+        }
+        // Nothing parked anywhere (turn 1 failed, and was counted as bad): a follow-up to an
+        // unknown task, counted as bad as well.
+        return sendMessageBody('more', { taskId: 'missing-task-from-turn-1' });
+      },
+      (s, b) => s === 200 && parse(b)?.result?.task?.status?.state === 'TASK_STATE_COMPLETED',
+    ),
+  ];
+}
+
+function buildRequests(opts: LoadOptions, counters: Counters, taskIds: string[], parked: ParkedByReplica): autocannon.Request[] {
   const verdict = (good: boolean, body: string) => {
     if (good) counters.ok += 1;
     else {
@@ -111,9 +202,12 @@ function buildRequests(opts: LoadOptions, counters: Counters, taskIds: string[])
       if (counters.firstBad === undefined) counters.firstBad = body.slice(0, 300);
     }
   };
-  const post = (makeBody: (context: Ctx) => string, check: (status: number, body: string, context: Ctx) => boolean) => ({
+  const post = (
+    makeBody: (context: Ctx, req: autocannon.Request) => string,
+    check: (status: number, body: string, context: Ctx) => boolean,
+  ) => ({
     method: 'POST' as const,
-    setupRequest: (req: autocannon.Request, context: object) => ({ ...req, body: makeBody(context as Ctx) }),
+    setupRequest: (req: autocannon.Request, context: object) => ({ ...req, body: makeBody(context as Ctx, req) }),
     onResponse: (status: number, body: string, context: object) => verdict(check(status, body, context as Ctx), body),
   });
   const taskState = (body: string) => parse(body)?.result?.task?.status?.state;
@@ -156,7 +250,9 @@ function buildRequests(opts: LoadOptions, counters: Counters, taskIds: string[])
           },
         ),
       ];
-    case 'two-turn':
+    case 'two-turn': {
+      const ports = replicaPorts(opts);
+      if (ports) return crossReplicaTwoTurn(ports, parked, counters, post);
       return [
         post(
           (context) => {
@@ -179,6 +275,7 @@ function buildRequests(opts: LoadOptions, counters: Counters, taskIds: string[])
           (s, b) => s === 200 && taskState(b) === 'TASK_STATE_COMPLETED',
         ),
       ];
+    }
     case 'get-task': {
       let i = 0;
       return [
@@ -196,13 +293,16 @@ function buildRequests(opts: LoadOptions, counters: Counters, taskIds: string[])
   }
 }
 
-async function createTasks(url: string, count: number): Promise<string[]> {
+/** `count` tasks created through `url`: completed (GetTask), or parked in input-required (two-turn across replicas). */
+async function createTasks(url: string, count: number, text: 'complete' | 'input' = 'complete'): Promise<string[]> {
   const client = rpcClient(url, 16);
   try {
     const ids = await pool(count, 16, async () => {
-      const res = await client.post(sendMessageBody('complete'));
+      const res = await client.post(sendMessageBody(text));
       const task = extractTask(res.body);
-      if (!task) throw new Error(`could not create a task for GetTask: ${res.status} ${res.body.slice(0, 200)}`);
+      if (!task || (text === 'input' && !res.body.includes('TASK_STATE_INPUT_REQUIRED'))) {
+        throw new Error(`could not create a task for ${text === 'input' ? 'two-turn' : 'GetTask'}: ${res.status} ${res.body.slice(0, 200)}`);
+      }
       return task.id;
     });
     return ids;
@@ -217,13 +317,20 @@ async function createTasks(url: string, count: number): Promise<string[]> {
  */
 const SAMPLE_MS = 250;
 
-async function cannon(opts: LoadOptions, seconds: number, counters: Counters, taskIds: string[]): Promise<autocannon.Result> {
+async function cannon(
+  opts: LoadOptions,
+  seconds: number,
+  counters: Counters,
+  taskIds: string[],
+  parked: ParkedByReplica,
+): Promise<autocannon.Result> {
   return autocannon({
-    url: opts.url,
+    // Several replicas: autocannon's own multi-URL mode (connection i goes to urls[i % urls.length]).
+    url: (opts.urls && opts.urls.length > 1 ? opts.urls : opts.url) as string,
     connections: opts.connections,
     duration: seconds,
     headers: { ...RPC_HEADERS },
-    requests: buildRequests(opts, counters, taskIds),
+    requests: buildRequests(opts, counters, taskIds, parked),
     timeout: 20,
     sampleInt: SAMPLE_MS,
   });
@@ -236,16 +343,33 @@ async function serverCpu(url: string): Promise<number> {
   return cpu;
 }
 
+/** The CPU time of every replica, summed (one server: its own). */
+async function serversCpu(opts: LoadOptions): Promise<number> {
+  const cpus = await Promise.all((opts.urls && opts.urls.length > 0 ? opts.urls : [opts.url]).map((url) => serverCpu(url)));
+  return cpus.reduce((a, b) => a + b, 0);
+}
+
+const newCounters = (): Counters => ({ ok: 0, bad: 0, events: 0, crossFollowUps: 0, sameFollowUps: 0 });
+
 export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
+  // GetTask: tasks created through the first replica (several replicas: read through all of them).
   const taskIds = opts.workload === 'get-task' ? await createTasks(opts.url, opts.getTaskPool) : [];
-  if (opts.warmupSec > 0) {
-    await cannon(opts, opts.warmupSec, { ok: 0, bad: 0, events: 0 }, taskIds);
+  const ports = replicaPorts(opts);
+  const parked: ParkedByReplica = (ports ?? []).map(() => []);
+  if (ports && opts.workload === 'two-turn') {
+    // Primed: tasks parked on every replica, waiting for a follow-up from another one.
+    const urls = opts.urls as string[];
+    const primed = await Promise.all(urls.map((url) => createTasks(url, opts.connections, 'input')));
+    primed.forEach((ids, i) => parked[i].push(...ids));
   }
-  const counters: Counters = { ok: 0, bad: 0, events: 0 };
+  if (opts.warmupSec > 0) {
+    await cannon(opts, opts.warmupSec, newCounters(), taskIds, parked);
+  }
+  const counters = newCounters();
   // Around the measured run only: the warm-up's JIT work must not count.
-  const cpuBefore = await serverCpu(opts.url);
-  const result = await cannon(opts, opts.durationSec, counters, taskIds);
-  const cpuAfter = await serverCpu(opts.url);
+  const cpuBefore = await serversCpu(opts);
+  const result = await cannon(opts, opts.durationSec, counters, taskIds, parked);
+  const cpuAfter = await serversCpu(opts);
   const duration = result.duration > 0 ? result.duration : opts.durationSec;
   const requests = result.requests.total;
   const reqPerSec = requests / duration;
@@ -265,6 +389,7 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
     timeouts: result.timeouts,
     non2xx: result.non2xx,
     ...(counters.firstBad !== undefined ? { firstBadSample: counters.firstBad } : {}),
+    ...(ports && opts.workload === 'two-turn' ? { followUps: { cross: counters.crossFollowUps, same: counters.sameFollowUps } } : {}),
   };
 }
 

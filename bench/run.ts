@@ -17,11 +17,13 @@
  *                        memory N = 100 (SDK and ours side by side); the complete report is still written
  *   --rounds <n>         measured rounds per (workload, server) (default 3, quick and smoke 1)
  *   --out <dir>          where latest.md / latest.json go (default bench/results)
- *   --servers a,b        subset of ceiling,sdk,ours,stack,ours-latency,ours-sqlite,ours-redis (debugging; ratios
- *                        need all of them). ours-sqlite: the router on openSqliteTaskStore (a fresh temporary
+ *   --servers a,b        subset of ceiling,sdk,ours,stack,ours-latency,ours-sqlite,ours-redis,ours-2replicas (debugging;
+ *                        ratios need all of them). ours-sqlite: the router on openSqliteTaskStore (a fresh temporary
  *                        file per server process); ours-redis: the router on createRedisBackend(), against a
  *                        redis-server the runner starts itself (127.0.0.1, a free port, no persistence, a temporary
- *                        directory; stopped at the end); skipped with a note when redis-server is not installed
+ *                        directory; stopped at the end); skipped with a note when redis-server is not installed;
+ *                        ours-2replicas: two ours-redis processes sharing one key prefix (one store), the load
+ *                        generator's connections spread over both (JSON-RPC workloads only); skipped like ours-redis
  *   --workloads a,b      subset of send-message,send-message-rest,send-task,send-task-rest,stream,two-turn,get-task
  *                        (a REST workload's ratio to JSON-RPC needs its JSON-RPC twin in the run)
  *   --no-memory          skip the memory phase
@@ -246,7 +248,11 @@ interface RunningServer {
   status: 'ok' | 'skipped' | 'failed';
   note?: string;
   url?: string;
+  /** Several replicas: every replica's URL (`url` is the first). */
+  urls?: string[];
   child?: ChildProcess;
+  /** Several replicas: one RunningServer per process (`child` is then unset). */
+  parts?: RunningServer[];
   stderr: () => string;
   /** How the process ended, once it has (a server dying mid-run is reported with this). */
   exited: () => string | undefined;
@@ -276,14 +282,19 @@ function withFdLimit(command: string, args: string[], fdLimit: number | undefine
   return ['sh', ['-c', `ulimit -n ${fdLimit} && exec "$0" "$@"`, command, ...args]];
 }
 
-async function startServer(info: ServerInfo, nodeFlags: string[] = [], fdLimit?: number): Promise<RunningServer> {
+async function startServer(
+  info: ServerInfo,
+  nodeFlags: string[] = [],
+  fdLimit?: number,
+  env: Record<string, string> = {},
+): Promise<RunningServer> {
   const child = spawn(
     ...withFdLimit(
       process.execPath,
       ['--expose-gc', ...nodeFlags, '--import', 'tsx', path.join(ROOT, 'bench', 'servers', info.script), ...info.args],
       fdLimit,
     ),
-    { cwd: ROOT, env: { ...process.env, BENCH_WATCH_STDIN: '1', NODE_ENV: 'production' }, stdio: ['pipe', 'pipe', 'pipe'] },
+    { cwd: ROOT, env: { ...process.env, BENCH_WATCH_STDIN: '1', NODE_ENV: 'production', ...env }, stdio: ['pipe', 'pipe', 'pipe'] },
   );
   children.add(child);
   let stderr = '';
@@ -320,7 +331,46 @@ async function startServer(info: ServerInfo, nodeFlags: string[] = [], fdLimit?:
   });
 }
 
+/**
+ * A throughput server: one process, or (info.replicas > 1) that many replicas started together on
+ * one fresh Redis key prefix (BENCH_REDIS_KEY_PREFIX: the same tasks, event streams and leases),
+ * seen as one server whose `urls` are the replicas'. It is ok only when every replica is; a replica
+ * that dies counts as the server dying (restartIfDead then restarts them all, on a new prefix).
+ */
+async function startThroughputServer(info: ServerInfo): Promise<RunningServer> {
+  const n = info.replicas ?? 1;
+  if (n <= 1) return startServer(info);
+  const keyPrefix = `a2a-bench:${info.id}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}:`;
+  const parts = await Promise.all(Array.from({ length: n }, () => startServer(info, [], undefined, { BENCH_REDIS_KEY_PREFIX: keyPrefix })));
+  const base = {
+    info,
+    parts,
+    stderr: () =>
+      parts
+        .map((p, i) => (p.stderr() ? `[replica ${i + 1}] ${p.stderr()}` : ''))
+        .filter(Boolean)
+        .join('\n'),
+    exited: () => {
+      const i = parts.findIndex((p) => p.exited());
+      return i === -1 ? undefined : `replica ${i + 1}: ${parts[i].exited()}`;
+    },
+  };
+  const notOk = parts.findIndex((p) => p.status !== 'ok');
+  if (notOk !== -1) {
+    await Promise.all(parts.map((p) => stopServer(p)));
+    const part = parts[notOk];
+    // Without Redis every replica says SKIP with the same reason: one note.
+    return { ...base, status: part.status, note: part.status === 'skipped' ? part.note : `replica ${notOk + 1}: ${part.note ?? 'failed'}` };
+  }
+  const urls = parts.map((p) => p.url as string);
+  return { ...base, status: 'ok', url: urls[0], urls };
+}
+
 async function stopServer(server: RunningServer): Promise<void> {
+  if (server.parts) {
+    await Promise.all(server.parts.map((part) => stopServer(part)));
+    return;
+  }
   const child = server.child;
   if (!child || child.exitCode !== null || child.signalCode !== null) {
     if (child) children.delete(child);
@@ -479,7 +529,8 @@ async function restartIfDead(state: ThroughputState, info: ServerInfo, workload:
   const death = `${server.exited()}${server.stderr() ? `: ${tail(server.stderr(), 300)}` : ''}`;
   state.log(`${info.id}: ${death}; restarting it`);
   state.restarts.set(info.id, [...(state.restarts.get(info.id) ?? []), `(${workload} run): ${death}`]);
-  const fresh = await startServer(info);
+  await stopServer(server); // replicas: the ones still running (a fresh pair gets a fresh key prefix)
+  const fresh = await startThroughputServer(info);
   state.running.set(info.id, fresh);
   if (fresh.status !== 'ok') await stopServer(fresh);
   return fresh;
@@ -501,9 +552,10 @@ async function measureRound(state: ThroughputState, info: ServerInfo, workload: 
     const warmed = state.warmed.get(server) ?? new Set<WorkloadId>();
     state.warmed.set(server, warmed);
     try {
-      await control(server.url, 'clear-store');
+      await Promise.all((server.urls ?? [server.url]).map((url) => control(url, 'clear-store')));
       const result = await (config.inProcessLoad ? runLoadInProcess : runLoadProcess)({
         url: server.url,
+        ...(server.urls ? { urls: server.urls } : {}),
         workload,
         connections: config.connections,
         warmupSec: warmed.has(workload) ? config.roundWarmupSec : workload === 'stream' ? config.streamWarmupSec : config.warmupSec,
@@ -516,7 +568,8 @@ async function measureRound(state: ThroughputState, info: ServerInfo, workload: 
       const issues = result.bad + result.errors + result.non2xx;
       state.log(
         `${workload} × ${info.id} (${label}): ${fmtMetric(workload, result)}, ${fmtInt(result.cpuMicrosPerRequest)} µs CPU/req, ` +
-          `p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms${issues ? `, ${issues} bad/errors` : ''}`,
+          `p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms${issues ? `, ${issues} bad/errors` : ''}` +
+          (result.followUps ? `, follow-ups ${fmtInt(result.followUps.cross)} cross-replica / ${fmtInt(result.followUps.same)} same` : ''),
       );
       return result;
     } catch (error) {
@@ -544,6 +597,7 @@ function medianOfRounds(results: LoadResult[]): LoadResult {
   const med = (pick: (r: LoadResult) => number) => median(results.map(pick));
   const sum = (pick: (r: LoadResult) => number) => results.reduce((total, r) => total + pick(r), 0);
   const firstBad = results.find((r) => r.firstBadSample !== undefined)?.firstBadSample;
+  const withFollowUps = results.filter((r) => r.followUps);
   return {
     workload: results[0].workload,
     durationSec: sum((r) => r.durationSec),
@@ -558,6 +612,9 @@ function medianOfRounds(results: LoadResult[]): LoadResult {
     timeouts: sum((r) => r.timeouts),
     non2xx: sum((r) => r.non2xx),
     ...(firstBad !== undefined ? { firstBadSample: firstBad } : {}),
+    ...(withFollowUps.length > 0
+      ? { followUps: { cross: sum((r) => r.followUps?.cross ?? 0), same: sum((r) => r.followUps?.same ?? 0) } }
+      : {}),
   };
 }
 
@@ -1028,12 +1085,14 @@ interface PairRatios {
   sqliteVsOurs: number | null;
   /** ours-redis / ours: the router on the Redis backend (store, event bus, leases over loopback TCP). */
   redisVsOurs: number | null;
+  /** ours-2replicas / ours-redis: the same Redis store served by two processes instead of one. */
+  twoReplicasVsRedis: number | null;
   /** REST workloads: ours over REST / ours over JSON-RPC (the JSON-RPC twin workload, same run); else null. */
   restVsJsonRpc: number | null;
 }
 
 /**
- * ours/ceiling, ours/SDK, stack/ours, ours-latency/ours, ours-sqlite/ours and ours-redis/ours of `value` in workload `w`, and for a REST
+ * ours/ceiling, ours/SDK, stack/ours, ours-latency/ours, ours-sqlite/ours, ours-redis/ours and ours-2replicas/ours-redis of `value` in workload `w`, and for a REST
  * workload ours(w)/ours(its JSON-RPC twin); inverted for a cost, so > 1 always favours the first.
  */
 function pairRatios(w: WorkloadId, value: (w: WorkloadId, s: ServerId) => number | null, cost = false): PairRatios {
@@ -1047,6 +1106,7 @@ function pairRatios(w: WorkloadId, value: (w: WorkloadId, s: ServerId) => number
     latencyVsOurs: r([w, 'ours-latency'], [w, 'ours']),
     sqliteVsOurs: r([w, 'ours-sqlite'], [w, 'ours']),
     redisVsOurs: r([w, 'ours-redis'], [w, 'ours']),
+    twoReplicasVsRedis: r([w, 'ours-2replicas'], [w, 'ours-redis']),
     restVsJsonRpc: twin ? r([w, 'ours'], [twin, 'ours']) : null,
   };
 }
@@ -1210,8 +1270,8 @@ function comparisonTable(
   report: Report,
 ): string[] {
   const lines = [
-    `| Workload | ${servers.map((s) => s.id).join(' | ')} | ours/ceiling | ours/SDK | stack/ours | ours-latency/ours | sqlite/ours | redis/ours |`,
-    `|---|${servers.map(() => '---:').join('|')}|---:|---:|---:|---:|---:|---:|`,
+    `| Workload | ${servers.map((s) => s.id).join(' | ')} | ours/ceiling | ours/SDK | stack/ours | ours-latency/ours | sqlite/ours | redis/ours | 2replicas/redis |`,
+    `|---|${servers.map(() => '---:').join('|')}|---:|---:|---:|---:|---:|---:|---:|`,
   ];
   for (const w of workloads) {
     const row = report.throughput[w.id] ?? {};
@@ -1225,10 +1285,40 @@ function comparisonTable(
     lines.push(
       `| ${w.title} | ${cells.join(' | ')} | ${fmtRatio(r?.oursVsCeiling ?? null)} | ${fmtRatio(r?.oursVsSdk ?? null)} | ` +
         `${fmtRatio(r?.stackVsOurs ?? null)} | ${fmtRatio(r?.latencyVsOurs ?? null)} | ` +
-        `${fmtRatio(r?.sqliteVsOurs ?? null)} | ${fmtRatio(r?.redisVsOurs ?? null)} |`,
+        `${fmtRatio(r?.sqliteVsOurs ?? null)} | ${fmtRatio(r?.redisVsOurs ?? null)} | ${fmtRatio(r?.twoReplicasVsRedis ?? null)} |`,
     );
   }
   return lines;
+}
+
+/** What ours-2replicas is, how its load is spread, and why its ratio is not a scaling factor here. */
+function twoReplicasNote(report: Report, workloads: readonly WorkloadInfo[]): string[] {
+  const st = report.servers['ours-2replicas'];
+  const twoTurn = report.throughput['two-turn']?.['ours-2replicas'];
+  const followUps = isResult(twoTurn) ? twoTurn.followUps : undefined;
+  const crossText =
+    followUps && followUps.cross + followUps.same > 0
+      ? ` In this run ${((100 * followUps.cross) / (followUps.cross + followUps.same)).toFixed(1)} % of the measured follow-ups ` +
+        `crossed replicas (${fmtInt(followUps.cross)} of ${fmtInt(followUps.cross + followUps.same)}).`
+      : '';
+  const twoTurnText = workloads.some((w) => w.id === 'two-turn')
+    ? ' Two-turn: each follow-up goes to the other replica than the one that parked its task (a task parked there, primed ' +
+      'before the run, is taken from a queue; when none is waiting, one of its own replica).' + crossText
+    : '';
+  return [
+    '`ours-2replicas` is two `ours-redis` processes (`ours.ts --redis`) on the same `redis-server` and the same key prefix: ' +
+      'one task store, event bus and lease table, as replicas behind a load balancer. The load generator spreads its ' +
+      `${report.meta.connections} connections over both (autocannon's multi-URL mode, half each, one latency histogram); ` +
+      "server CPU per request is the two processes' CPU summed (not redis-server's). JSON-RPC workloads only. GetTask: " +
+      'the tasks are created through the first replica and read through both.' +
+      twoTurnText +
+      ' 2replicas/redis: the same Redis store served by two processes instead of one.' +
+      ` ⚠ On this ${report.meta.cpus}-core machine the two replicas, redis-server and the load generator share the cores, ` +
+      'so the ratio shows what the second replica costs (two event loops and their Redis round trips competing for the same ' +
+      'cores), not how replicas scale: that needs a core per replica, and more for Redis and the load.' +
+      (st && st.status !== 'ok' ? ` ours-2replicas: ${st.status}${st.note ? ` (${oneLine(st.note)})` : ''}.` : ''),
+    '',
+  ];
 }
 
 /**
@@ -1364,6 +1454,7 @@ function markdown(report: Report, config: Config): string {
     );
     lines.push('');
   }
+  if (servers.some((s) => s.id === 'ours-2replicas')) lines.push(...twoReplicasNote(report, workloads));
   lines.push(
     'Server CPU per request (µs, median of rounds; lower is better). Server process CPU time (user + system) ' +
       'during the measured run / requests completed; streaming: per request of 12 events. Ratio columns are inverse CPU ' +
@@ -1581,23 +1672,25 @@ async function main(): Promise<number> {
   const serverInfos = config.throughput ? SERVERS.filter((s) => config.servers.includes(s.id)) : [];
   if (!config.throughput) config.workloads = [];
   const running = new Map<ServerId, RunningServer>();
-  // ours-redis runs on a redis-server of our own, started first (its URL goes to the server in BENCH_REDIS_URL).
+  // ours-redis and ours-2replicas run on a redis-server of our own, started first (its URL goes to the
+  // servers in BENCH_REDIS_URL; each server has its own key prefix, the two replicas share theirs).
   let localRedis: LocalRedis | undefined;
-  if (serverInfos.some((s) => s.id === 'ours-redis')) {
+  if (serverInfos.some((s) => s.args.includes('--redis'))) {
     localRedis = await startLocalRedis(log);
     delete process.env.BENCH_REDIS_URL;
     delete process.env.BENCH_REDIS_SKIP;
     if ('url' in localRedis) process.env.BENCH_REDIS_URL = localRedis.url;
     else process.env.BENCH_REDIS_SKIP = localRedis.skip;
-    log(`[${elapsed()}] redis-server: ${'url' in localRedis ? localRedis.url : `none (${localRedis.skip}); ours-redis is skipped`}`);
+    log(`[${elapsed()}] redis-server: ${'url' in localRedis ? localRedis.url : `none (${localRedis.skip}); the Redis servers are skipped`}`);
   }
   // Started together (nothing is measured yet): tsx start-up of five processes one after another
   // would take several seconds.
-  const startedServers = await Promise.all(serverInfos.map((info) => startServer(info)));
+  const startedServers = await Promise.all(serverInfos.map((info) => startThroughputServer(info)));
   for (const [i, info] of serverInfos.entries()) {
     const server = startedServers[i];
     running.set(info.id, server);
-    log(`[${elapsed()}] ${info.id}: ${server.status}${server.url ? ` at ${server.url}` : ''}${server.note ? ` (${server.note})` : ''}`);
+    const at = server.urls ? server.urls.join(' and ') : server.url;
+    log(`[${elapsed()}] ${info.id}: ${server.status}${at ? ` at ${at}` : ''}${server.note ? ` (${server.note})` : ''}`);
     if (server.status !== 'ok') await stopServer(server);
   }
 

@@ -12,7 +12,7 @@ export type WorkloadId =
   | 'stream'
   | 'two-turn'
   | 'get-task';
-export type ServerId = 'ceiling' | 'sdk' | 'ours' | 'stack' | 'ours-latency' | 'ours-sqlite' | 'ours-redis';
+export type ServerId = 'ceiling' | 'sdk' | 'ours' | 'stack' | 'ours-latency' | 'ours-sqlite' | 'ours-redis' | 'ours-2replicas';
 
 export interface WorkloadInfo {
   id: WorkloadId;
@@ -74,6 +74,11 @@ export interface ServerInfo {
   args: string[];
   /** Path prefix of the server's HTTP+JSON routes (`<restBase>/message:send`); undefined: no REST. */
   restBase?: string;
+  /**
+   * Processes of the server (default 1). Several: replicas of `script args` sharing one Redis key
+   * prefix (BENCH_REDIS_KEY_PREFIX), the load spread over all of them.
+   */
+  replicas?: number;
 }
 
 export const SERVERS: readonly ServerInfo[] = [
@@ -104,10 +109,19 @@ export const SERVERS: readonly ServerInfo[] = [
     args: ['--redis'],
     restBase: '',
   },
+  {
+    // Two `ours.ts --redis` processes on the same redis-server and ONE key prefix (the same tasks,
+    // event streams and leases): the load generator spreads its connections over both.
+    id: 'ours-2replicas',
+    title: 'two `ours-redis` replicas (two processes) sharing one Redis and one key prefix; connections spread over both',
+    script: 'ours.ts',
+    args: ['--redis'],
+    replicas: 2,
+  },
 ];
 
 /** Servers that may be skipped (with a note) without the run counting as broken. */
-export const OPTIONAL_SERVERS: readonly ServerId[] = ['stack', 'ours-redis'];
+export const OPTIONAL_SERVERS: readonly ServerId[] = ['stack', 'ours-redis', 'ours-2replicas'];
 
 /** Number of SSE events of one "stream" request: task + 10 WORKING updates + COMPLETED. */
 export const STREAM_EVENTS_PER_REQUEST = 12;

@@ -11,13 +11,22 @@ import path from 'node:path';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const WORKLOADS = ['send-message', 'send-message-rest', 'send-task', 'send-task-rest', 'stream', 'two-turn', 'get-task'];
-// ours-redis needs a redis-server on the machine: without one it is skipped, with a note.
-const SERVERS = ['ceiling', 'sdk', 'ours', 'stack', 'ours-latency', 'ours-sqlite', 'ours-redis'];
+// ours-redis and ours-2replicas need a redis-server on the machine: without one they are skipped, with a note.
+const SERVERS = ['ceiling', 'sdk', 'ours', 'stack', 'ours-latency', 'ours-sqlite', 'ours-redis', 'ours-2replicas'];
 const REQUIRED_SERVERS = ['ceiling', 'sdk', 'ours', 'ours-latency', 'ours-sqlite'];
 /** The HTTP+JSON workloads run on these servers only (the SDK's REST handler, ours, ours + stack). */
 const REST_WORKLOADS = ['send-message-rest', 'send-task-rest'];
 const REST_SERVERS = ['sdk', 'ours', 'stack'];
-const RATIO_KEYS = ['latencyVsOurs', 'oursVsCeiling', 'oursVsSdk', 'redisVsOurs', 'restVsJsonRpc', 'sqliteVsOurs', 'stackVsOurs'];
+const RATIO_KEYS = [
+  'latencyVsOurs',
+  'oursVsCeiling',
+  'oursVsSdk',
+  'redisVsOurs',
+  'restVsJsonRpc',
+  'sqliteVsOurs',
+  'stackVsOurs',
+  'twoReplicasVsRedis',
+];
 
 interface Run {
   code: number | null;
@@ -61,6 +70,7 @@ describe('bench smoke mode', () => {
     expect(run.stdout).toContain('ours-latency/ours');
     expect(run.stdout).toContain('sqlite/ours');
     expect(run.stdout).toContain('redis/ours');
+    expect(run.stdout).toContain('2replicas/redis');
     expect(run.stdout).toContain('### HTTP+JSON (REST) binding');
   });
 
@@ -113,6 +123,28 @@ describe('bench smoke mode', () => {
     const redis = report.servers['ours-redis'];
     expect(['ok', 'skipped']).toContain(redis.status);
     if (redis.status === 'skipped') expect(typeof redis.note).toBe('string');
+  });
+
+  it('runs two replicas on one Redis: JSON-RPC workloads only, follow-ups across replicas, or skipped with a note', () => {
+    const report = JSON.parse(readFileSync(path.join(outDir, 'latest.json'), 'utf8'));
+    const replicas = report.servers['ours-2replicas'];
+    expect(['ok', 'skipped']).toContain(replicas.status);
+    // Skipped exactly when ours-redis is (both need the runner's redis-server).
+    expect(replicas.status).toBe(report.servers['ours-redis'].status);
+    if (replicas.status === 'skipped') {
+      expect(typeof replicas.note).toBe('string');
+      return;
+    }
+    // The cross-replica wiring (a shared key prefix, tasks read and continued on the other replica):
+    // every answer was the expected one. Not a speed.
+    for (const workload of ['two-turn', 'get-task']) {
+      const cell = report.throughput[workload]['ours-2replicas'];
+      expect({ workload, bad: cell.bad, errors: cell.errors, non2xx: cell.non2xx }).toEqual({ workload, bad: 0, errors: 0, non2xx: 0 });
+    }
+    const followUps = report.throughput['two-turn']['ours-2replicas'].followUps;
+    expect(typeof followUps?.cross).toBe('number');
+    expect(typeof followUps?.same).toBe('number');
+    expect(typeof report.ratios['get-task'].twoReplicasVsRedis).toBe('number');
   });
 
   it('judges the durable-store targets: completed Task on SQLite ≥ 0.7× and on Redis ≥ 0.5× the in-memory store', () => {

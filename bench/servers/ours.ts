@@ -6,8 +6,9 @@
  * With `--sqlite`, the store is `openSqliteTaskStore` from `a2a-express-kit/sqlite` on a fresh file in
  * a temporary directory (removed at exit). With `--redis`, the router runs on `createRedisBackend()`
  * from `a2a-express-kit/redis` (task store, event bus and task leases, spread via `...backend.options`)
- * against the Redis at BENCH_REDIS_URL (the runner starts its own redis-server); without that variable
- * it prints `SKIP <reason>` (BENCH_REDIS_SKIP, when set) instead of `READY`.
+ * against the Redis at BENCH_REDIS_URL (the runner starts its own redis-server), under the key prefix
+ * BENCH_REDIS_KEY_PREFIX when set (the replicas of ours-2replicas share one), else one of its own;
+ * without BENCH_REDIS_URL it prints `SKIP <reason>` (BENCH_REDIS_SKIP, when set) instead of `READY`.
  *
  * It loads the built package from dist/ (run `npm run build` first; `npm run bench` does), or from
  * the directory in BENCH_KIT_DIST (a build of another revision, e.g. to compare before/after a change).
@@ -139,8 +140,10 @@ async function main(): Promise<void> {
       return;
     }
     const redis = (await import(distFile('redis.mjs'))) as Redis;
-    // A prefix of its own per process: a restarted server never sees an earlier one's keys.
-    const keyPrefix = `a2a-bench:${process.pid.toString(36)}-${Math.random().toString(36).slice(2, 8)}:`;
+    // A prefix of its own per process (a restarted server never sees an earlier one's keys), or the
+    // one in BENCH_REDIS_KEY_PREFIX: the replicas of ours-2replicas share theirs (the same tasks).
+    const keyPrefix =
+      process.env.BENCH_REDIS_KEY_PREFIX || `a2a-bench:${process.pid.toString(36)}-${Math.random().toString(36).slice(2, 8)}:`;
     const backend = await redis.createRedisBackend({ url, keyPrefix });
     storeOptions = { ...backend.options };
     variant = 'ours+redis';
