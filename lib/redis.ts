@@ -10,4 +10,8 @@ export { RedisTaskEventBus } from './server/redis/redis-event-bus.js';
 export type { RedisTaskEventBusOptions } from './server/redis/redis-event-bus.js';
 export { RedisTaskLeases } from './server/redis/redis-task-leases.js';
 export type { RedisTaskLeasesOptions } from './server/redis/redis-task-leases.js';
+export { RedisPushConfigStore } from './server/redis/redis-push-config-store.js';
+export type { RedisPushConfigStoreOptions } from './server/redis/redis-push-config-store.js';
+export { RedisPushOutbox } from './server/redis/redis-push-outbox.js';
+export type { RedisPushOutboxOptions } from './server/redis/redis-push-outbox.js';
 export type { RedisClient, RedisArgument } from './server/redis/redis-client.js';

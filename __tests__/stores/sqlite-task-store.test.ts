@@ -105,7 +105,7 @@ describe('SqliteTaskStore on SQLite', () => {
     const store = new SqliteTaskStore({ database: db });
     expect(db.pragma('user_version', { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
     const tables = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name").pluck().all();
-    expect(tables).toEqual(['a2a_artifact_chunks', 'a2a_artifacts', 'a2a_task_bodies', 'a2a_tasks', 'app_users']);
+    expect(tables).toEqual(['a2a_artifact_chunks', 'a2a_artifacts', 'a2a_push_configs', 'a2a_push_events', 'a2a_task_bodies', 'a2a_tasks', 'app_users']);
     expect(db.prepare('SELECT name FROM app_users').pluck().get()).toBe('ada');
     // A second store on the same database does not run the steps again.
     const again = new SqliteTaskStore({ database: db });

@@ -51,10 +51,13 @@ export class TaskWriter {
       if (base && isTerminal(base.task.status.state)) return { kind: 'ended', task: base.task };
       const reduced = reduceTask(base?.task, event, { taskId: this.#taskId, contextId: this.#contextId, openingMessage });
       if (!reduced.ok) return { kind: 'refused', reason: reduced.reason };
+      // A follow-up joining the history is told to its own turn only (no subscriber or webhook
+      // gets it): it is no event for a store's event log.
+      const logged = 'userMessage' in event ? undefined : reduced.event;
       let version: number;
       try {
         version = base
-          ? await this.#store.update(this.#scope, reduced.task, base.version, reduced.change)
+          ? await this.#store.update(this.#scope, reduced.task, base.version, { ...reduced.change, event: logged })
           : await this.#store.create(this.#scope, reduced.task);
       } catch (error) {
         if (!(error instanceof TaskVersionConflictError) || attempt >= MAX_CONFLICT_RETRIES) throw error;

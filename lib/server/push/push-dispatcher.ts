@@ -9,12 +9,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../logger.js';
 import type { StreamResponse, Task } from '../../protocol/schemas.js';
-import { toV03Task } from '../../protocol/v0_3/translate.js';
 import type { TaskScope } from '../stores/task-store.js';
 import { taskKey } from '../task-key.js';
 import { isTerminal } from '../task-state.js';
 import { HostLimiter } from './host-limiter.js';
 import type { PushConfigStore, PushProtocol, StoredPushConfig } from './push-config-store.js';
+import { pushBody, pushContentType } from './push-body.js';
 import type { PushDelivery, PushOutbox } from './push-outbox.js';
 import { WebhookRefusedError, type SsrfGuard } from './ssrf-guard.js';
 import { postWebhook, type AttemptOutcome } from './webhook-client.js';
@@ -59,8 +59,6 @@ interface TaskEntry {
   finals: number;
 }
 
-const V1_CONTENT_TYPE = 'application/a2a+json';
-const V03_CONTENT_TYPE = 'application/json';
 const TOKEN_HEADER = 'X-A2A-Notification-Token';
 
 export interface PushDispatcherDeps {
@@ -82,6 +80,9 @@ export class PushDispatcher {
   readonly #drains = new Set<Promise<void>>();
   #queued = 0;
   #idle: (() => void) | undefined;
+  /** Resolves once resume() queued what the outbox held: later events queue behind it, in version order. */
+  #ready: Promise<void> = Promise.resolve();
+  #stopWatching: (() => void | Promise<void>) | undefined;
 
   constructor(deps: PushDispatcherDeps) {
     this.#deps = deps;
@@ -123,12 +124,26 @@ export class PushDispatcher {
         this.#forgetTask(key, current);
       }
     };
-    entry.tail = entry.tail.then(() => run(step));
+    entry.tail = entry.tail.then(() => this.#ready).then(() => run(step));
   }
 
-  /** Queues what a previous process recorded and did not finish (a durable outbox). */
-  async resume(): Promise<void> {
-    for (const delivery of await this.#deps.outbox.pending()) {
+  /**
+   * Queues what a previous process recorded and did not finish (a durable outbox), before any
+   * event committed meanwhile; then, with an outbox shared by replicas, what it takes over later.
+   */
+  resume(): Promise<void> {
+    const resumed = (async () => {
+      this.#take(await this.#deps.outbox.pending());
+      if (this.#deps.outbox.watch && !this.#abort.signal.aborted) this.#stopWatching = this.#deps.outbox.watch((deliveries) => this.#take(deliveries));
+    })();
+    // Live events wait for it, even when it fails (the failure is the caller's to log).
+    this.#ready = resumed.catch(() => undefined);
+    return resumed;
+  }
+
+  #take(deliveries: readonly PushDelivery[]): void {
+    for (const delivery of deliveries) {
+      if (this.#abort.signal.aborted) return;
       if (delivery.final) this.#taskEntry(delivery.scope, delivery.taskId).finals++;
       this.#queue({ delivery, run: runHere });
     }
@@ -150,6 +165,7 @@ export class PushDispatcher {
       this.#idle = undefined;
     }
     this.#abort.abort();
+    await this.#stopWatching?.();
     // Aborted attempts and waits end at once; let the loops notice and free what they hold.
     await Promise.allSettled([...this.#tasks.values()].map((entry) => entry.tail));
     await Promise.allSettled([...this.#drains]);
@@ -168,8 +184,7 @@ export class PushDispatcher {
     const bodies = new Map<PushProtocol, string>();
     const bodyFor = (protocol: PushProtocol): string => {
       let body = bodies.get(protocol);
-      // v0.3 webhooks received the Task itself, as both v0.3 SDK servers sent it.
-      if (body === undefined) bodies.set(protocol, (body = JSON.stringify(protocol === '0.3' ? toV03Task(task) : event)));
+      if (body === undefined) bodies.set(protocol, (body = pushBody(protocol, event, task)));
       return body;
     };
     const deliveries: PushDelivery[] = configs.map((config) => ({
@@ -179,13 +194,15 @@ export class PushDispatcher {
       configId: config.id,
       version,
       body: bodyFor(config.protocol),
-      contentType: config.protocol === '0.3' ? V03_CONTENT_TYPE : V1_CONTENT_TYPE,
+      contentType: pushContentType(config.protocol),
       final,
       attempts: 0,
     }));
-    await this.#deps.outbox.add(deliveries);
-    if (final) entry.finals += deliveries.length;
-    for (const delivery of deliveries) this.#queue({ delivery, run });
+    const queued = (await this.#deps.outbox.add(deliveries)) ?? deliveries;
+    for (const delivery of queued) {
+      if (delivery.final) entry.finals++;
+      this.#queue({ delivery, run });
+    }
   }
 
   #taskEntry(scope: TaskScope, taskId: string): TaskEntry {
@@ -207,7 +224,13 @@ export class PushDispatcher {
     const key = `${taskKey(scope, taskId)}\u0000${configId}`;
     let queue = this.#queues.get(key);
     if (!queue) this.#queues.set(key, (queue = { items: [], draining: false }));
-    queue.items.push(item);
+    const { items } = queue;
+    const version = item.delivery.version;
+    // Version order, behind the one in flight (items[0]): deliveries taken over from a durable
+    // outbox may arrive after a later live one.
+    let at = items.length;
+    while (at > 1 && items[at - 1].delivery.version > version) at--;
+    items.splice(at, 0, item);
     this.#queued++;
     if (!queue.draining) {
       queue.draining = true;

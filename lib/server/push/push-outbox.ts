@@ -25,14 +25,24 @@ export interface PushDelivery {
 }
 
 export interface PushOutbox {
-  /** Records the deliveries of one event (one per config); they are durable once it resolves. */
-  add(deliveries: readonly PushDelivery[]): Promise<void>;
+  /**
+   * Records the deliveries of one event (one per config); they are durable once it resolves. An
+   * outbox shared by replicas may answer the list to queue instead: these, each preceded by the
+   * events its config is still owed (a replica died before delivering them).
+   */
+  add(deliveries: readonly PushDelivery[]): Promise<void | readonly PushDelivery[]>;
   /** Records that `attempts` attempts of a delivery were made. */
   recordAttempts(id: string, attempts: number): Promise<void>;
   /** The delivery is done: forget it. Idempotent. */
   remove(id: string): Promise<void>;
   /** Deliveries not yet removed, ordered by version within each (task, config): what a restart resumes. */
   pending(): Promise<PushDelivery[]>;
+  /**
+   * Optional, for an outbox several processes share (Redis): from now on, calls `take` with the
+   * deliveries this process took over from one that stopped before finishing them. Returns what
+   * stops it (router.close()).
+   */
+  watch?(take: (deliveries: PushDelivery[]) => void): () => void | Promise<void>;
 }
 
 /** The default outbox: deliveries live in memory until done (lost with the process). */

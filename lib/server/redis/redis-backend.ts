@@ -8,6 +8,8 @@ import { consoleLogger, type Logger } from '../../logger.js';
 import { A2AOptionsError, optionsError, parseOptions } from '../../options.js';
 import type { RedisClient } from './redis-client.js';
 import { RedisTaskEventBus } from './redis-event-bus.js';
+import { RedisPushConfigStore } from './redis-push-config-store.js';
+import { RedisPushOutbox } from './redis-push-outbox.js';
 import { clientSchema, keyPrefixSchema, loggerSchema, millisecondsSchema } from './redis-options.js';
 import { RedisTaskLeases } from './redis-task-leases.js';
 import { RedisTaskStore } from './redis-task-store.js';
@@ -41,6 +43,12 @@ export interface RedisBackend {
   readonly taskStore: RedisTaskStore;
   readonly eventBus: RedisTaskEventBus;
   readonly taskLeases: RedisTaskLeases;
+  /**
+   * Durable push notifications on the same Redis, for `pushNotifications: { ...backend.push, allow }`:
+   * configs and delivery cursors in Redis, events from the task streams; a replica that dies
+   * before delivering has its deliveries taken over by another after `leaseTtlMs`.
+   */
+  readonly push: { readonly configStore: RedisPushConfigStore; readonly outbox: RedisPushOutbox };
   /** Closes the subscriber connections, stops lease renewals, and closes the client when it was made from `url`. Call it after router.close(). */
   close(): Promise<void>;
 }
@@ -77,12 +85,16 @@ export async function createRedisBackend(options: RedisBackendOptions): Promise<
     ...(parsed.streamMaxLength === undefined ? {} : { streamMaxLength: parsed.streamMaxLength }),
   });
   const taskLeases = new RedisTaskLeases({ client, keyPrefix, logger, ...(parsed.leaseTtlMs === undefined ? {} : { leaseTtlMs: parsed.leaseTtlMs }) });
+  // Nothing runs until the router's push dispatcher starts the outbox (push enabled).
+  const configStore = new RedisPushConfigStore({ client, keyPrefix });
+  const outbox = new RedisPushOutbox({ client, configStore, taskStore, keyPrefix, logger, ...(parsed.leaseTtlMs === undefined ? {} : { claimTtlMs: parsed.leaseTtlMs }) });
   let closing: Promise<void> | undefined;
   return {
     options: { taskStore, eventBus, taskLeases },
     taskStore,
     eventBus,
     taskLeases,
+    push: { configStore, outbox },
     close: () =>
       (closing ??= (async () => {
         await Promise.allSettled([eventBus.close(), taskLeases.close()]);

@@ -70,4 +70,24 @@ export class RedisKeys {
   leases(): string {
     return `${this.prefix}leases`;
   }
+
+  /** Hash: the task's push configs (`c:<id>`), failing flags (`f:`), cursors (`d:`) and attempts (`a:`). */
+  pushConfigs(key: string): string {
+    return `${this.prefix}push:${key}`;
+  }
+
+  /** Sorted set: the task's push config ids, scored in the order they were added. */
+  pushOrder(key: string): string {
+    return `${this.prefix}push-order:${key}`;
+  }
+
+  /** Set: every task with push configs, as JSON `[tenant, owner, taskId]` (what the sweep reads). */
+  pushTasks(): string {
+    return `${this.prefix}push-tasks`;
+  }
+
+  /** String: the replica delivering the task's push notifications now, with a time to live. */
+  pushClaim(key: string): string {
+    return `${this.prefix}push-claim:${key}`;
+  }
 }

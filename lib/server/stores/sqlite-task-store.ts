@@ -9,7 +9,7 @@ import { dirname, resolve } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { z } from 'zod';
 import { A2AOptionsError, optionsError, parseOptions } from '../../options.js';
-import type { Artifact, Task, TaskArtifactUpdateEvent, TaskState } from '../../protocol/schemas.js';
+import type { Artifact, StreamResponse, Task, TaskArtifactUpdateEvent, TaskState } from '../../protocol/schemas.js';
 import { isTerminal } from '../task-state.js';
 import {
   TaskExistsError,
@@ -138,6 +138,32 @@ const MIGRATIONS: readonly string[] = [
     chunk INTEGER NOT NULL,
     parts TEXT NOT NULL,
     PRIMARY KEY (task, position, chunk)
+  ) WITHOUT ROWID;
+  `,
+  `
+  -- Push notification configs (SqlitePushConfigStore), scoped like tasks. \`delivered\` is the
+  -- task version delivered to the config so far (its cursor); \`attempts\` those made on the next one.
+  CREATE TABLE a2a_push_configs (
+    task_id TEXT NOT NULL,
+    tenant TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    id TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    config TEXT NOT NULL,
+    failing INTEGER NOT NULL,
+    delivered INTEGER NOT NULL,
+    attempts INTEGER NOT NULL,
+    PRIMARY KEY (task_id, tenant, owner, id)
+  ) WITHOUT ROWID;
+
+  -- The committed events of tasks that have push configs, written in the transaction of the task
+  -- write itself (so no committed event can miss its deliveries), deleted once every config of the
+  -- task has it.
+  CREATE TABLE a2a_push_events (
+    task_id TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    event TEXT NOT NULL,
+    PRIMARY KEY (task_id, version)
   ) WITHOUT ROWID;
   `,
 ];
@@ -360,6 +386,16 @@ export class SqliteTaskStore implements TaskStore {
     }
   }
 
+  /** The connection, for the push stores that share the file (sqlitePushStores). */
+  get database(): Database {
+    return this.#db;
+  }
+
+  /** Whether close() was called. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
   #assertOpen(): void {
     if (this.#closed) throw new Error('SqliteTaskStore is closed');
   }
@@ -372,7 +408,15 @@ export class SqliteTaskStore implements TaskStore {
     const seq = Number(inserted.lastInsertRowid);
     this.#s.insertBody.run(seq, bodyJson(task));
     (task.artifacts ?? []).forEach((artifact, position) => this.#writeArtifact(seq, position, artifact));
+    // A task is created by its `{ task }` event; a config may exist already (stored ahead by id).
+    this.#logForPush(task.id, 1, { task });
     return 1;
+  }
+
+  /** Keeps the event for push delivery when the task has configs (nothing is written otherwise). */
+  #logForPush(taskId: string, version: number, event: StreamResponse | undefined): void {
+    if (event === undefined || this.#s.hasPushConfigs.get(taskId) === undefined) return;
+    this.#s.logPushEvent.run(taskId, version, JSON.stringify(event));
   }
 
   #update(scope: TaskScope, task: Task, expectedVersion: number, change: TaskChange | undefined): number {
@@ -389,6 +433,7 @@ export class SqliteTaskStore implements TaskStore {
       this.#replace(head, task);
       this.#s.setHead.run({ seq: head.seq, version, ...headColumns(task) });
     }
+    this.#logForPush(task.id, version, change?.event);
     return version;
   }
 
@@ -538,6 +583,10 @@ function prepareStatements(db: Database) {
       `SELECT a.position, a.head, c.parts FROM a2a_artifacts a
        JOIN a2a_artifact_chunks c ON c.task = a.task AND c.position = a.position
        WHERE a.task = ? ORDER BY a.position, c.chunk`,
+    ),
+    hasPushConfigs: prepare<[string], { one: number }>('SELECT 1 AS one FROM a2a_push_configs WHERE task_id = ? LIMIT 1'),
+    logPushEvent: prepare<[string, number, string]>(
+      'INSERT INTO a2a_push_events (task_id, version, event) VALUES (?, ?, ?) ON CONFLICT (task_id, version) DO NOTHING',
     ),
     unfinished: prepare<[], { tenant: string; owner: string; id: string }>(
       `SELECT tenant, owner, id FROM a2a_tasks WHERE state IN ${UNFINISHED_STATES}`,

@@ -5,7 +5,7 @@
  * old copy is refused instead of overwriting what another request or process wrote (no last write
  * wins). Implementations clone on the way in and out, so callers never share objects with the store.
  */
-import type { Task, TaskArtifactUpdateEvent, TaskState } from '../../protocol/schemas.js';
+import type { StreamResponse, Task, TaskArtifactUpdateEvent, TaskState } from '../../protocol/schemas.js';
 
 /** Who is asking: tasks are partitioned by tenant, then owned by one caller. */
 export interface TaskScope {
@@ -24,11 +24,19 @@ export interface VersionedTask {
  * How `task` differs from the stored version, for stores that can write less than the whole task.
  * A store may ignore it and replace the task; the stored result must equal `task` either way.
  */
-export type TaskChange =
+export type TaskChange = (
   /** An artifact (or a chunk of one) was added: the task's artifacts are the old ones plus this update. */
   | { readonly kind: 'artifact'; readonly update: TaskArtifactUpdateEvent }
   /** Anything else (status, history): replace the task. */
-  | { readonly kind: 'replace' };
+  | { readonly kind: 'replace' }
+) & {
+  /**
+   * The committed event this write records, when the engine writes it. Optional: a store that
+   * keeps an event log for durable push delivery (SQLite) writes it in the same transaction; the
+   * others ignore it.
+   */
+  readonly event?: StreamResponse;
+};
 
 export interface ListTasksQuery {
   readonly contextId?: string;
