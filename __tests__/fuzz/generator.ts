@@ -301,6 +301,12 @@ function message(rng: Rng, pool: TaskPool): Record<string, unknown> {
   };
 }
 
+/**
+ * Webhook URLs: the first is the one the harness allow-lists (resolved to loopback by its own
+ * lookup, nothing listening); the others must be refused without any DNS query or connection.
+ */
+export const FUZZ_WEBHOOKS = ['http://hooks.fuzz.test/hook', 'https://example.com/hook', 'http://127.0.0.1:9/hook', 'http://[::1]/x'];
+
 /** Valid params of `method`. */
 export function validParams(rng: Rng, method: A2AMethod, pool: TaskPool): Record<string, unknown> | undefined {
   switch (method) {
@@ -314,6 +320,7 @@ export function validParams(rng: Rng, method: A2AMethod, pool: TaskPool): Record
                 ...(rng.chance(0.5) ? { returnImmediately: rng.chance(0.5) } : {}),
                 ...(rng.chance(0.5) ? { historyLength: rng.int(5) } : {}),
                 ...(rng.chance(0.3) ? { acceptedOutputModes: ['text/plain'] } : {}),
+                ...(rng.chance(0.1) ? { taskPushNotificationConfig: { url: rng.pick(FUZZ_WEBHOOKS) } } : {}),
               },
             }
           : {}),
@@ -338,7 +345,12 @@ export function validParams(rng: Rng, method: A2AMethod, pool: TaskPool): Record
     case 'GetExtendedAgentCard':
       return rng.chance(0.5) ? undefined : {};
     case 'CreateTaskPushNotificationConfig':
-      return { taskId: taskId(rng, pool), url: 'https://example.com/hook', token: randomString(rng) };
+      return {
+        taskId: taskId(rng, pool),
+        url: rng.pick(FUZZ_WEBHOOKS),
+        ...(rng.chance(0.5) ? { token: randomString(rng) } : {}),
+        ...(rng.chance(0.3) ? { authentication: { scheme: 'Bearer', credentials: randomString(rng) } } : {}),
+      };
     case 'GetTaskPushNotificationConfig':
     case 'DeleteTaskPushNotificationConfig':
       return { taskId: taskId(rng, pool), id: fuzzId(rng) };

@@ -108,6 +108,18 @@ export async function startHarness(): Promise<Harness> {
       allowAnonymous: true,
     },
     tenant: { from: header('x-tenant-id'), required: false },
+    // Push on here (off on `router`): only the fuzz webhook host, which the lookup below maps to
+    // loopback, is accepted; every other URL is refused without a DNS query or a connection.
+    pushNotifications: {
+      allow: ['hooks.fuzz.test'],
+      publicAddresses: false,
+      lookup: async (hostname: string) => {
+        if (hostname === 'hooks.fuzz.test') return [{ address: '127.0.0.1', family: 4 as const }];
+        throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
+      },
+      maxAttempts: 1,
+      timeoutMs: 1_000,
+    },
   });
   const servers = { router, stack };
   const pools = { router: await createPool(router), stack: await createPool(stack) };

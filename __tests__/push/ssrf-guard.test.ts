@@ -91,6 +91,16 @@ describe('SsrfGuard', () => {
     await expect(allowing.resolve('http://192.168.1.1/hook')).rejects.toBeInstanceOf(WebhookRefusedError);
   });
 
+  it('accepts only the allow-list when public addresses are turned off', async () => {
+    const closed = new SsrfGuard({ lookup, allow: ['127.0.0.1', 'hooks.corp.test'], publicAddresses: false });
+    await expect(closed.resolve('http://127.0.0.1:3000/hook')).resolves.toMatchObject({ address: '127.0.0.1' });
+    await expect(closed.resolve('http://93.184.216.34/hook')).rejects.toThrow(/not on the allow-list/);
+    await expect(closed.resolve('https://public.test/hook')).rejects.toThrow(/not on the allow-list/);
+    await expect(closed.resolve('http://[2606:2800:220:1:248:1893:25c8:1946]/x')).rejects.toBeInstanceOf(WebhookRefusedError);
+    expect(closed.addressAllowed('93.184.216.34', 4)).toBe(false);
+    expect(closed.addressAllowed('127.0.0.1', 4)).toBe(true);
+  });
+
   it('rejects allow-list entries it cannot read', () => {
     expect(() => new SsrfGuard({ allow: ['10.0.0.0/33'] })).toThrow(/not a CIDR range/);
     expect(() => new SsrfGuard({ allow: ['hooks example.com'] })).toThrow(/not a host name/);

@@ -19,6 +19,11 @@ export interface A2APushNotificationsOptions {
    * public addresses are accepted.
    */
   readonly allow?: readonly string[];
+  /**
+   * Whether webhooks on public addresses are accepted. Default true. false: only `allow` is, for a
+   * deployment whose receivers are all known (and for tests that must never reach the internet).
+   */
+  readonly publicAddresses?: boolean;
   /** Configs a task may have at once. Default 10. */
   readonly maxConfigsPerTask?: number;
   /** Deadline of one webhook request. Default 10000 ms (§13.2 recommends 10-30 s). */
@@ -55,6 +60,7 @@ const PushObjectSchema = z.strictObject({
       }
     })
     .default([]),
+  publicAddresses: z.boolean().default(true),
   maxConfigsPerTask: z.number().int().min(1).max(100).default(10),
   timeoutMs: ms(100, 120_000, 10_000),
   maxAttempts: z.number().int().min(1).max(20).default(5),
@@ -90,7 +96,7 @@ export function createPushNotifications(
   deps: { readonly taskStore: TaskStore; readonly logger: Logger; readonly observer?: PushDeliveryObserver },
 ): PushNotifications {
   const configs = settings.configStore ?? new InMemoryPushConfigStore();
-  const guard = new SsrfGuard({ allow: settings.allow, lookup: settings.lookup });
+  const guard = new SsrfGuard({ allow: settings.allow, lookup: settings.lookup, publicAddresses: settings.publicAddresses });
   const dispatcher = new PushDispatcher({
     configs,
     outbox: settings.outbox ?? new InMemoryPushOutbox(),

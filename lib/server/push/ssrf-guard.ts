@@ -118,16 +118,20 @@ export interface SsrfGuardOptions {
   /** Host names, IP addresses or CIDR ranges exempt from the check (e.g. a receiver on loopback). */
   readonly allow?: readonly string[];
   readonly lookup?: WebhookLookup;
+  /** false: only `allow` is accepted, public addresses too are refused. Default true. */
+  readonly publicAddresses?: boolean;
 }
 
 export class SsrfGuard {
   readonly #blocked = defaultBlockList();
   readonly #allow: ParsedAllowList;
   readonly #lookup: WebhookLookup;
+  readonly #publicAddresses: boolean;
 
   constructor(options: SsrfGuardOptions = {}) {
     this.#allow = parseAllowList(options.allow ?? []);
     this.#lookup = options.lookup ?? defaultLookup;
+    this.#publicAddresses = options.publicAddresses ?? true;
   }
 
   /** The URL parsed, if its form is acceptable (scheme, no userinfo); WebhookRefusedError otherwise. */
@@ -167,16 +171,20 @@ export class SsrfGuard {
     // All of them, not just the first: a name resolving to a public and a private address is refused.
     for (const { address, family } of addresses) {
       if (!hostAllowed && !this.addressAllowed(address, family)) {
-        throw new WebhookRefusedError('points to a loopback, private, link-local, multicast or otherwise non-public address');
+        throw new WebhookRefusedError(
+          this.#publicAddresses
+            ? 'points to a loopback, private, link-local, multicast or otherwise non-public address'
+            : 'is not on the allow-list of webhook hosts',
+        );
       }
     }
     return { url, hostname, address: addresses[0].address, family: addresses[0].family };
   }
 
-  /** Whether the server may connect to `address`: public, or allow-listed. */
+  /** Whether the server may connect to `address`: allow-listed, or public (unless publicAddresses is off). */
   addressAllowed(address: string, family: 4 | 6): boolean {
     if (this.#allow.addresses.check(address, familyName(family))) return true;
-    return !this.#blocked.check(address, familyName(family));
+    return this.#publicAddresses && !this.#blocked.check(address, familyName(family));
   }
 
   #hostAllowed(hostname: string): boolean {
