@@ -76,7 +76,6 @@ export async function createRedisBackend(options: RedisBackendOptions): Promise<
   const client = parsed.client ?? (await clientFromUrl(url!, logger));
   if (!client.isOpen) await connectWithin(client, connectTimeoutMs, url);
 
-  const taskStore = new RedisTaskStore({ client, keyPrefix });
   const eventBus = new RedisTaskEventBus({
     client,
     keyPrefix,
@@ -84,6 +83,9 @@ export async function createRedisBackend(options: RedisBackendOptions): Promise<
     ...(parsed.streamRetentionMs === undefined ? {} : { streamRetentionMs: parsed.streamRetentionMs }),
     ...(parsed.streamMaxLength === undefined ? {} : { streamMaxLength: parsed.streamMaxLength }),
   });
+  // Linked: each store write appends its event to the bus's stream in the same script, so a replica
+  // killed between the write and the bus's publish loses no event (resumes and push read the stream).
+  const taskStore = new RedisTaskStore({ client, keyPrefix, eventBus });
   const taskLeases = new RedisTaskLeases({ client, keyPrefix, logger, ...(parsed.leaseTtlMs === undefined ? {} : { leaseTtlMs: parsed.leaseTtlMs }) });
   // Nothing runs until the router's push dispatcher starts the outbox (push enabled).
   const configStore = new RedisPushConfigStore({ client, keyPrefix });

@@ -5,7 +5,10 @@
  * script. A process follows a task's channel only while it has subscribers for it, on one
  * subscriber connection per bus. A new subscription first reads the stream from where it stood when
  * subscribe() was called, so nothing published while the SUBSCRIBE travels is missed; the same
- * catch-up runs after a reconnect. history() serves SSE resumption from the stream.
+ * catch-up runs after a reconnect. history() serves SSE resumption from the stream. A RedisTaskStore
+ * given this bus (`eventBus`, as createRedisBackend does) appends and publishes each event in its
+ * own write script; publish() then skips the versions that store appended in this process and
+ * still publishes everything else.
  */
 import { z } from 'zod';
 import { consoleLogger, type Logger } from '../../logger.js';
@@ -13,6 +16,7 @@ import { parseOptions } from '../../options.js';
 import type { CommittedEvent, CommittedEventListener, TaskEventBus } from '../task-event-bus.js';
 import { RedisChannels, type ChannelHandle } from './redis-channels.js';
 import type { RedisClient } from './redis-client.js';
+import { TaskEventStreams, APPEND_EVENT_LUA } from './redis-event-stream.js';
 import { RedisKeys } from './redis-keys.js';
 import { clientSchema, keyPrefixSchema, loggerSchema, millisecondsSchema } from './redis-options.js';
 import { RedisScript } from './redis-script.js';
@@ -38,15 +42,17 @@ const optionsSchema = z.strictObject({
   logger: loggerSchema.default(consoleLogger),
 });
 
-// KEYS: the stream. ARGV: entry id, payload, max length, retention ms, channel. An id at or below
-// the stream's last is refused by XADD: that version was published already, so nothing happens.
-const PUBLISH = new RedisScript(`
-local added = redis.pcall('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], ARGV[1], 'e', ARGV[2])
-if type(added) == 'table' and added.err then return 0 end
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
-redis.call('PUBLISH', ARGV[5], ARGV[2])
-return 1
+// KEYS: the stream. ARGV: version, payload, max length, retention ms, channel. Replies 0 when the
+// stream has that version (or a later one) already, so nothing happens.
+const PUBLISH = new RedisScript(`${APPEND_EVENT_LUA}
+return append_event(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])
 `);
+
+/** Each bus's streams, for the RedisTaskStore linked to it (not part of the public API). */
+const streamsOfBus = new WeakMap<RedisTaskEventBus, TaskEventStreams>();
+
+/** The streams of `bus`, for a store that appends its events to them. */
+export const taskEventStreams = (bus: RedisTaskEventBus): TaskEventStreams => streamsOfBus.get(bus)!;
 
 // KEYS: the stream. ARGV: the version after which events are wanted, and '1' to check that the
 // stream still holds all of them. Replies false when it is checked and the stream is gone or starts
@@ -82,6 +88,7 @@ export class RedisTaskEventBus implements TaskEventBus {
   readonly #maxLength: number;
   readonly #logger: Logger;
   readonly #channels: RedisChannels;
+  readonly #streams: TaskEventStreams;
   readonly #groups = new Map<string, Group>();
   /** Subscriptions and catch-ups not settled yet (for subscribed()). */
   readonly #pending = new Set<Promise<unknown>>();
@@ -96,6 +103,8 @@ export class RedisTaskEventBus implements TaskEventBus {
     this.#maxLength = parsed.streamMaxLength;
     this.#logger = parsed.logger;
     this.#channels = new RedisChannels(this.#client, this.#logger);
+    this.#streams = new TaskEventStreams(this.#keys, this.#maxLength, this.#retentionMs);
+    streamsOfBus.set(this, this.#streams);
     // Whatever is published while the subscriber connection is down is read from the streams once
     // it is back; live messages are held meanwhile, so they are delivered after what they follow.
     this.#channels.onReconnect({
@@ -120,8 +129,10 @@ export class RedisTaskEventBus implements TaskEventBus {
   async publish(key: string, committed: CommittedEvent): Promise<void> {
     const { version } = committed;
     if (!Number.isSafeInteger(version) || version < 1) throw new RangeError(`RedisTaskEventBus: version must be a positive integer, got ${version}`);
+    // A linked store's write script appended and published this version already (see RedisTaskStore).
+    if (this.#streams.takeAppended(key, version)) return;
     const payload = JSON.stringify(committed);
-    await PUBLISH.run(this.#client, [this.#keys.events(key)], [`${version}-0`, payload, this.#maxLength, this.#retentionMs, this.#keys.eventsChannel(key)]);
+    await PUBLISH.run(this.#client, [this.#keys.events(key)], [version, payload, this.#maxLength, this.#retentionMs, this.#keys.eventsChannel(key)]);
   }
 
   subscribe(key: string, listener: CommittedEventListener): () => void {

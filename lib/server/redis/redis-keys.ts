@@ -5,6 +5,7 @@
  */
 import type { TaskState } from '../../protocol/schemas.js';
 import type { TaskScope } from '../stores/task-store.js';
+import { taskKey } from '../task-key.js';
 
 export const DEFAULT_KEY_PREFIX = 'a2a:';
 
@@ -49,6 +50,12 @@ export class RedisKeys {
   /** Channel: the same events, live, for the processes following the task. */
   eventsChannel(key: string): string {
     return `${this.prefix}events:${key}`;
+  }
+
+  /** The stream and channel of a task's events by scope and id: the names the bus uses for taskKey(scope, taskId). */
+  taskEvents(scope: TaskScope, taskId: string): { readonly stream: string; readonly channel: string } {
+    const key = taskKey(scope, taskId);
+    return { stream: this.events(key), channel: this.eventsChannel(key) };
   }
 
   /** Channel: cancel requests for whichever process runs the task's turn. */

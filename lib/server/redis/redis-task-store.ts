@@ -4,6 +4,8 @@
  * entries together, so a stale writer or another scope never changes anything. Listing reads one
  * sorted set (all of a scope's tasks, or those of one context, one state, or both) whose members
  * sort in ListTasks order, so a page costs O(log n + page) and never loads the other tasks.
+ * Given the backend's RedisTaskEventBus (`eventBus`), the same script also appends the committed
+ * event to the task's stream and publishes it, so no event is stored without reaching the stream.
  */
 import { z } from 'zod';
 import type { Task } from '../../protocol/schemas.js';
@@ -23,6 +25,8 @@ import {
   type VersionedTask,
 } from '../stores/task-store.js';
 import type { RedisClient } from './redis-client.js';
+import { RedisTaskEventBus, taskEventStreams } from './redis-event-bus.js';
+import { APPEND_EVENT_LUA, type TaskEventStreams } from './redis-event-stream.js';
 import { RedisKeys, scopeId } from './redis-keys.js';
 import { clientSchema, keyPrefixSchema } from './redis-options.js';
 import { RedisScript } from './redis-script.js';
@@ -32,22 +36,37 @@ export interface RedisTaskStoreOptions {
   readonly client: RedisClient;
   /** Put before every key. Default 'a2a:'. */
   readonly keyPrefix?: string;
+  /**
+   * The event bus on the same Redis server (createRedisBackend links them): every write that
+   * records an event appends it to the bus's task stream and publishes it on the task's channel in
+   * the write's own script, so a replica killed right after a write has lost nothing, and the bus's
+   * publish() of that event costs nothing. Without it the engine's publish() does both, after the write.
+   */
+  readonly eventBus?: RedisTaskEventBus;
 }
 
-const optionsSchema = z.strictObject({ client: clientSchema, keyPrefix: keyPrefixSchema });
+const optionsSchema = z.strictObject({
+  client: clientSchema,
+  keyPrefix: keyPrefixSchema,
+  eventBus: z.custom<RedisTaskEventBus>((v) => v instanceof RedisTaskEventBus, { error: 'must be a RedisTaskEventBus' }).optional(),
+});
 
-// KEYS: task hash, then its four listing sets. ARGV: scope, JSON, terminal flag, listing member.
-const CREATE = new RedisScript(`
+// KEYS: task hash, then its four listing sets, then the task's event stream when the event is
+// appended. ARGV: scope, JSON, terminal flag, listing member, then (with the stream) the event's
+// payload, stream max length, retention ms and channel.
+const CREATE = new RedisScript(`${APPEND_EVENT_LUA}
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 's', ARGV[1], 'v', 1, 'j', ARGV[2], 't', ARGV[3], 'm', ARGV[4],
   'i1', KEYS[2], 'i2', KEYS[3], 'i3', KEYS[4], 'i4', KEYS[5])
 for i = 2, 5 do redis.call('ZADD', KEYS[i], 0, ARGV[4]) end
+if KEYS[6] then append_event(KEYS[6], 1, ARGV[5], ARGV[6], ARGV[7], ARGV[8]) end
 return 1
 `);
 
-// As CREATE, plus ARGV[5]: the expected version. Replies {1, new version}, {0} (not in this
-// scope) or {2, stored version} (conflict: another version, or a terminal task).
-const UPDATE = new RedisScript(`
+// As CREATE, with ARGV[5] the expected version (the event's arguments follow it). Replies
+// {1, new version}, {0} (not in this scope) or {2, stored version} (conflict: another version, or
+// a terminal task); only a write appends the event.
+const UPDATE = new RedisScript(`${APPEND_EVENT_LUA}
 local stored = redis.call('HMGET', KEYS[1], 's', 'v', 't', 'm', 'i1', 'i2', 'i3', 'i4')
 if stored[1] ~= ARGV[1] then return {0} end
 local version = tonumber(stored[2])
@@ -56,6 +75,7 @@ for i = 5, 8 do redis.call('ZREM', stored[i], stored[4]) end
 redis.call('HSET', KEYS[1], 'v', version + 1, 'j', ARGV[2], 't', ARGV[3], 'm', ARGV[4],
   'i1', KEYS[2], 'i2', KEYS[3], 'i3', KEYS[4], 'i4', KEYS[5])
 for i = 2, 5 do redis.call('ZADD', KEYS[i], 0, ARGV[4]) end
+if KEYS[6] then append_event(KEYS[6], version + 1, ARGV[6], ARGV[7], ARGV[8], ARGV[9]) end
 return {1, version + 1}
 `);
 
@@ -102,11 +122,14 @@ const listingMember = (timestamp: string, taskId: string): Buffer =>
 export class RedisTaskStore implements TaskStore {
   readonly #client: RedisClient;
   readonly #keys: RedisKeys;
+  /** The linked bus's streams, which every write with an event appends to. */
+  readonly #streams: TaskEventStreams | undefined;
 
   constructor(options: RedisTaskStoreOptions) {
-    const { client, keyPrefix } = parseOptions('RedisTaskStore', optionsSchema, options);
+    const { client, keyPrefix, eventBus } = parseOptions('RedisTaskStore', optionsSchema, options);
     this.#client = client;
     this.#keys = new RedisKeys(keyPrefix);
+    this.#streams = eventBus && taskEventStreams(eventBus);
   }
 
   async get(scope: TaskScope, taskId: string): Promise<VersionedTask | undefined> {
@@ -115,19 +138,39 @@ export class RedisTaskStore implements TaskStore {
     return { task: JSON.parse(json) as Task, version: Number(version) };
   }
 
+  // A task is created by its `{ task }` event (the reducer's, whatever the agent published first).
   async create(scope: TaskScope, task: Task): Promise<number> {
-    const created = await CREATE.run<number>(this.#client, this.#writeKeys(scope, task), this.#writeArgs(scope, task));
+    const json = JSON.stringify(task);
+    const keys = this.#writeKeys(scope, task);
+    const args = this.#writeArgs(scope, task, json);
+    const append = this.#streams?.appendArgs(scope, task.id, json, `{"task":${json}}`, 1);
+    if (append) {
+      keys.push(append.stream);
+      args.push(...append.args);
+    }
+    const created = await CREATE.run<number>(this.#client, keys, args);
     if (created !== 1) throw new TaskExistsError(task.id);
+    if (append) this.#streams!.appended(scope, task.id, 1);
     return 1;
   }
 
-  // The change hint is ignored: the whole task is one JSON value, replaced in the same script.
-  async update(scope: TaskScope, task: Task, expectedVersion: number, _change?: TaskChange): Promise<number> {
-    const [outcome, version] = await UPDATE.run<number[]>(this.#client, this.#writeKeys(scope, task), [
-      ...this.#writeArgs(scope, task),
-      expectedVersion,
-    ]);
-    if (outcome === 1) return version;
+  // Only the change's event is used: the whole task is one JSON value, replaced in the same script.
+  // A write without an event (a follow-up joining the history) appends nothing.
+  async update(scope: TaskScope, task: Task, expectedVersion: number, change?: TaskChange): Promise<number> {
+    const json = JSON.stringify(task);
+    const keys = this.#writeKeys(scope, task);
+    const args: Array<string | Buffer | number> = [...this.#writeArgs(scope, task, json), expectedVersion];
+    const event = change?.event;
+    const append = event && this.#streams?.appendArgs(scope, task.id, json, JSON.stringify(event), expectedVersion + 1);
+    if (append) {
+      keys.push(append.stream);
+      args.push(...append.args);
+    }
+    const [outcome, version] = await UPDATE.run<number[]>(this.#client, keys, args);
+    if (outcome === 1) {
+      if (append) this.#streams!.appended(scope, task.id, version);
+      return version;
+    }
     if (outcome === 2) throw new TaskVersionConflictError(task.id, expectedVersion, version);
     throw new TaskNotFoundInStoreError(task.id);
   }
@@ -159,7 +202,7 @@ export class RedisTaskStore implements TaskStore {
     ];
   }
 
-  #writeArgs(scope: TaskScope, task: Task): Array<string | Buffer> {
-    return [scopeId(scope), JSON.stringify(task), isTerminal(task.status.state) ? '1' : '0', listingMember(task.status.timestamp ?? '', task.id)];
+  #writeArgs(scope: TaskScope, task: Task, json: string): Array<string | Buffer | number> {
+    return [scopeId(scope), json, isTerminal(task.status.state) ? '1' : '0', listingMember(task.status.timestamp ?? '', task.id)];
   }
 }
