@@ -3,11 +3,14 @@
  * A2A-shaped 413. The limit is recorded per request so the router's body parser enforces the same
  * one on bodies without Content-Length (chunked); see body-limit.ts for bodies the host parsed.
  */
+import { validateHeaderName, validateHeaderValue } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import helmet, { type HelmetOptions } from 'helmet';
 import { z } from 'zod';
 import { A2AOptionsError, closestKey } from '../options.js';
+import { peekRequestRecord, requestRecord } from '../context/request-state.js';
 import { answerBeforeBody, bodyOverLimit } from './body-limit.js';
+import { canWriteHeadersDirectly, hasNodeRemoveHeader, outHeaders } from './fast-headers.js';
 import { A2AMiddlewareError, reportMiddlewareError, type A2AErrorMode } from './errors.js';
 import { detectUncalledFactory } from './misuse.js';
 import { optionsError, parseOptions } from './options.js';
@@ -57,13 +60,10 @@ export function parseByteSize(value: number | string): number | undefined {
   return bytes > 0 ? bytes : undefined;
 }
 
-// On the request itself (a symbol slot, like the A2A request state), not in a WeakMap.
-const BODY_LIMIT = Symbol('a2a-express-kit.body-limit');
-type WithBodyLimit = { [BODY_LIMIT]?: number };
-
 /** The body limit a2aSecurity set for this request (for the router's body parser), if any. */
 export function readA2ABodyLimit(req: object): number | undefined {
-  return (req as WithBodyLimit)[BODY_LIMIT];
+  // In the kit's per-request record (see lib/context/request-state.ts), not on the request.
+  return peekRequestRecord(req)?.bodyLimit;
 }
 
 /** The 413 error, shared with the router for bodies its parser finds too large. */
@@ -158,11 +158,47 @@ function precomputed(middleware: ReturnType<typeof helmet>, overrides: Record<st
   };
   middleware({} as never, recorder as never, (err?: unknown) => (failed = err));
   if (failed) return perRequest;
+  const viaNode = (res: Response): void => {
+    for (let i = 0; i < removed.length; i++) res.removeHeader(removed[i]);
+    for (let i = 0; i < names.length; i++) res.setHeader(names[i], values[i]);
+  };
+  const direct = directHeaderWriter(names, values, removed);
+  if (!direct) return { apply: viaNode };
   return {
     apply: (res: Response): void => {
-      for (let i = 0; i < removed.length; i++) res.removeHeader(removed[i]);
-      for (let i = 0; i < names.length; i++) res.setHeader(names[i], values[i]);
+      if (!direct(res)) viaNode(res);
     },
+  };
+}
+
+// removeHeader sets flags for these instead of only deleting the entry.
+const REMOVE_WITH_SIDE_EFFECTS = new Set(['connection', 'content-length', 'transfer-encoding', 'date']);
+
+/**
+ * The static headers written as setHeader/removeHeader would (see fast-headers.ts), names and
+ * values validated here once; false from the writer when the response needs the Node methods.
+ */
+function directHeaderWriter(names: readonly string[], values: readonly string[], removed: readonly string[]): ((res: Response) => boolean) | undefined {
+  if (names.length === 0 || !canWriteHeadersDirectly()) return undefined;
+  const removedKeys = removed.map((name) => name.toLowerCase());
+  if (removedKeys.some((name) => REMOVE_WITH_SIDE_EFFECTS.has(name))) return undefined;
+  try {
+    for (let i = 0; i < names.length; i++) {
+      validateHeaderName(names[i]);
+      validateHeaderValue(names[i], values[i]);
+    }
+    for (const name of removed) validateHeaderName(name);
+  } catch {
+    return undefined; // setHeader throws per request, as before
+  }
+  const removes = removedKeys.length > 0;
+  return (res: Response): boolean => {
+    if (removes && !hasNodeRemoveHeader(res)) return false;
+    const headers = outHeaders(res);
+    if (!headers) return false;
+    for (let i = 0; i < removedKeys.length; i++) delete headers[removedKeys[i]];
+    for (let i = 0; i < names.length; i++) headers[names[i]] = [names[i], values[i]];
+    return true;
   };
 }
 
@@ -182,8 +218,9 @@ export function a2aSecurity(options: A2ASecurityOptions = {}): A2AMiddleware {
   const mode = parsed.errors;
 
   function checkSize(req: Request, res: Response, next: NextFunction): void {
-    const previous = (req as WithBodyLimit)[BODY_LIMIT];
-    (req as WithBodyLimit)[BODY_LIMIT] = previous === undefined ? limit : Math.min(limit, previous);
+    const record = requestRecord(req);
+    const previous = record.bodyLimit;
+    record.bodyLimit = previous === undefined ? limit : Math.min(limit, previous);
     // A declared length over the limit, or a body the host already parsed with a larger limit.
     if (bodyOverLimit(req, limit)) {
       answerBeforeBody(req, res);
@@ -193,12 +230,16 @@ export function a2aSecurity(options: A2ASecurityOptions = {}): A2AMiddleware {
     next();
   }
 
+  // Decided once here, not per request.
+  const perRequestHelmet = headers && 'middleware' in headers ? headers.middleware : undefined;
+  const applyHeaders = headers && 'apply' in headers ? headers.apply : undefined;
+
   return brandMiddleware(function a2aSecurity(req: Request, res: Response, next: NextFunction): void {
-    if (headers && 'middleware' in headers) {
-      headers.middleware(req, res, (err?: unknown) => (err ? next(err) : checkSize(req, res, next)));
+    if (perRequestHelmet) {
+      perRequestHelmet(req, res, (err?: unknown) => (err ? next(err) : checkSize(req, res, next)));
       return;
     }
-    headers?.apply(res);
+    if (applyHeaders) applyHeaders(res);
     checkSize(req, res, next);
   }, 'security');
 }

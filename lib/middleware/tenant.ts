@@ -6,7 +6,8 @@
 import { isPublicCardRequest } from './public-card.js';
 import type { NextFunction, Request, Response } from 'express';
 import { z } from 'zod';
-import { contributeA2AState, readA2AState } from '../context/index.js';
+import { readA2AState } from '../context/index.js';
+import { writableA2AState } from '../context/request-state.js';
 import { A2AMiddlewareError, A2AWiringError, reportMiddlewareError, type A2AErrorMode } from './errors.js';
 import { isPromiseLike, resolveAndContinue, type MaybePromise } from './maybe-async.js';
 import { detectUncalledFactory } from './misuse.js';
@@ -195,7 +196,7 @@ export function a2aTenant(options: A2ATenantOptions): A2AMiddleware {
   }
 
   const accept = (req: Request, tenant: string | undefined): void => {
-    if (tenant !== undefined) contributeA2AState(req, { tenant });
+    if (tenant !== undefined) writableA2AState(req).tenant = tenant; // contributeA2AState(req, { tenant }), no patch object
   };
   const reject = (err: unknown, req: Request, res: Response, next: NextFunction): void => reportMiddlewareError(err, req, res, next, mode);
 

@@ -7,9 +7,11 @@ import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import * as rTracer from 'cls-rtracer';
 import { z } from 'zod';
-import { contributeA2AState, readA2AState, type A2ATraceContext } from '../context/index.js';
+import { contributeA2AState, type A2ATraceContext } from '../context/index.js';
+import { writableA2AState, type A2ARequestState } from '../context/request-state.js';
 import { A2AMiddlewareError, A2AWiringError, reportMiddlewareError, type A2AErrorMode } from './errors.js';
 import { detectUncalledFactory } from './misuse.js';
+import { canWriteHeadersDirectly, setValidHeader } from './fast-headers.js';
 import { fn, parseOptions } from './options.js';
 import { brandMiddleware, type A2AMiddleware } from './types.js';
 
@@ -182,6 +184,8 @@ export function a2aTracing(options: A2ATracingOptions = {}): A2AMiddleware {
   const headerKey = headerName.toLowerCase();
   const { echoHeader, maxRequestIdLength, invalidRequestId, trustIncomingRequestId, traceContext, errors: mode } = parsed;
   const generate = parsed.generateRequestId ?? randomUUID;
+  // crypto.randomUUID's ids (36 characters of [0-9a-f-]) need no check; only a custom generator's do.
+  const checkGenerated = parsed.generateRequestId !== undefined;
   const otel: OtelSlot =
     parsed.opentelemetry === 'auto'
       ? autoOpenTelemetry()
@@ -193,14 +197,16 @@ export function a2aTracing(options: A2ATracingOptions = {}): A2AMiddleware {
   // cls-rtracer holds the id (rTracer.id() works in execute(), stores, loggers). runWithId rather
   // than its express middleware: the middleware re-wraps five emitter methods on req and res per
   // request, which the kit does not need (raw-body binds the body parser's callback itself).
+  if (echoHeader) canWriteHeadersDirectly(); // looks up where Node keeps headers, once
   const tracer = (req: Request, res: Response, next: NextFunction, requestId: string): void => {
-    if (echoHeader) res.setHeader(headerName, requestId);
+    // A valid header name (checked above) and value (an id passes REQUEST_ID or is ours).
+    if (echoHeader) setValidHeader(res, headerKey, headerName, requestId);
     rTracer.runWithId(next, requestId);
   };
 
   function freshId(): string {
     const id = generate();
-    if (typeof id !== 'string' || !isValidGeneratedId(id)) {
+    if (checkGenerated && (typeof id !== 'string' || !isValidGeneratedId(id))) {
       throw new A2AWiringError(
         'A2A_MIDDLEWARE_MISUSE',
         `a2aTracing: generateRequestId returned an id that is not 1-${MAX_GENERATED_ID_LENGTH} characters of [A-Za-z0-9._:-]`,
@@ -209,19 +215,21 @@ export function a2aTracing(options: A2ATracingOptions = {}): A2AMiddleware {
     return id;
   }
 
-  function enterScopes(req: Request, res: Response, next: NextFunction, requestId: string): void {
+  function enterScopes(req: Request, res: Response, next: NextFunction, requestId: string, state: A2ARequestState): void {
     const api = otel.api;
     if (!api) {
       tracer(req, res, next, requestId);
       return;
     }
-    let context = api.context.active();
-    const active = api.trace.getSpanContext(context as never);
+    const current = api.context.active();
+    let context = current;
+    const active = api.trace.getSpanContext(current as never);
     if (!active && traceContext && req.headers.traceparent !== undefined) {
-      context = api.propagation.extract(context as never, req.headers as Record<string, unknown>);
+      context = api.propagation.extract(current as never, req.headers as Record<string, unknown>);
     }
-    if (readA2AState(req)?.trace === undefined) {
-      const spanContext = active ?? api.trace.getSpanContext(context as never);
+    if (state.trace === undefined) {
+      // Unchanged context: its span context is `active` (undefined here), no need to ask again.
+      const spanContext = active ?? (context === current ? undefined : api.trace.getSpanContext(context as never));
       if (spanContext && !/^0+$/.test(spanContext.traceId)) {
         const traceState = spanContext.traceState?.serialize();
         contributeA2AState(req, {
@@ -229,15 +237,18 @@ export function a2aTracing(options: A2ATracingOptions = {}): A2AMiddleware {
         });
       }
     }
-    // cls-rtracer's scope opens inside this one.
-    api.context.with(context as never, () => tracer(req, res, next, requestId));
+    // cls-rtracer's scope opens inside this one. The active context unchanged (nothing extracted),
+    // with() would only re-enter the context the request already runs in: no closure, no call.
+    if (context === current) tracer(req, res, next, requestId);
+    else api.context.with(context as never, () => tracer(req, res, next, requestId));
   }
 
   return brandMiddleware(function a2aTracing(req: Request, res: Response, next: NextFunction): void {
     let requestId: string;
     let rejected: A2AMiddlewareError | undefined;
+    const headers = req.headers;
     try {
-      const incoming = trustIncomingRequestId ? single(req.headers[headerKey]) : undefined;
+      const incoming = trustIncomingRequestId ? single(headers[headerKey]) : undefined;
       if (incoming !== undefined && incoming !== '' && isValidId(incoming)) {
         requestId = incoming;
       } else {
@@ -254,18 +265,22 @@ export function a2aTracing(options: A2ATracingOptions = {}): A2AMiddleware {
       return;
     }
 
-    const trace = traceContext ? parseTraceparent(single(req.headers.traceparent), single(req.headers.tracestate)) : undefined;
-    contributeA2AState(req, { requestId, ...(trace ? { trace } : {}) });
+    const traceparent = traceContext ? headers.traceparent : undefined;
+    const trace = traceparent === undefined ? undefined : parseTraceparent(single(traceparent), single(headers.tracestate));
+    // contributeA2AState(req, { requestId, trace? }) without the patch object.
+    const state = writableA2AState(req);
+    state.requestId = requestId;
+    if (trace) state.trace = trace;
     if (rejected) {
       if (echoHeader) res.setHeader(headerName, requestId);
       reportMiddlewareError(rejected, req, res, next, mode);
       return;
     }
     if (otel.api !== undefined) {
-      enterScopes(req, res, next, requestId);
+      enterScopes(req, res, next, requestId, state);
     } else {
       // Only the first requests after start-up wait for the optional import to settle.
-      otel.ready.then(() => enterScopes(req, res, next, requestId), next);
+      otel.ready.then(() => enterScopes(req, res, next, requestId, state), next);
     }
   }, 'tracing');
 }

@@ -6,21 +6,22 @@
  */
 import type { Request } from 'express';
 import { readA2AState } from '../context/index.js';
+import { peekRequestRecord, requestRecord } from '../context/request-state.js';
 import type { Logger } from '../logger.js';
 import { a2aMiddlewareKind, type A2AMiddlewareKind } from './types.js';
 
 // ---------------------------------------------------------------------------------------------
 // Notes left on the request by the middlewares themselves
 
-const NOTES = Symbol('a2a-express-kit.wiring-notes');
-// One small integer per request, no object: bit 0 = a request id was known when the first a2aAuth
-// ran (a2aTracing had run), the rest = how many a2aAuth instances ran.
-type WithNotes = { [NOTES]?: number };
+// One small integer per request in the kit's per-request record (lib/context/request-state.ts),
+// no object: bit 0 = a request id was known when the first a2aAuth ran (a2aTracing had run), the
+// rest = how many a2aAuth instances ran.
 
 /** a2aAuth calls this as it starts on a request. */
 export function noteAuthRun(req: Request): void {
-  const notes = (req as WithNotes)[NOTES];
-  (req as WithNotes)[NOTES] = notes === undefined ? 2 + (readA2AState(req)?.requestId !== undefined ? 1 : 0) : notes + 2;
+  const record = requestRecord(req);
+  const notes = record.wiringNotes;
+  record.wiringNotes = notes === undefined ? 2 + (record.state?.requestId !== undefined ? 1 : 0) : notes + 2;
 }
 
 /** a2aAuth ran more than once on the request. */
@@ -33,10 +34,11 @@ export const TRACING_AFTER_AUTH = 2;
  * every middleware in front of the router ran. A number, so the common case allocates nothing.
  */
 export function requestWiringProblems(req: Request): number {
-  const notes = (req as WithNotes)[NOTES];
+  const record = peekRequestRecord(req);
+  const notes = record?.wiringNotes;
   if (notes === undefined) return 0;
   // a2aTracing always records a request id: known now, unknown when auth ran, so tracing ran later.
-  const tracingLate = (notes & 1) === 0 && readA2AState(req)?.requestId !== undefined;
+  const tracingLate = (notes & 1) === 0 && record!.state?.requestId !== undefined;
   return (notes >> 1 > 1 ? AUTH_TWICE : 0) | (tracingLate ? TRACING_AFTER_AUTH : 0);
 }
 
