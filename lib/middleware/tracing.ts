@@ -29,6 +29,8 @@ export interface OpenTelemetryApiLike {
       | { traceId: string; spanId: string; traceFlags: number; traceState?: { serialize(): string } }
       | undefined;
   };
+  /** The empty context (`@opentelemetry/api` exports it): no span in it, nothing to look up. */
+  readonly ROOT_CONTEXT?: unknown;
 }
 
 export interface A2ATracingOptions {
@@ -223,7 +225,9 @@ export function a2aTracing(options: A2ATracingOptions = {}): A2AMiddleware {
     }
     const current = api.context.active();
     let context = current;
-    const active = api.trace.getSpanContext(current as never);
+    // The empty context (no SDK, or no span around this request) holds no span: skip the lookup,
+    // one call through OpenTelemetry's global registry per request.
+    const active = current === api.ROOT_CONTEXT ? undefined : api.trace.getSpanContext(current as never);
     if (!active && traceContext && req.headers.traceparent !== undefined) {
       context = api.propagation.extract(current as never, req.headers as Record<string, unknown>);
     }
