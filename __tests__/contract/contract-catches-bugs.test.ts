@@ -44,7 +44,8 @@ async function failures(tests: Collected[]): Promise<string[]> {
 
 /** Writes whatever it is given over the stored task: the bug versioned writes exist to prevent. */
 class LastWriteWinsStore extends InMemoryTaskStore {
-  override async update(scope: TaskScope, task: Task, expectedVersion: number): Promise<number> {
+  override async update(scope: TaskScope, given: Task, expectedVersion: number): Promise<number> {
+    const task = structuredClone(given); // copied at the call, as the contract asks: only the versioning is broken
     for (;;) {
       const current = await this.get(scope, task.id);
       // Missing or terminal: let the real store answer with its usual error.

@@ -32,10 +32,21 @@ export function withLatency(store: TaskStore, options: LatencyOptions = {}): Tas
     }
   };
 
+  // What a network client does at the call: the request is serialized then, so a caller that
+  // changes its task afterwards does not change what reaches the store.
+  const atCall = <T>(value: T): T => (value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T));
+
   return {
     get: (scope, taskId) => delayed(() => store.get(scope, taskId)),
-    create: (scope, task) => delayed(() => store.create(scope, task)),
-    update: (scope, task, expectedVersion, change) => delayed(() => store.update(scope, task, expectedVersion, change)),
+    create: (scope, task) => {
+      const sent = atCall(task);
+      return delayed(() => store.create(scope, sent));
+    },
+    update: (scope, task, expectedVersion, change) => {
+      const sent = atCall(task);
+      const sentChange = atCall(change);
+      return delayed(() => store.update(scope, sent, expectedVersion, sentChange));
+    },
     list: (scope, query) => delayed(() => store.list(scope, query)),
     ...(store.findUnfinished ? { findUnfinished: () => delayed(() => store.findUnfinished!()) } : {}),
     ...(store.close ? { close: () => store.close!() } : {}),

@@ -406,12 +406,15 @@ const defineCloneIsolation: Define<TaskStore> = (test) => {
     task.metadata = { injected: true };
   };
 
+  // Right after the call, before the write resolves: a store that writes later (a queue, a group
+  // commit) must still keep the task as it was at the call.
   test('mutating the task passed to create() afterwards does not change the stored task', async (store) => {
     const scope = newScope();
     const task = makeTask(newId());
     const expected = copy(task);
-    await store.create(scope, task);
+    const written = store.create(scope, task);
     vandalize(task);
+    await written;
     assert.deepEqual((await mustGet(store, scope, expected.id)).task, expected);
   });
 
@@ -421,8 +424,9 @@ const defineCloneIsolation: Define<TaskStore> = (test) => {
     await store.create(scope, task);
     const next = nextTask(task, 'second');
     const expected = copy(next);
-    await store.update(scope, next, 1);
+    const written = store.update(scope, next, 1);
     vandalize(next);
+    await written;
     assert.deepEqual((await mustGet(store, scope, task.id)).task, expected);
   });
 

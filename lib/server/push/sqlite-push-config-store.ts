@@ -89,6 +89,8 @@ export class SqlitePushConfigStore implements PushConfigStore {
 
   async put(scope: TaskScope, config: StoredPushConfig, maxPerTask: number): Promise<void> {
     this.#assertOpen();
+    // The cursor starts at the task's committed version: commit the task writes called before this.
+    this.#tasks.flushWrites();
     this.#put(scope, config, maxPerTask);
   }
 

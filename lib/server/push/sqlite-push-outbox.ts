@@ -88,6 +88,8 @@ export class SqlitePushOutbox implements PushOutbox {
 
   async pending(): Promise<PushDelivery[]> {
     const out: PushDelivery[] = [];
+    // Events of task writes called before this are logged once committed.
+    this.#tasks.flushWrites();
     for (const row of [...this.#s.tasks.iterate()]) {
       const scope = { tenant: row.tenant, owner: row.owner };
       if (!row.behind) {

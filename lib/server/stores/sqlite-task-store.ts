@@ -219,9 +219,24 @@ interface ArtifactText {
   readonly parts: string;
 }
 
+interface PendingWrite {
+  readonly run: () => number;
+  readonly resolve: (version: number) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+type WriteOutcome = { readonly ok: true; readonly version: number } | { readonly ok: false; readonly error: unknown };
+
 const UNFINISHED_STATES = "('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING')";
 
 // Stand-ins keep the key order, so a task reads back with its keys where they were.
+/**
+ * A copy of what a caller passed to a write: the write commits later in the event-loop turn
+ * (group commit), and the store must keep the task as it was at the call (the contract: stores
+ * copy on the way in). JSON, since that is what the store keeps anyway.
+ */
+const snapshot = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
+
 const bodyJson = (task: Task): string => JSON.stringify(task.artifacts === undefined ? task : { ...task, artifacts: [] });
 const headJson = (artifact: Artifact): string => JSON.stringify({ ...artifact, parts: [] });
 
@@ -287,6 +302,10 @@ export class SqliteTaskStore implements TaskStore {
   readonly #createTx: (scope: TaskScope, task: Task) => number;
   readonly #updateTx: (scope: TaskScope, task: Task, expectedVersion: number, change: TaskChange | undefined) => number;
   readonly #readTx: <T>(read: () => T) => T;
+  readonly #batchTx: (batch: readonly PendingWrite[], outcomes: WriteOutcome[]) => void;
+  /** Writes called and not yet committed: they commit together (see #enqueue). */
+  #queue: PendingWrite[] = [];
+  #flushScheduled = false;
 
   constructor(options: SqliteTaskStoreOptions) {
     const { database: db, closeDatabase, busyTimeoutMs, synchronous } = parseOptions('SqliteTaskStore', storeSchema, options);
@@ -314,10 +333,27 @@ export class SqliteTaskStore implements TaskStore {
     // Several reads see one snapshot even when another connection writes in between.
     const read = db.transaction((run: () => unknown) => run());
     this.#readTx = <T>(run: () => T) => read.deferred(run) as T;
+    // Each write in its own savepoint (the nested transactions above), so one refused write
+    // undoes only itself; anything that ends the whole transaction fails the batch.
+    this.#batchTx = db.transaction((batch: readonly PendingWrite[], outcomes: WriteOutcome[]) => {
+      for (const write of batch) {
+        try {
+          outcomes.push({ ok: true, version: write.run() });
+        } catch (error) {
+          if (!db.inTransaction) throw error;
+          outcomes.push({ ok: false, error });
+        }
+      }
+    }).immediate;
   }
 
   async get(scope: TaskScope, taskId: string): Promise<VersionedTask | undefined> {
     this.#assertOpen();
+    this.flushWrites();
+    // One statement is its own snapshot: a task without artifacts needs no BEGIN and COMMIT.
+    const head = this.#s.getInScope.get(taskId, scope.tenant, scope.owner);
+    if (!head) return undefined;
+    if (head.artifact_count === 0) return { task: this.#load(head.seq, head.body, 0), version: head.version };
     return this.#readTx(() => {
       const row = this.#s.getInScope.get(taskId, scope.tenant, scope.owner);
       return row ? { task: this.#load(row.seq, row.body, row.artifact_count), version: row.version } : undefined;
@@ -326,16 +362,72 @@ export class SqliteTaskStore implements TaskStore {
 
   async create(scope: TaskScope, task: Task): Promise<number> {
     this.#assertOpen();
-    return this.#createTx(scope, task);
+    const stored = snapshot(task); // the task as it is now, whatever the caller does before the commit
+    return this.#enqueue(() => this.#createTx(scope, stored));
   }
 
   async update(scope: TaskScope, task: Task, expectedVersion: number, change?: TaskChange): Promise<number> {
     this.#assertOpen();
-    return this.#updateTx(scope, task, expectedVersion, change);
+    const stored = snapshot(task);
+    const changed = change === undefined ? undefined : snapshot(change);
+    return this.#enqueue(() => this.#updateTx(scope, stored, expectedVersion, changed));
+  }
+
+  /**
+   * Commits the writes called so far now instead of at the end of this event-loop turn. Reads
+   * call it first, so a caller reads its own writes even when it did not await them; the push
+   * stores too, before their own transactions on this connection.
+   */
+  flushWrites(): void {
+    if (this.#queue.length === 0) return;
+    const batch = this.#queue;
+    this.#queue = [];
+    if (batch.length === 1) {
+      const [write] = batch;
+      try {
+        write.resolve(write.run());
+      } catch (error) {
+        write.reject(error);
+      }
+      return;
+    }
+    const outcomes: WriteOutcome[] = [];
+    try {
+      this.#batchTx(batch, outcomes);
+    } catch (error) {
+      // Rolled back (or never begun): none of them is stored.
+      for (const write of batch) write.reject(error);
+      return;
+    }
+    batch.forEach((write, i) => {
+      const outcome = outcomes[i];
+      if (outcome.ok) write.resolve(outcome.version);
+      else write.reject(outcome.error);
+    });
+  }
+
+  /**
+   * Group commit: a commit costs far more than its statements (a WAL frame per dirty page, and
+   * the hot index pages are the same for every task), so the writes called in one event-loop
+   * turn commit in one transaction, each still compare-and-set in its own savepoint. A promise
+   * settles only after its commit, so durability is unchanged; create() and update() copy the
+   * task when called, so what is stored is the task as it was then.
+   */
+  #enqueue(run: () => number): Promise<number> {
+    return new Promise<number>((resolve, reject) => {
+      this.#queue.push({ run, resolve, reject });
+      if (this.#flushScheduled) return;
+      this.#flushScheduled = true;
+      setImmediate(() => {
+        this.#flushScheduled = false;
+        this.flushWrites();
+      });
+    });
   }
 
   async list(scope: TaskScope, query: ListTasksQuery): Promise<TaskPage> {
     this.#assertOpen();
+    this.flushWrites();
     const cursor: ListingKey | undefined = query.pageToken ? decodePageToken(query.pageToken) : undefined;
     const shape: ListShape = {
       contextId: query.contextId !== undefined,
@@ -370,6 +462,7 @@ export class SqliteTaskStore implements TaskStore {
   /** Every SUBMITTED or WORKING task, in any scope: their turns died with the previous process. */
   async findUnfinished(): Promise<Array<{ readonly scope: TaskScope; readonly taskId: string }>> {
     this.#assertOpen();
+    this.flushWrites();
     const found: Array<{ readonly scope: TaskScope; readonly taskId: string }> = [];
     for (const row of this.#s.unfinished.iterate()) found.push({ scope: { tenant: row.tenant, owner: row.owner }, taskId: row.id });
     return found;
@@ -378,6 +471,8 @@ export class SqliteTaskStore implements TaskStore {
   /** Stops the store (later calls reject); closes the database when it owns it (closeDatabase). */
   async close(): Promise<void> {
     if (this.#closed) return;
+    // Writes called before close() are kept.
+    this.flushWrites();
     this.#closed = true;
     if (this.#closeDatabase && this.#db.open) {
       // SQLite's advice for long-lived connections: refresh planner statistics on the way out.
