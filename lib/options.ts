@@ -28,6 +28,12 @@ function distance(a: string, b: string): number {
 }
 
 /** The known key closest to `key`, when it is close enough to be a typo. */
+/** A check for option objects: `value` is an object with these methods (a store, a logger, a client). */
+export const hasMethods =
+  (...names: string[]) =>
+  (value: unknown): boolean =>
+    typeof value === 'object' && value !== null && names.every((n) => typeof (value as Record<string, unknown>)[n] === 'function');
+
 export function closestKey(key: string, known: readonly string[]): string | undefined {
   let best: string | undefined;
   let bestDistance = Infinity;

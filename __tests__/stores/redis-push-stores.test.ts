@@ -84,4 +84,20 @@ redis.describe('RedisPushOutbox', () => {
     for (const delivery of queued.slice(0, 2)) await b.outbox.remove(delivery.id);
     expect((await b.configStore.cursors(scope, id))[0].delivered).toBe(3);
   });
+
+  it('a live delivery leaves owed events to the replica that took them over: no second copy, its claim kept', async () => {
+    const { scope, id } = await taskWithEvents(2);
+    const sweeper = replica();
+    const taken = (await sweeper.outbox.pending()).filter((d) => d.taskId === id);
+    expect(taken.map((d) => d.version)).toEqual([2, 3]);
+    // Meanwhile another replica commits event 4 of the task and delivers it live.
+    const other = replica();
+    const live = { id: 'live-4b', scope, taskId: id, configId: 'c-1', version: 4, body: '{}', contentType: 'application/a2a+json', final: false, attempts: 0 };
+    const queued = (await other.outbox.add([live])) ?? [];
+    expect(queued.map((d) => d.version)).toEqual([4]);
+    await other.outbox.remove('live-4b');
+    // The sweeper still holds the task: its deliveries advance the cursor, then release the claim.
+    for (const delivery of taken) await sweeper.outbox.remove(delivery.id);
+    expect((await sweeper.configStore.cursors(scope, id))[0].delivered).toBeGreaterThanOrEqual(3);
+  });
 });

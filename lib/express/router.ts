@@ -10,7 +10,7 @@ import asyncHandler from 'express-async-handler';
 import { z } from 'zod';
 import { A2AError } from '../errors.js';
 import { consoleLogger, type Logger } from '../logger.js';
-import { optionsError, parseOptions } from '../options.js';
+import { hasMethods, optionsError, parseOptions } from '../options.js';
 import { ExtensionNegotiator } from '../protocol/extensions.js';
 import { AgentCardSchema, AgentInterfaceSchema, type AgentCard } from '../protocol/schemas.js';
 import type { AgentExecutor } from '../server/executor.js';
@@ -167,9 +167,6 @@ export type A2ARouter = express.RequestHandler & {
    */
   close(options?: { graceMs?: number }): Promise<void>;
 };
-
-const hasMethods = (...names: string[]) => (value: unknown) =>
-  typeof value === 'object' && value !== null && names.every((n) => typeof (value as Record<string, unknown>)[n] === 'function');
 
 const RouterOptionsSchema = z.strictObject({
   agentCard: AgentCardSchema.extend({ supportedInterfaces: z.array(AgentInterfaceSchema).optional() }),

@@ -3,6 +3,7 @@
  * that builds the service, dispatcher, guard and stores it describes.
  */
 import { z } from 'zod';
+import { hasMethods } from '../../options.js';
 import type { Logger } from '../../logger.js';
 import type { TaskStore } from '../stores/task-store.js';
 import { InMemoryPushConfigStore } from './in-memory-push-config-store.js';
@@ -43,9 +44,6 @@ export interface A2APushNotificationsOptions {
   /** Resolves webhook host names (node's dns.lookup by default). */
   readonly lookup?: WebhookLookup;
 }
-
-const hasMethods = (...names: string[]) => (value: unknown) =>
-  typeof value === 'object' && value !== null && names.every((n) => typeof (value as Record<string, unknown>)[n] === 'function');
 
 const ms = (min: number, max: number, fallback: number) => z.number().int().min(min).max(max).default(fallback);
 

@@ -128,7 +128,14 @@ export class RedisPushOutbox implements PushOutbox {
     const first = deliveries[0];
     if (!first) return out;
     const key = taskKey(first.scope, first.taskId);
-    const caughtUp = this.#spans.has(key) ? [] : await this.#owed(first.scope, first.taskId, first.version);
+    let caughtUp: Array<{ delivery: PushDelivery; span: Span }> = [];
+    if (!this.#spans.has(key)) {
+      // Claim the task's deliveries unless another replica holds them (it took over what a dead
+      // replica owed, and delivers that): then only this event is delivered from here, and the
+      // cursor's compare-and-set keeps it from skipping what is still owed. Held already: #renew.
+      const won = await this.#client.sendCommand<string | null>(['SET', this.#keys.pushClaim(key), this.#id, 'NX', 'PX', String(this.#ttlMs)]);
+      if (won === 'OK') caughtUp = await this.#owed(first.scope, first.taskId, first.version);
+    }
     for (const delivery of deliveries) {
       for (const item of caughtUp.filter((owed) => owed.delivery.configId === delivery.configId)) {
         this.#spans.open(item.delivery.id, item.span);
@@ -137,7 +144,6 @@ export class RedisPushOutbox implements PushOutbox {
       this.#spans.open(delivery.id, liveSpan(delivery));
       out.push(delivery);
     }
-    await this.#client.sendCommand(['SET', this.#keys.pushClaim(key), this.#id, 'PX', String(this.#ttlMs)]);
     this.#renew();
     return out;
   }

@@ -504,13 +504,13 @@ export class SqliteTaskStore implements TaskStore {
     this.#s.insertBody.run(seq, bodyJson(task));
     (task.artifacts ?? []).forEach((artifact, position) => this.#writeArtifact(seq, position, artifact));
     // A task is created by its `{ task }` event; a config may exist already (stored ahead by id).
-    this.#logForPush(task.id, 1, { task });
+    this.#logForPush(scope, task.id, 1, { task });
     return 1;
   }
 
   /** Keeps the event for push delivery when the task has configs (nothing is written otherwise). */
-  #logForPush(taskId: string, version: number, event: StreamResponse | undefined): void {
-    if (event === undefined || this.#s.hasPushConfigs.get(taskId) === undefined) return;
+  #logForPush(scope: TaskScope, taskId: string, version: number, event: StreamResponse | undefined): void {
+    if (event === undefined || this.#s.hasPushConfigs.get(taskId, scope.tenant, scope.owner) === undefined) return;
     this.#s.logPushEvent.run(taskId, version, JSON.stringify(event));
   }
 
@@ -528,7 +528,7 @@ export class SqliteTaskStore implements TaskStore {
       this.#replace(head, task);
       this.#s.setHead.run({ seq: head.seq, version, ...headColumns(task) });
     }
-    this.#logForPush(task.id, version, change?.event);
+    this.#logForPush(scope, task.id, version, change?.event);
     return version;
   }
 
@@ -679,7 +679,10 @@ function prepareStatements(db: Database) {
        JOIN a2a_artifact_chunks c ON c.task = a.task AND c.position = a.position
        WHERE a.task = ? ORDER BY a.position, c.chunk`,
     ),
-    hasPushConfigs: prepare<[string], { one: number }>('SELECT 1 AS one FROM a2a_push_configs WHERE task_id = ? LIMIT 1'),
+    // Scoped like every lookup: only the task's own configs count (the primary key serves it).
+    hasPushConfigs: prepare<[string, string, string], { one: number }>(
+      'SELECT 1 AS one FROM a2a_push_configs WHERE task_id = ? AND tenant = ? AND owner = ? LIMIT 1',
+    ),
     logPushEvent: prepare<[string, number, string]>(
       'INSERT INTO a2a_push_events (task_id, version, event) VALUES (?, ?, ?) ON CONFLICT (task_id, version) DO NOTHING',
     ),
