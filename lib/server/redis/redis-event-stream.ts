@@ -24,6 +24,13 @@ local function append_event(k, version, p, maxlen, ttl, channel)
 end
 `;
 
+/** Lua: the bus's payload for event JSON `ev` of task JSON `task` at `version` (numbers concatenate as integers). */
+export const COMMITTED_LUA = `
+local function committed(ev, task, version)
+  return '{"event":' .. ev .. ',"task":' .. task .. ',"version":' .. version .. '}'
+end
+`;
+
 /** How many tasks' appended versions are remembered at most (a write never published is forgotten after). */
 const MAX_REMEMBERED = 10_000;
 
@@ -43,15 +50,14 @@ export class TaskEventStreams {
   ) {}
 
   /**
-   * What a store's write script needs to append an event at `version`: the stream key (a KEYS entry)
-   * and [payload, max length, retention, channel] (ARGV). The payload is the bus's CommittedEvent
-   * JSON, `{event, task, version}` as JSON.stringify writes it, built from the JSON the store has
-   * serialised already (the task's is not written twice).
+   * What a store's write script needs to append an event: the stream key (a KEYS entry) and
+   * [max length, retention, channel] (ARGV). The script builds the payload itself, the bus's
+   * CommittedEvent JSON `{event, task, version}` as JSON.stringify writes it, from the task JSON it
+   * stores anyway (see COMMITTED_LUA): the task is sent to Redis once per write.
    */
-  appendArgs(scope: TaskScope, taskId: string, taskJson: string, eventJson: string, version: number): { stream: string; args: Array<string | number> } {
+  streamArgs(scope: TaskScope, taskId: string): { stream: string; args: Array<string | number> } {
     const { stream, channel } = this.keys.taskEvents(scope, taskId);
-    const payload = `{"event":${eventJson},"task":${taskJson},"version":${version}}`;
-    return { stream, args: [payload, this.maxLength, this.retentionMs, channel] };
+    return { stream, args: [this.maxLength, this.retentionMs, channel] };
   }
 
   /** A linked store's write put `version` of `scope`/`taskId` in the stream. */

@@ -26,7 +26,7 @@ import {
 } from '../stores/task-store.js';
 import type { RedisClient } from './redis-client.js';
 import { RedisTaskEventBus, taskEventStreams } from './redis-event-bus.js';
-import { APPEND_EVENT_LUA, type TaskEventStreams } from './redis-event-stream.js';
+import { APPEND_EVENT_LUA, COMMITTED_LUA, type TaskEventStreams } from './redis-event-stream.js';
 import { RedisKeys, scopeId } from './redis-keys.js';
 import { clientSchema, keyPrefixSchema } from './redis-options.js';
 import { RedisScript } from './redis-script.js';
@@ -52,21 +52,22 @@ const optionsSchema = z.strictObject({
 });
 
 // KEYS: task hash, then its four listing sets, then the task's event stream when the event is
-// appended. ARGV: scope, JSON, terminal flag, listing member, then (with the stream) the event's
-// payload, stream max length, retention ms and channel.
-const CREATE = new RedisScript(`${APPEND_EVENT_LUA}
+// appended. ARGV: scope, JSON, terminal flag, listing member, then (with the stream) the stream
+// max length, retention ms and channel; the event is the task's `{ task }`.
+const CREATE = new RedisScript(`${APPEND_EVENT_LUA}${COMMITTED_LUA}
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 's', ARGV[1], 'v', 1, 'j', ARGV[2], 't', ARGV[3], 'm', ARGV[4],
   'i1', KEYS[2], 'i2', KEYS[3], 'i3', KEYS[4], 'i4', KEYS[5])
 for i = 2, 5 do redis.call('ZADD', KEYS[i], 0, ARGV[4]) end
-if KEYS[6] then append_event(KEYS[6], 1, ARGV[5], ARGV[6], ARGV[7], ARGV[8]) end
+if KEYS[6] then append_event(KEYS[6], 1, committed('{"task":' .. ARGV[2] .. '}', ARGV[2], 1), ARGV[5], ARGV[6], ARGV[7]) end
 return 1
 `);
 
-// As CREATE, with ARGV[5] the expected version (the event's arguments follow it). Replies
+// As CREATE, with ARGV[5] the expected version, then (with the stream) the event's JSON and the
+// stream arguments. Replies
 // {1, new version}, {0} (not in this scope) or {2, stored version} (conflict: another version, or
 // a terminal task); only a write appends the event.
-const UPDATE = new RedisScript(`${APPEND_EVENT_LUA}
+const UPDATE = new RedisScript(`${APPEND_EVENT_LUA}${COMMITTED_LUA}
 local stored = redis.call('HMGET', KEYS[1], 's', 'v', 't', 'm', 'i1', 'i2', 'i3', 'i4')
 if stored[1] ~= ARGV[1] then return {0} end
 local version = tonumber(stored[2])
@@ -75,7 +76,7 @@ for i = 5, 8 do redis.call('ZREM', stored[i], stored[4]) end
 redis.call('HSET', KEYS[1], 'v', version + 1, 'j', ARGV[2], 't', ARGV[3], 'm', ARGV[4],
   'i1', KEYS[2], 'i2', KEYS[3], 'i3', KEYS[4], 'i4', KEYS[5])
 for i = 2, 5 do redis.call('ZADD', KEYS[i], 0, ARGV[4]) end
-if KEYS[6] then append_event(KEYS[6], version + 1, ARGV[6], ARGV[7], ARGV[8], ARGV[9]) end
+if KEYS[6] then append_event(KEYS[6], version + 1, committed(ARGV[6], ARGV[2], version + 1), ARGV[7], ARGV[8], ARGV[9]) end
 return {1, version + 1}
 `);
 
@@ -143,7 +144,7 @@ export class RedisTaskStore implements TaskStore {
     const json = JSON.stringify(task);
     const keys = this.#writeKeys(scope, task);
     const args = this.#writeArgs(scope, task, json);
-    const append = this.#streams?.appendArgs(scope, task.id, json, `{"task":${json}}`, 1);
+    const append = this.#streams?.streamArgs(scope, task.id);
     if (append) {
       keys.push(append.stream);
       args.push(...append.args);
@@ -161,10 +162,10 @@ export class RedisTaskStore implements TaskStore {
     const keys = this.#writeKeys(scope, task);
     const args: Array<string | Buffer | number> = [...this.#writeArgs(scope, task, json), expectedVersion];
     const event = change?.event;
-    const append = event && this.#streams?.appendArgs(scope, task.id, json, JSON.stringify(event), expectedVersion + 1);
+    const append = event && this.#streams?.streamArgs(scope, task.id);
     if (append) {
       keys.push(append.stream);
-      args.push(...append.args);
+      args.push(JSON.stringify(event), ...append.args);
     }
     const [outcome, version] = await UPDATE.run<number[]>(this.#client, keys, args);
     if (outcome === 1) {
