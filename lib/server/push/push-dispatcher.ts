@@ -176,11 +176,9 @@ export class PushDispatcher {
   async #fanOut(scope: TaskScope, taskId: string, event: StreamResponse, task: Task, version: number, run: RunIn, entry: TaskEntry): Promise<void> {
     const final = isTerminal(task.status.state);
     const configs = await this.#deps.configs.list(scope, taskId);
-    if (configs.length === 0) {
-      // Nothing to deliver; a config created meanwhile still goes with the task.
-      if (final && entry.finals === 0) await this.#deps.configs.deleteAll(scope, taskId);
-      return;
-    }
+    // Nothing to deliver (and nothing to remove: a config stored after this read checks the task
+    // again, and removes itself if it ended).
+    if (configs.length === 0) return;
     const bodies = new Map<PushProtocol, string>();
     const bodyFor = (protocol: PushProtocol): string => {
       let body = bodies.get(protocol);

@@ -82,7 +82,11 @@ export class PushNotificationService {
       throw this.#storeFailure(error);
     }
     // The task may have ended while the config was stored: its configs are being removed, so is this one.
-    const now = await this.#visibleTask(scope, request.taskId).catch(() => undefined);
+    // Gone is as good as ended; a store failure is reported as one (not as an ended task).
+    const now = await this.#visibleTask(scope, request.taskId).catch((error: unknown) => {
+      if (error instanceof A2AError && error.kind === 'TaskNotFound') return undefined;
+      throw error;
+    });
     if (!now || isTerminal(now.task.status.state)) {
       await this.#deps.configs.delete(scope, config.taskId, config.id).catch(() => undefined);
       throw ended(task.id);
