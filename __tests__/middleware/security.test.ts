@@ -54,11 +54,30 @@ describe.each(EXPRESS_VERSIONS)('a2aSecurity on %s', (_name, express) => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-security-policy')).toBe("default-src 'none';frame-ancestors 'none'");
     expect(res.headers.get('x-content-type-options')).toBe('nosniff');
-    expect(res.headers.get('referrer-policy')).toBe('no-referrer');
     expect(res.headers.get('cross-origin-resource-policy')).toBe('same-origin');
     expect(res.headers.get('x-frame-options')).toBe('DENY');
     expect(res.headers.get('strict-transport-security')).toBeNull();
     expect(res.headers.get('x-powered-by')).toBeNull();
+    // Helmet's document-only headers do nothing for a JSON or SSE answer: the preset leaves them out.
+    for (const name of [
+      'cross-origin-opener-policy',
+      'origin-agent-cluster',
+      'referrer-policy',
+      'x-dns-prefetch-control',
+      'x-download-options',
+      'x-permitted-cross-domain-policies',
+      'x-xss-protection',
+    ]) {
+      expect([name, res.headers.get(name)]).toEqual([name, null]);
+    }
+  });
+
+  it('brings a document-only header back with an override', async () => {
+    const { url } = await serve(a2aSecurity({ helmet: { referrerPolicy: { policy: 'no-referrer' }, xXssProtection: true } }));
+    const res = await fetch(`${url}/agent`);
+    expect(res.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(res.headers.get('x-xss-protection')).toBe('0');
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
   });
 
   it('merges helmet overrides, including helmet aliases, and can skip helmet', async () => {

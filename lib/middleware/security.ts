@@ -21,23 +21,32 @@ export const A2A_DEFAULT_BODY_LIMIT = 1024 * 1024;
 const MAX_BODY_LIMIT = 1024 * 1024 * 1024;
 
 /**
- * The preset. Responses are JSON or an event stream, never documents: a CSP that loads nothing and
- * forbids framing, no referrer, same-origin resource policy, nosniff. HSTS is off because it is an
- * origin-wide policy (with includeSubDomains, even domain-wide) that belongs to the app or its
- * edge, not to a router mounted on one path; enable it with `helmet: { strictTransportSecurity: … }`.
+ * The preset: the headers that act on a JSON or event-stream response. Such a response is never a
+ * document, so helmet's document-only headers (COOP, Origin-Agent-Cluster, Referrer-Policy, DNS
+ * prefetch, download options, cross-domain policies, the legacy XSS filter) change nothing for it;
+ * they are off, and each comes back with an override (`helmet: { referrerPolicy: { policy: … } }`).
+ * Kept: a CSP that loads nothing and forbids framing (should a response ever be rendered), its
+ * legacy twin X-Frame-Options, nosniff (JSON never read as script or HTML), and a same-origin
+ * resource policy (no cross-origin no-cors reads). HSTS is off because it is an origin-wide policy
+ * (with includeSubDomains, even domain-wide) that belongs to the app or its edge, not to a router
+ * mounted on one path; enable it with `helmet: { strictTransportSecurity: … }`. Fewer headers is
+ * also less per response: seven fewer lines are about 250 bytes on every answer.
  */
 export const A2A_HELMET_PRESET: Readonly<HelmetOptions> = Object.freeze<HelmetOptions>({
   contentSecurityPolicy: { useDefaults: false, directives: { 'default-src': ["'none'"], 'frame-ancestors': ["'none'"] } },
   crossOriginEmbedderPolicy: false,
-  crossOriginOpenerPolicy: { policy: 'same-origin' },
+  crossOriginOpenerPolicy: false,
   crossOriginResourcePolicy: { policy: 'same-origin' },
-  referrerPolicy: { policy: 'no-referrer' },
+  originAgentCluster: false,
+  referrerPolicy: false,
   strictTransportSecurity: false,
   xContentTypeOptions: true,
+  xDnsPrefetchControl: false,
+  xDownloadOptions: false,
   xFrameOptions: { action: 'deny' },
-  xDnsPrefetchControl: { allow: false },
-  xPermittedCrossDomainPolicies: { permittedPolicies: 'none' },
+  xPermittedCrossDomainPolicies: false,
   xPoweredBy: true,
+  xXssProtection: false,
 });
 
 export interface A2ASecurityOptions {
