@@ -371,19 +371,21 @@ async function stopServer(server: RunningServer): Promise<void> {
     await Promise.all(server.parts.map((part) => stopServer(part)));
     return;
   }
-  const child = server.child;
-  if (!child || child.exitCode !== null || child.signalCode !== null) {
-    if (child) children.delete(child);
-    return;
-  }
-  await new Promise<void>((resolve) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
+  if (server.child) await stopChild(server.child);
+}
+
+/** SIGTERM, SIGKILL after 3 s; a child that never started (no pid) or has exited is only forgotten. */
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+      child.once('exit', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      child.kill('SIGTERM');
     });
-    child.kill('SIGTERM');
-  });
+  }
   children.delete(child);
 }
 
@@ -485,17 +487,7 @@ async function startLocalRedis(log: (line: string) => void): Promise<LocalRedis>
       });
     });
     const stop = async () => {
-      if (child.exitCode === null && child.signalCode === null && child.pid) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
-          child.once('exit', () => {
-            clearTimeout(timer);
-            resolve();
-          });
-          child.kill('SIGTERM');
-        });
-      }
-      children.delete(child);
+      await stopChild(child);
       removeDir();
     };
     if (outcome === 'ready') return { url: `redis://127.0.0.1:${port}`, stop };

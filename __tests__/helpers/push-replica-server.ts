@@ -5,29 +5,16 @@
  * (`{"kind":"event","replica","taskId","event"}`) and `{"kind":"holding","taskId"}` when a turn
  * waits. Webhooks on 127.0.0.1 are allowed; retries are quick and many.
  *
- * Agent: `park` asks for input; a follow-up `work:N` publishes N progress events, then holds until
- * aborted.
+ * Agent: parkThenWorkAgent (child-main.ts).
  */
-import express from 'express';
-import { createA2ARouter, silentLogger, type AgentExecutor } from 'a2a-express-kit';
+import { createA2ARouter, silentLogger } from 'a2a-express-kit';
 import { createRedisBackend } from 'a2a-express-kit/redis';
+import { headerCallContext, parkThenWorkAgent, printLine, runMain, serveAgent } from './child-main';
 import { testCard } from './fixtures';
 
 const name = process.env.NAME ?? 'replica';
-const line = (value: unknown): void => void process.stdout.write(`${JSON.stringify(value)}\n`);
 
-const agent: AgentExecutor = {
-  async execute(ctx, events) {
-    if (ctx.userText === 'park') return events.requireInput('more?');
-    const steps = Number(/^work:(\d+)$/.exec(ctx.userText)?.[1] ?? 0);
-    await events.start('working');
-    for (let i = 1; i <= steps; i++) await events.progress(`step ${i}`);
-    line({ kind: 'holding', taskId: ctx.taskId });
-    await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
-  },
-};
-
-async function main(): Promise<void> {
+runMain(async () => {
   const backend = await createRedisBackend({
     url: process.env.REDIS_URL!,
     keyPrefix: process.env.KEY_PREFIX,
@@ -36,30 +23,12 @@ async function main(): Promise<void> {
   });
   const router = createA2ARouter({
     agentCard: testCard,
-    executor: agent,
+    executor: parkThenWorkAgent,
     logger: silentLogger,
     ...backend.options,
     pushNotifications: { ...backend.push, allow: ['127.0.0.1'], maxAttempts: 20, retryBaseMs: 100, retryMaxMs: 200 },
-    onTaskEvent: (info) => line({ kind: 'event', replica: name, taskId: info.taskId, event: info.event }),
-    callContext: (req) => ({ caller: { id: req.get('x-user') ?? 'anonymous', authenticated: true }, tenant: req.get('x-tenant') }),
+    onTaskEvent: (info) => printLine({ kind: 'event', replica: name, taskId: info.taskId, event: info.event }),
+    callContext: headerCallContext,
   });
-  const app = express();
-  app.use('/agent', router);
-  const server = app.listen(0, '127.0.0.1', () => {
-    const address = server.address();
-    process.stdout.write(`READY ${typeof address === 'object' && address ? address.port : 0}\n`);
-  });
-  process.once('SIGTERM', () => {
-    void (async () => {
-      await router.close({ graceMs: 100 });
-      await backend.close();
-      server.closeAllConnections();
-      server.close(() => process.exit(0));
-    })();
-  });
-}
-
-main().catch((error: unknown) => {
-  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  process.exit(1);
+  serveAgent(router, () => backend.close());
 });

@@ -4,10 +4,9 @@
  * listens on 127.0.0.1. The agent streams STREAM_CHUNKS artifact chunks (default 500), one every
  * CHUNK_MS (default 20). The caller is the `x-user` header, the tenant the `x-tenant` header.
  */
-import express from 'express';
-import type { AddressInfo } from 'node:net';
 import { createA2ARouter, silentLogger, type AgentExecutor } from 'a2a-express-kit';
 import { openSqliteTaskStore } from 'a2a-express-kit/sqlite';
+import { headerCallContext, runMain, serveAgent } from './child-main';
 import { testCard } from './fixtures';
 
 const file = process.argv[2];
@@ -32,7 +31,7 @@ const streamer: AgentExecutor = {
   },
 };
 
-async function main(): Promise<void> {
+runMain(async () => {
   if (!file) throw new Error('usage: sqlite-server.ts <database file>');
   const taskStore = await openSqliteTaskStore({ path: file });
   const router = createA2ARouter({
@@ -40,24 +39,7 @@ async function main(): Promise<void> {
     executor: streamer,
     taskStore,
     logger: silentLogger,
-    callContext: (req) => ({ caller: { id: req.get('x-user') ?? 'anonymous', authenticated: true }, tenant: req.get('x-tenant') }),
+    callContext: headerCallContext,
   });
-  const app = express();
-  app.use('/agent', router);
-  const server = app.listen(0, '127.0.0.1', () => {
-    process.stdout.write(`READY ${(server.address() as AddressInfo).port}\n`);
-  });
-  process.once('SIGTERM', () => {
-    void (async () => {
-      await router.close({ graceMs: 100 });
-      await taskStore.close();
-      server.closeAllConnections();
-      server.close(() => process.exit(0));
-    })();
-  });
-}
-
-main().catch((error: unknown) => {
-  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  process.exit(1);
+  serveAgent(router, () => taskStore.close());
 });

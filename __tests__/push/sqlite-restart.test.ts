@@ -5,79 +5,23 @@
  * with the config's credentials, followed by the FAILED status start-up settles the task with;
  * then the ended task's configs and logged events are gone.
  */
-import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
 import Database from 'better-sqlite3';
-import type { StreamResponse } from 'a2a-express-kit';
+import { startAgentProcess, killAll, type AgentProcess } from '../helpers/agent-process';
 import { until } from '../helpers/async';
 import { rpc, userMessage } from '../helpers/http';
+import { eventsOf, stateOf, withoutRepeats, type PushLine } from './printed-events';
 import { startReceiver, type Receiver } from './receiver';
 
-const ROOT = path.resolve(__dirname, '..', '..');
-const SERVER = path.join(ROOT, '__tests__', 'helpers', 'push-sqlite-server.ts');
+const SERVER = path.join('__tests__', 'helpers', 'push-sqlite-server.ts');
 const HEADERS = { 'x-user': 'push-user', 'x-tenant': 'push-tenant' };
 
-type Line = { kind: 'event'; taskId: string; event: StreamResponse } | { kind: 'holding'; taskId: string };
+type Child = AgentProcess<PushLine>;
 
-interface Child {
-  readonly url: string;
-  readonly lines: Line[];
-  readonly process: ChildProcessByStdio<null, Readable, Readable>;
-  readonly exited: Promise<NodeJS.Signals | number | null>;
-  /** Resolves once a line matching `match` was printed. */
-  printed(match: (line: Line) => boolean): Promise<void>;
-}
-
-function startServer(file: string): Promise<Child> {
-  const child = spawn(process.execPath, ['--import', 'tsx', SERVER, file], { cwd: ROOT, env: { ...process.env, RETRY_MS: '100' }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
-  const lines: Line[] = [];
-  const waiters = new Set<() => void>();
-  return new Promise((resolve, reject) => {
-    let buffer = '';
-    let err = '';
-    child.stderr.setEncoding('utf8').on('data', (text: string) => (err += text));
-    child.stdout.setEncoding('utf8').on('data', (text: string) => {
-      buffer += text;
-      let end: number;
-      while ((end = buffer.indexOf('\n')) >= 0) {
-        const line = buffer.slice(0, end);
-        buffer = buffer.slice(end + 1);
-        const ready = /^READY (\d+)$/.exec(line);
-        if (ready) {
-          resolve({
-            url: `http://127.0.0.1:${ready[1]}/agent`,
-            lines,
-            process: child,
-            exited,
-            printed: (match) =>
-              new Promise<void>((done) => {
-                const check = () => (lines.some(match) ? (waiters.delete(check), done()) : undefined);
-                waiters.add(check);
-                check();
-              }),
-          });
-        } else if (line.startsWith('{')) {
-          lines.push(JSON.parse(line) as Line);
-          for (const waiter of [...waiters]) waiter();
-        }
-      }
-    });
-    void exited.then((how) => reject(new Error(`server exited (${String(how)}) before READY: ${err}`)));
-  });
-}
-
-const eventsOf = (child: Child, taskId: string): StreamResponse[] =>
-  child.lines.flatMap((line) => (line.kind === 'event' && line.taskId === taskId ? [line.event] : []));
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-const stateOf = (event: any): string | undefined => (event.statusUpdate?.status ?? event.task?.status)?.state;
-
-/** At-least-once: a delivery repeated right after itself (a lost answer) counts once. */
-const withoutRepeats = (bodies: unknown[]): unknown[] => bodies.filter((body, i) => i === 0 || JSON.stringify(body) !== JSON.stringify(bodies[i - 1]));
+const startServer = (file: string): Promise<Child> =>
+  startAgentProcess<PushLine>(SERVER, { label: 'server', args: [file], env: { RETRY_MS: '100' } });
 
 describe('push delivery on SQLite across a SIGKILL', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'a2a-push-crash-'));
@@ -90,12 +34,7 @@ describe('push delivery on SQLite across a SIGKILL', () => {
     receiver = await startReceiver(() => ({ status: up ? 200 : 503 }));
   });
   afterAll(async () => {
-    for (const child of started) {
-      if (child.process.exitCode === null && child.process.signalCode === null) {
-        child.process.kill('SIGKILL');
-        await child.exited;
-      }
-    }
+    await killAll(started);
     await receiver.close();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -122,7 +61,7 @@ describe('push delivery on SQLite across a SIGKILL', () => {
     first.process.kill('SIGKILL');
     expect(await first.exited).toBe('SIGKILL');
     expect(receiver.delivered).toEqual([]);
-    const all = eventsOf(first, taskId);
+    const all = eventsOf(first.lines, taskId);
     // Those committed after the config: everything after the parking INPUT_REQUIRED.
     const parkedAt = all.findIndex((event) => stateOf(event) === 'TASK_STATE_INPUT_REQUIRED');
     expect(parkedAt).toBeGreaterThanOrEqual(0);
@@ -135,7 +74,7 @@ describe('push delivery on SQLite across a SIGKILL', () => {
     up = true;
     // Start-up settles the task FAILED: delivered after what the first process committed.
     await second.printed((line) => line.kind === 'event' && line.taskId === taskId);
-    const expected = [...committed, ...eventsOf(second, taskId)];
+    const expected = [...committed, ...eventsOf(second.lines, taskId)];
     expect(stateOf(expected[expected.length - 1])).toBe('TASK_STATE_FAILED');
     await until(() => withoutRepeats(receiver.delivered.map((r) => r.body)).length >= expected.length, 'every event delivered', 15_000);
     expect(withoutRepeats(receiver.delivered.map((r) => r.body))).toEqual(expected);

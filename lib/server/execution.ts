@@ -10,15 +10,8 @@ import type { Logger } from '../logger.js';
 import { A2AError, taskNotFound } from '../errors.js';
 import type { Message, StreamResponse, Task } from '../protocol/schemas.js';
 import type { AgentExecutor, CancelContext, ExecutionContext } from './executor.js';
-import {
-  TaskExistsError,
-  TaskNotFoundInStoreError,
-  TaskVersionConflictError,
-  type TaskScope,
-  type TaskStore,
-  type VersionedTask,
-} from './stores/task-store.js';
-import { TaskWriter, type Commit } from './task-writer.js';
+import type { TaskScope, TaskStore, VersionedTask } from './stores/task-store.js';
+import { TaskWriter, writeFailure, type Commit } from './task-writer.js';
 import type { TaskEventBus } from './task-event-bus.js';
 import type { TaskLease, TaskLeases } from './task-leases.js';
 import { TaskEvents, type EventSink, type HandOff } from './task-events.js';
@@ -517,12 +510,9 @@ export class Execution {
     }
   }
 
-  /** What a client hears of a store failure (logged here, never sent as such). */
+  /** What a client hears of a store failure (logged, never sent as such). */
   #asClientError(error: unknown): A2AError {
-    if (error instanceof A2AError) return error;
-    if (error instanceof TaskNotFoundInStoreError) return taskNotFound(this.taskId);
-    this.#deps.logger.error({ err: error, taskId: this.taskId }, error instanceof TaskExistsError ? 'task id collision in the store' : 'the task store failed');
-    return error instanceof TaskExistsError || error instanceof TaskVersionConflictError ? new A2AError('Internal') : new A2AError('Unavailable');
+    return writeFailure(error, this.taskId, this.#deps.logger);
   }
 
   /**

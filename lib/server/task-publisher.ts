@@ -6,22 +6,14 @@
  * parks or ends, a cancel arrives, or close() is called; nothing after.
  */
 import type { Logger } from '../logger.js';
-import { A2AError, taskNotFound } from '../errors.js';
 import type { StreamResponse } from '../protocol/schemas.js';
 import { InvalidAgentEventError } from './agent-event-error.js';
 import { announceCommit, type AnnounceDeps } from './announce.js';
-import {
-  TaskExistsError,
-  TaskNotFoundInStoreError,
-  TaskVersionConflictError,
-  type TaskScope,
-  type TaskStore,
-  type VersionedTask,
-} from './stores/task-store.js';
+import type { TaskScope, TaskStore, VersionedTask } from './stores/task-store.js';
 import { TaskEvents, type EventSink } from './task-events.js';
 import type { TaskEvent } from './task-reducer.js';
 import { GENERIC_FAILURE_TEXT, endsTurn, engineStatus, isTerminal } from './task-state.js';
-import { TaskWriter, type Commit } from './task-writer.js';
+import { TaskWriter, writeFailure, type Commit } from './task-writer.js';
 
 export interface TaskPublisherDeps extends AnnounceDeps {
   readonly store: TaskStore;
@@ -127,20 +119,13 @@ class HandedOffSink implements PublisherSink {
     try {
       result = await this.#writer.commit(event, undefined);
     } catch (error) {
-      throw this.#asPublisherError(error);
+      throw writeFailure(error, this.taskId, this.#deps.logger, 'the task store failed a task publisher write');
     }
     if (result.kind === 'committed') {
       const { event: stored, task, version } = result;
       void announceCommit(this.#deps, { key: this.#key, scope: this.#scope, taskId: this.taskId, event: stored, task, version });
     }
     return result;
-  }
-
-  #asPublisherError(error: unknown): A2AError {
-    if (error instanceof A2AError) return error;
-    if (error instanceof TaskNotFoundInStoreError) return taskNotFound(this.taskId);
-    this.#deps.logger.error({ err: error, taskId: this.taskId }, 'the task store failed a task publisher write');
-    return error instanceof TaskExistsError || error instanceof TaskVersionConflictError ? new A2AError('Internal') : new A2AError('Unavailable');
   }
 }
 

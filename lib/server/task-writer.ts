@@ -3,9 +3,17 @@
  * the version last read or written here. A conflict means another request or process wrote: the
  * task is read again and the event folded again on what it now is, never written over it.
  */
-import { taskNotFound, type A2AError } from '../errors.js';
+import { A2AError, taskNotFound } from '../errors.js';
+import type { Logger } from '../logger.js';
 import type { Message, StreamResponse, Task } from '../protocol/schemas.js';
-import { TaskVersionConflictError, type TaskScope, type TaskStore, type VersionedTask } from './stores/task-store.js';
+import {
+  TaskExistsError,
+  TaskNotFoundInStoreError,
+  TaskVersionConflictError,
+  type TaskScope,
+  type TaskStore,
+  type VersionedTask,
+} from './stores/task-store.js';
 import { reduceTask, type TaskEvent } from './task-reducer.js';
 import { isTerminal } from './task-state.js';
 
@@ -16,6 +24,19 @@ export type Commit =
   | { readonly kind: 'refused'; readonly reason: string }
   /** The task is terminal: nothing more is written. */
   | { readonly kind: 'ended'; readonly task: Task };
+
+/**
+ * What the writer's caller (a client's turn, or a handed-off publisher) is told of a failed write:
+ * an A2AError as it is, a task the store no longer has as not found, an id collision or conflicts
+ * that did not settle as internal, any other store failure as unavailable. Everything but an
+ * A2AError is logged here (`failed` names the writer) and never sent as such.
+ */
+export function writeFailure(error: unknown, taskId: string, logger: Logger, failed = 'the task store failed'): A2AError {
+  if (error instanceof A2AError) return error;
+  if (error instanceof TaskNotFoundInStoreError) return taskNotFound(taskId);
+  logger.error({ err: error, taskId }, error instanceof TaskExistsError ? 'task id collision in the store' : failed);
+  return error instanceof TaskExistsError || error instanceof TaskVersionConflictError ? new A2AError('Internal') : new A2AError('Unavailable');
+}
 
 /** Conflicts in a row before a write gives up (each means another writer won meanwhile). */
 const MAX_CONFLICT_RETRIES = 8;
