@@ -175,7 +175,16 @@ export interface Reply {
 
 const INTERRUPTED = /"state":"TASK_STATE_(INPUT|AUTH)_REQUIRED"/;
 
-let agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
+/**
+ * Pooled sockets idle longer than this are closed by the client. Node's Agent ignores the server's
+ * `Keep-Alive: timeout=5` hint unless `timeout` is set, and then reuses an idle socket up to the
+ * moment the server closes it: a request written just then is reset (ECONNRESET, no reply), which
+ * is the client's race, not the server's. 2 s stays well clear of the server's 5 s.
+ */
+const IDLE_SOCKET_MS = 2_000;
+const keepAliveAgent = (maxSockets: number) => new http.Agent({ keepAlive: true, maxSockets, timeout: IDLE_SOCKET_MS });
+
+let agent = keepAliveAgent(16);
 
 /** One POST; streams that stay open after an interrupted state are cut after `linger` ms. */
 function post(server: TestServer, path: string, headers: Record<string, string>, body: Buffer, options: { chunked?: boolean; timeoutMs?: number; lingerMs?: number } = {}): Promise<Reply> {
@@ -444,7 +453,7 @@ function outcomeOf(reply: Reply): string {
 /** Runs `requests` cases of `seed` (fresh servers every `batch` cases) and reports everything that went wrong. */
 export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
   const { seed, requests, concurrency = 16, only, onProgress, progressEvery = 1_000, maxFindings = 50, batch = 10_000 } = options;
-  agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+  agent = keepAliveAgent(concurrency);
   const processErrors: string[] = [];
   const onRejection = (reason: unknown) => processErrors.push(`unhandledRejection: ${reason instanceof Error ? reason.stack : String(reason)}`);
   const onException = (error: Error) => processErrors.push(`uncaughtException: ${error.stack}`);
