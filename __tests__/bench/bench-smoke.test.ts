@@ -119,6 +119,11 @@ describe('bench smoke mode', () => {
     }
     for (const server of REQUIRED_SERVERS) expect(report.servers[server].status).toBe('ok');
     expect(report.targets.length).toBeGreaterThanOrEqual(13);
+    // The stack overhead from back-to-back pairs: the round's pair and smoke's one extra pair.
+    if (report.servers.stack.status === 'ok') {
+      for (const workload of WORKLOADS) expect({ workload, pairs: report.stackPaired[workload]?.pairs }).toEqual({ workload, pairs: 2 });
+      expect(report.targets.find((t: { id: string }) => t.id === 'stack-overhead').note).toMatch(/median of 2 back-to-back pairs/);
+    }
     // ours-redis: measured, or skipped with the reason (no redis-server on this machine).
     const redis = report.servers['ours-redis'];
     expect(['ok', 'skipped']).toContain(redis.status);
