@@ -6,7 +6,6 @@
 import path from 'node:path';
 import type { AgentExecutor } from '../../lib';
 import { InMemoryTaskStore } from '../../lib';
-import { until } from '../helpers/async';
 import { startAgent, type TestServer } from '../helpers/fixtures';
 import { userMessage } from '../helpers/http';
 import { a2aClient, BINDINGS } from '../helpers/bindings';

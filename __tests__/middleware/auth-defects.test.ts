@@ -9,7 +9,7 @@ import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
 import { exportJWK, generateKeyPair, type KeyLike } from 'jose';
 import { createA2ARouter, silentLogger, type AgentExecutor, type Logger } from '../../lib';
-import { a2aAuth, bearerJwt, fromRequestUser, fromVerify, type A2ACallerSource } from '../../lib/middleware';
+import { bearerJwt, fromRequestUser, fromVerify, type A2ACallerSource } from '../../lib/middleware';
 import { testCard } from '../helpers/fixtures';
 import { userMessage } from '../helpers/http';
 import { EXPRESS_VERSIONS, HS_SECRET, recordingErrorHandler, signToken, start, type Running } from './helpers';
@@ -245,7 +245,7 @@ describe.each(EXPRESS_VERSIONS)('auth defects on %s', (_name) => {
     }
 
     it('are refused with 401 invalid_token, whichever one is valid', async () => {
-      const served = await serve(bearerJwt({ key: HS_SECRET }));
+      await serve(bearerJwt({ key: HS_SECRET }));
       const good = `Bearer ${await signToken({ sub: 'alice' })}`;
       for (const values of [[good, 'Bearer junk'], ['Bearer junk', good], [good, good]]) {
         const res = await sendTwice(running!.port, values);

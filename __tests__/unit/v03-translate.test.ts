@@ -30,6 +30,7 @@ import {
   toV1State,
   toV1SubscribeToTaskRequest,
 } from '../../lib/protocol/v0_3/translate';
+import { toV1CreatePushConfigRequest } from '../../lib/protocol/v0_3/push';
 import { expectV03, v03Errors, v03SchemaPresent } from '../helpers/v03-schema';
 
 const V03_MESSAGE: V03Message = {
@@ -124,6 +125,26 @@ describe('v0.3 requests → v1.0', () => {
       token: 'tok',
       authentication: { scheme: 'Bearer', credentials: 's3cr3t' },
     });
+  });
+
+  it('an inline push config and one set with tasks/pushNotificationConfig/set become the same v1.0 config, empty strings absent', () => {
+    const base = { message: { ...V03_MESSAGE, parts: [{ kind: 'text', text: 'hi' }] } };
+    const configs = [
+      { url: 'https://client.example.com/hook', id: '', token: '', authentication: { schemes: ['Bearer'], credentials: '' } },
+      { url: 'https://client.example.com/hook', id: 'pn-1', token: 'tok', authentication: { schemes: [], credentials: 'c' } },
+      { url: 'https://client.example.com/hook', id: 'pn-2', authentication: { schemes: ['Basic', 'Bearer'], credentials: 'c' } },
+    ];
+    const expected = [
+      { url: 'https://client.example.com/hook', authentication: { scheme: 'Bearer' } },
+      { url: 'https://client.example.com/hook', id: 'pn-1', token: 'tok' },
+      { url: 'https://client.example.com/hook', id: 'pn-2', authentication: { scheme: 'Basic', credentials: 'c' } },
+    ];
+    for (const [i, push] of configs.entries()) {
+      const inline = toV1SendMessageRequest(parseParams(V03MessageSendParamsSchema, { ...base, configuration: { pushNotificationConfig: push } }));
+      const set = toV1CreatePushConfigRequest({ taskId: 't-1', pushNotificationConfig: push });
+      expect(inline.configuration?.taskPushNotificationConfig).toEqual(expected[i]);
+      expect(set).toEqual({ ...expected[i], taskId: 't-1' });
+    }
   });
 
   it('tasks/get, tasks/cancel and tasks/resubscribe params', () => {

@@ -14,7 +14,7 @@ import type {
 } from '../requests.js';
 import { fieldError, optionalMetadata, requiredString, type TaskPushNotificationConfig } from '../schemas.js';
 import { V03PushNotificationConfigSchema, type V03MessageSendParams, type V03PushNotificationConfig } from './schemas.js';
-import { toV1SendMessageRequest } from './translate.js';
+import { toV1PushConfig, toV1SendMessageRequest } from './translate.js';
 
 // ---------------------------------------------------------------------------
 // Params (JSON-RPC)
@@ -47,19 +47,8 @@ export type V03DeletePushConfigParams = z.infer<typeof V03DeletePushConfigParams
 // v0.3 → v1.0
 // ---------------------------------------------------------------------------
 
-/** The v1.0 flat config of a v0.3 one (the first scheme: v1.0 has one). */
-function flatConfig(config: V03PushNotificationConfig): Omit<TaskPushNotificationConfig, 'taskId'> {
-  const scheme = config.authentication?.schemes[0];
-  return {
-    url: config.url,
-    ...(config.id ? { id: config.id } : {}),
-    ...(config.token ? { token: config.token } : {}),
-    ...(scheme ? { authentication: { scheme, ...(config.authentication?.credentials ? { credentials: config.authentication.credentials } : {}) } } : {}),
-  };
-}
-
 export function toV1CreatePushConfigRequest(params: V03TaskPushNotificationConfig): CreateTaskPushNotificationConfigRequest {
-  return { ...flatConfig(params.pushNotificationConfig), taskId: params.taskId };
+  return { ...toV1PushConfig(params.pushNotificationConfig), taskId: params.taskId };
 }
 
 export function toV1GetPushConfigRequest(params: { id: string; pushNotificationConfigId: string }): GetTaskPushNotificationConfigRequest {

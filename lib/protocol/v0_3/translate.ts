@@ -5,12 +5,13 @@
  */
 import { A2AError } from '../../errors.js';
 import type { CancelTaskRequest, GetTaskRequest, SendMessageRequest, SendMessageResponse, SubscribeToTaskRequest } from '../requests.js';
-import type { Artifact, Message, Part, StreamResponse, Task, TaskState, TaskStatus } from '../schemas.js';
+import type { Artifact, Message, Part, StreamResponse, Task, TaskPushNotificationConfig, TaskState, TaskStatus } from '../schemas.js';
 import type {
   V03Artifact,
   V03Message,
   V03MessageSendParams,
   V03Part,
+  V03PushNotificationConfig,
   V03StreamEvent,
   V03Task,
   V03TaskIdParams,
@@ -112,6 +113,21 @@ export function toV1Message(message: Omit<V03Message, 'kind'> & { kind?: 'messag
   return out;
 }
 
+/**
+ * The v1.0 flat config of a v0.3 one, inline in message/send or set on its own: the first scheme
+ * (v1.0 has one). An empty id, token or credentials is absent, as an empty proto3 string is.
+ */
+export function toV1PushConfig(config: V03PushNotificationConfig): Omit<TaskPushNotificationConfig, 'taskId'> {
+  const scheme = config.authentication?.schemes[0];
+  const credentials = config.authentication?.credentials;
+  return {
+    url: config.url,
+    ...(config.id ? { id: config.id } : {}),
+    ...(config.token ? { token: config.token } : {}),
+    ...(scheme ? { authentication: { scheme, ...(credentials ? { credentials } : {}) } } : {}),
+  };
+}
+
 /** `message/send` and `message/stream` params as a v1.0 SendMessageRequest (`blocking` absent = blocking). */
 export function toV1SendMessageRequest(params: V03MessageSendParams): SendMessageRequest {
   const out: SendMessageRequest = { message: toV1Message(params.message) };
@@ -121,18 +137,7 @@ export function toV1SendMessageRequest(params: V03MessageSendParams): SendMessag
     if (v03.acceptedOutputModes !== undefined) configuration.acceptedOutputModes = v03.acceptedOutputModes;
     if (v03.historyLength !== undefined) configuration.historyLength = v03.historyLength;
     if (v03.blocking === false) configuration.returnImmediately = true;
-    const push = v03.pushNotificationConfig;
-    if (push) {
-      configuration.taskPushNotificationConfig = {
-        url: push.url,
-        ...(push.id !== undefined ? { id: push.id } : {}),
-        ...(push.token !== undefined ? { token: push.token } : {}),
-        // v1.0 has one scheme per config: the first the client listed.
-        ...(push.authentication?.schemes[0]
-          ? { authentication: { scheme: push.authentication.schemes[0], ...(push.authentication.credentials !== undefined ? { credentials: push.authentication.credentials } : {}) } }
-          : {}),
-      };
-    }
+    if (v03.pushNotificationConfig) configuration.taskPushNotificationConfig = toV1PushConfig(v03.pushNotificationConfig);
     out.configuration = configuration;
   }
   if (params.metadata !== undefined) out.metadata = params.metadata;
