@@ -1,5 +1,5 @@
 /**
- * `npm run bench` (full, ~7 min on 2 cores), `npm run bench -- --quick` (a few seconds per workload)
+ * `npm run bench` (full, ~14 min on 2 cores), `npm run bench -- --quick` (a few seconds per workload)
  * and `npm run bench -- --smoke` (< 20 s in all: exercises every server, workload and the report).
  *
  * Starts every server in its own process (bench/servers/*.ts, with --expose-gc), runs each workload
