@@ -32,10 +32,10 @@ const config = (taskId: string, id: string) => ({ id, taskId, url: `https://hook
 
 redis.describe('RedisPushOutbox', () => {
   /** One replica's view: its own outbox (its own claims) on the shared Redis. */
-  const replica = (claimTtlMs = 60_000) => {
-    const taskStore = new RedisTaskStore({ client, keyPrefix });
-    const configStore = new RedisPushConfigStore({ client, keyPrefix });
-    return { taskStore, configStore, outbox: new RedisPushOutbox({ client, keyPrefix, taskStore, configStore, claimTtlMs }) };
+  const replica = (claimTtlMs = 60_000, connection: RedisClient = client) => {
+    const taskStore = new RedisTaskStore({ client: connection, keyPrefix });
+    const configStore = new RedisPushConfigStore({ client: connection, keyPrefix });
+    return { taskStore, configStore, outbox: new RedisPushOutbox({ client: connection, keyPrefix, taskStore, configStore, claimTtlMs }) };
   };
   const bus = () => new RedisTaskEventBus({ client, keyPrefix });
 
@@ -70,6 +70,34 @@ redis.describe('RedisPushOutbox', () => {
     expect(owner.outbox.size).toBe(0);
     // Delivered: nothing owed any more, and the claim was released.
     expect((await replica().outbox.pending()).filter((d) => d.taskId === id)).toEqual([]);
+  });
+
+  it('a sweep over many tasks claims them with several commands in flight, not one round trip after another', async () => {
+    const tasks = await Promise.all(Array.from({ length: 40 }, () => taskWithEvents(1)));
+    // The same connection, counting the commands sent and not yet answered.
+    let inFlight = 0;
+    let most = 0;
+    const counting = new Proxy(client, {
+      get(target, name) {
+        if (name === 'sendCommand') {
+          return async (args: Parameters<RedisClient['sendCommand']>[0]) => {
+            most = Math.max(most, ++inFlight);
+            try {
+              return await target.sendCommand(args);
+            } finally {
+              inFlight--;
+            }
+          };
+        }
+        const value = Reflect.get(target, name, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const sweeper = replica(60_000, counting);
+    const taken = await sweeper.outbox.pending();
+    for (const { id } of tasks) expect({ id, versions: taken.filter((d) => d.taskId === id).map((d) => d.version) }).toEqual({ id, versions: [2] });
+    expect(most).toBeGreaterThan(1);
+    for (const delivery of taken) await sweeper.outbox.remove(delivery.id);
   });
 
   it('a live delivery first catches up the events its config is still owed', async () => {

@@ -34,6 +34,9 @@ export interface RedisPushOutboxOptions {
   readonly logger?: Logger;
 }
 
+/** Tasks a sweep examines at the same time (their claim scripts pipelined on the connection). */
+const SWEEP_BATCH = 64;
+
 const optionsSchema = z.strictObject({
   client: clientSchema,
   configStore: z.custom<RedisPushConfigStore>((v) => typeof v === 'object' && v !== null && typeof (v as { cursors?: unknown }).cursors === 'function'),
@@ -187,30 +190,36 @@ export class RedisPushOutbox implements PushOutbox {
   }
 
   async #sweep(): Promise<PushDelivery[]> {
-    const out: PushDelivery[] = [];
     const members = await this.#client.sendCommand<string[]>(['SMEMBERS', this.#keys.pushTasks()]);
-    for (const member of members) {
-      const [tenant, owner, taskId] = JSON.parse(member) as [string, string, string];
-      const scope = { tenant, owner };
-      const key = taskKey(scope, taskId);
-      if (this.#spans.has(key)) continue;
-      const claimed = await CLAIM.run<number>(
-        this.#client,
-        [this.#keys.pushClaim(key), this.#keys.pushConfigs(key), this.#keys.task(taskId), this.#keys.events(key)],
-        [this.#id, this.#ttlMs, scopeId(scope)],
-      );
-      if (claimed === 2) await this.#configs.deleteAll(scope, taskId);
-      if (claimed !== 1) continue;
-      const owed = await this.#owed(scope, taskId, Number.MAX_SAFE_INTEGER);
-      for (const { delivery, span } of owed) {
-        this.#spans.open(delivery.id, span);
-        out.push(delivery);
-      }
-      // Claimed with nothing to deliver after all (delivered meanwhile): let it go.
-      if (owed.length === 0) await HOLDER.run(this.#client, [this.#keys.pushClaim(key)], [this.#id, '']);
+    // Tasks are independent (a claim per task): a batch at a time in flight, not one round trip
+    // after another, so a sweep over thousands of tasks takes a few dozen round trips' time.
+    const out: PushDelivery[] = [];
+    for (let from = 0; from < members.length; from += SWEEP_BATCH) {
+      const batch = await Promise.all(members.slice(from, from + SWEEP_BATCH).map((member) => this.#takeOver(member)));
+      for (const deliveries of batch) out.push(...deliveries);
     }
     if (out.length > 0) this.#renew();
     return out;
+  }
+
+  /** Claims one task of the push-tasks set when nobody holds it and returns what it is owed. */
+  async #takeOver(member: string): Promise<PushDelivery[]> {
+    const [tenant, owner, taskId] = JSON.parse(member) as [string, string, string];
+    const scope = { tenant, owner };
+    const key = taskKey(scope, taskId);
+    if (this.#spans.has(key)) return [];
+    const claimed = await CLAIM.run<number>(
+      this.#client,
+      [this.#keys.pushClaim(key), this.#keys.pushConfigs(key), this.#keys.task(taskId), this.#keys.events(key)],
+      [this.#id, this.#ttlMs, scopeId(scope)],
+    );
+    if (claimed === 2) await this.#configs.deleteAll(scope, taskId);
+    if (claimed !== 1) return [];
+    const owed = await this.#owed(scope, taskId, Number.MAX_SAFE_INTEGER);
+    for (const { delivery, span } of owed) this.#spans.open(delivery.id, span);
+    // Claimed with nothing to deliver after all (delivered meanwhile): let it go.
+    if (owed.length === 0) await HOLDER.run(this.#client, [this.#keys.pushClaim(key)], [this.#id, '']);
+    return owed.map(({ delivery }) => delivery);
   }
 
   /** The deliveries each config of the task is owed before `before`, from its cursor and the stream. */
