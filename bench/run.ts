@@ -43,6 +43,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { getJson, pool, rpcClient } from './http.js';
+import { median } from './median.js';
 import { measureExtraPairs, pairedOverhead, pairedSection, type PairedOverhead, type StackPair } from './stack-pairs.js';
 import { IdleStreams, type CloseResult, type OpenResult, type ParkResult, type ReadResult } from './idle-streams.js';
 import type { LoadOptions, LoadResult } from './load.js';
@@ -589,14 +590,6 @@ async function measureRound(state: ThroughputState, info: ServerInfo, workload: 
     }
   }
   return { failed: true, note: 'server died during the run twice' };
-}
-
-/** Median of the finite values (NaN when there are none). */
-function median(values: number[]): number {
-  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
-  if (sorted.length === 0) return Number.NaN;
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
 /** Rates, CPU and latencies: median over rounds (one disturbed round cannot move it); counts: totals. */

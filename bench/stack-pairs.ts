@@ -7,6 +7,7 @@
  * the runner adds `--stack-pairs` more per workload.
  */
 import type { LoadResult } from './load.js';
+import { median } from './median.js';
 import type { WorkloadId } from './workloads.js';
 
 export interface StackPair {
@@ -28,12 +29,6 @@ export interface PairedOverhead {
 
 const rate = (r: LoadResult) => (r.workload === 'stream' ? r.eventsPerSec : r.reqPerSec);
 
-function medianOf(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
-
 /** Median, smallest and largest of the per-pair ratios; undefined without a usable pair. */
 export function pairedOverhead(pairs: readonly StackPair[]): PairedOverhead | undefined {
   const usable = pairs.filter((p) => rate(p.ours) > 0 && rate(p.stack) > 0);
@@ -44,10 +39,10 @@ export function pairedOverhead(pairs: readonly StackPair[]): PairedOverhead | un
     .map((p) => p.ours.cpuMicrosPerRequest / p.stack.cpuMicrosPerRequest);
   return {
     pairs: usable.length,
-    ratio: medianOf(ratios),
+    ratio: median(ratios),
     min: Math.min(...ratios),
     max: Math.max(...ratios),
-    cpuRatio: cpu.length > 0 ? medianOf(cpu) : Number.NaN,
+    cpuRatio: median(cpu),
     cpuMin: cpu.length > 0 ? Math.min(...cpu) : Number.NaN,
     cpuMax: cpu.length > 0 ? Math.max(...cpu) : Number.NaN,
   };

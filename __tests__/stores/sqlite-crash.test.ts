@@ -3,56 +3,26 @@
  * answer and started again on the same file. Every artifact chunk the client received is in the
  * stored task, and the task is not left WORKING: start-up settles it as FAILED.
  */
-import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
 import type { Task } from 'a2a-express-kit';
+import { killAll, startAgentProcess, type AgentProcess } from '../helpers/agent-process';
 import { openStream, rpc, sseFrames, userMessage } from '../helpers/http';
 
-const ROOT = path.resolve(__dirname, '..', '..');
-const SERVER = path.join(ROOT, '__tests__', 'helpers', 'sqlite-server.ts');
+const SERVER = path.join('__tests__', 'helpers', 'sqlite-server.ts');
 const HEADERS = { 'x-user': 'crash-user', 'x-tenant': 'crash-tenant' };
 
-interface Child {
-  readonly url: string;
-  readonly process: ChildProcessByStdio<null, Readable, Readable>;
-  readonly exited: Promise<NodeJS.Signals | number | null>;
-}
-
 /** Starts the server on `file` and resolves once it printed READY. */
-function startServer(file: string): Promise<Child> {
-  const child = spawn(process.execPath, ['--import', 'tsx', SERVER, file], {
-    cwd: ROOT,
-    env: { ...process.env, CHUNK_MS: '20', STREAM_CHUNKS: '500' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
-  return new Promise((resolve, reject) => {
-    let out = '';
-    let err = '';
-    child.stderr.setEncoding('utf8').on('data', (text: string) => (err += text));
-    child.stdout.setEncoding('utf8').on('data', (text: string) => {
-      out += text;
-      const ready = /READY (\d+)/.exec(out);
-      if (ready) resolve({ url: `http://127.0.0.1:${ready[1]}/agent`, process: child, exited });
-    });
-    void exited.then((how) => reject(new Error(`server exited (${String(how)}) before READY: ${out}${err}`)));
-  });
-}
+const startServer = (file: string) =>
+  startAgentProcess<never>(SERVER, { label: 'sqlite server', args: [file], env: { CHUNK_MS: '20', STREAM_CHUNKS: '500' } });
 
 describe('SqliteTaskStore across a SIGKILL', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'a2a-sqlite-crash-'));
   const file = path.join(dir, 'tasks.sqlite');
-  const started: Child[] = [];
+  const started: AgentProcess<never>[] = [];
   afterAll(async () => {
-    for (const child of started) {
-      if (child.process.exitCode === null && child.process.signalCode === null) {
-        child.process.kill('SIGKILL');
-        await child.exited;
-      }
-    }
+    await killAll(started);
     rmSync(dir, { recursive: true, force: true });
   });
 
