@@ -3,30 +3,30 @@ export { createA2ARouter } from './express/router.js';
 export type { A2ARouter, A2ARouterOptions } from './express/router.js';
 export type { AgentCardInput } from './protocol/card.js';
 export type { CallContextHook } from './express/jsonrpc-route.js';
-export type { CallerResolution } from './server/call.js';
-export { ANONYMOUS_CALLER } from './server/call.js';
+export type { CallerResolution } from './engine/call.js';
+export { ANONYMOUS_CALLER } from './engine/call.js';
 
-export type { AgentExecutor, ExecutionContext, CancelContext } from './server/executor.js';
-export { TaskEvents } from './server/task-events.js';
-export type { ArtifactInput, MessageContent, HandOff } from './server/task-events.js';
-export type { TaskPublisher } from './server/task-publisher.js';
-export { InvalidAgentEventError } from './server/agent-event-error.js';
-export { A2ARequestHandler } from './server/request-handler.js';
-export type { CallContext, ExtendedAgentCardProvider } from './server/request-handler.js';
-export { InMemoryTaskStore } from './server/stores/in-memory-task-store.js';
+export type { AgentExecutor, ExecutionContext, CancelContext } from './engine/executor.js';
+export { TaskEvents } from './engine/task-events.js';
+export type { ArtifactInput, MessageContent, HandOff } from './engine/task-events.js';
+export type { TaskPublisher } from './engine/task-publisher.js';
+export { InvalidAgentEventError } from './engine/agent-event-error.js';
+export { A2ARequestHandler } from './engine/request-handler.js';
+export type { CallContext, ExtendedAgentCardProvider } from './engine/request-handler.js';
+export { InMemoryTaskStore } from './backends/memory/in-memory-task-store.js';
 export {
   InvalidPageTokenError,
   TaskExistsError,
   TaskNotFoundInStoreError,
   TaskStoreError,
   TaskVersionConflictError,
-} from './server/stores/task-store.js';
-export type { TaskStore, TaskScope, ListTasksQuery, TaskPage, TaskChange, VersionedTask } from './server/stores/task-store.js';
-export { reduceTask } from './server/task-reducer.js';
-export type { TaskEvent, Reduction, ReduceContext } from './server/task-reducer.js';
-export { InProcessTaskEventBus } from './server/task-event-bus.js';
-export type { TaskEventBus, CommittedEvent, CommittedEventListener } from './server/task-event-bus.js';
-export { TERMINAL_STATES, INTERRUPTED_STATES, isTerminal, isInterrupted } from './server/task-state.js';
+} from './engine/seams/task-store.js';
+export type { TaskStore, TaskScope, ListTasksQuery, TaskPage, TaskChange, VersionedTask } from './engine/seams/task-store.js';
+export { reduceTask } from './engine/task-reducer.js';
+export type { TaskEvent, Reduction, ReduceContext } from './engine/task-reducer.js';
+export { InProcessTaskEventBus } from './engine/seams/task-event-bus.js';
+export type { TaskEventBus, CommittedEvent, CommittedEventListener } from './engine/seams/task-event-bus.js';
+export { TERMINAL_STATES, INTERRUPTED_STATES, isTerminal, isInterrupted } from './engine/task-state.js';
 
 export { A2A_METRICS } from './observability/metrics.js';
 export type { A2AMetricsOption } from './observability/metrics.js';
@@ -38,7 +38,7 @@ export type { A2ATaskEventHook, A2ATaskEventInfo } from './observability/router-
 export { getA2ARequestContext, tryGetA2ARequestContext, contributeA2AState, readA2AState } from './context/index.js';
 export type { A2ACaller, A2ARequestContext, A2ATraceContext, A2ARequestState } from './context/index.js';
 
-export type { CardSigningOptions, CardSigningAlgorithm, CardSigningKey } from './server/card-signer.js';
+export type { CardSigningOptions, CardSigningAlgorithm, CardSigningKey } from './express/card-signer.js';
 export { canonicalCardPayload } from './protocol/card-canonical.js';
 
 export { A2AError, ERROR_TABLE } from './errors.js';
@@ -53,10 +53,10 @@ export * from './protocol/schemas.js';
 export * from './protocol/requests.js';
 
 // Push notifications: the router's `pushNotifications` option, and the seams a durable backend implements.
-export type { A2APushNotificationsOptions } from './server/push/push-options.js';
-export { InMemoryPushConfigStore } from './server/push/in-memory-push-config-store.js';
-export { PushConfigLimitError } from './server/push/push-config-store.js';
-export type { PushConfigStore, StoredPushConfig, PushProtocol } from './server/push/push-config-store.js';
-export { InMemoryPushOutbox } from './server/push/push-outbox.js';
-export type { PushOutbox, PushDelivery } from './server/push/push-outbox.js';
-export type { WebhookLookup, ResolvedAddress } from './server/push/ssrf-guard.js';
+export type { A2APushNotificationsOptions } from './engine/push/push-options.js';
+export { InMemoryPushConfigStore } from './backends/memory/in-memory-push-config-store.js';
+export { PushConfigLimitError } from './engine/seams/push-config-store.js';
+export type { PushConfigStore, StoredPushConfig, PushProtocol } from './engine/seams/push-config-store.js';
+export { InMemoryPushOutbox } from './engine/seams/push-outbox.js';
+export type { PushOutbox, PushDelivery } from './engine/seams/push-outbox.js';
+export type { WebhookLookup, ResolvedAddress } from './engine/push/ssrf-guard.js';

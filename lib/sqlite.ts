@@ -3,9 +3,9 @@
  * loaded only when a store is opened), and the durable push stores sharing its file. Nothing in the
  * main entry imports this file.
  */
-export { SqliteTaskStore, openSqliteTaskStore, SQLITE_SCHEMA_VERSION } from './server/stores/sqlite-task-store.js';
-export type { SqliteTaskStoreOptions, OpenSqliteTaskStoreOptions, SqliteConnectionOptions } from './server/stores/sqlite-task-store.js';
-export { sqlitePushStores } from './server/push/sqlite-push.js';
-export type { SqlitePushStores } from './server/push/sqlite-push.js';
-export { SqlitePushConfigStore } from './server/push/sqlite-push-config-store.js';
-export { SqlitePushOutbox } from './server/push/sqlite-push-outbox.js';
+export { SqliteTaskStore, openSqliteTaskStore, SQLITE_SCHEMA_VERSION } from './backends/sqlite/sqlite-task-store.js';
+export type { SqliteTaskStoreOptions, OpenSqliteTaskStoreOptions, SqliteConnectionOptions } from './backends/sqlite/sqlite-task-store.js';
+export { sqlitePushStores } from './backends/sqlite/sqlite-push.js';
+export type { SqlitePushStores } from './backends/sqlite/sqlite-push.js';
+export { SqlitePushConfigStore } from './backends/sqlite/sqlite-push-config-store.js';
+export { SqlitePushOutbox } from './backends/sqlite/sqlite-push-outbox.js';

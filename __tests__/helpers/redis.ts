@@ -12,7 +12,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, delimiter, join } from 'node:path';
 import { createClient } from 'redis';
-import type { RedisClient } from '../../lib/server/redis/redis-client';
+import type { RedisClient } from '../../lib/backends/redis/redis-client';
 
 const ENV_URL = process.env.A2A_TEST_REDIS_URL;
 const BINARY = (process.env.PATH ?? '')

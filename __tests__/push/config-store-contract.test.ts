@@ -1,5 +1,5 @@
 /** The PushConfigStore contract, run against the in-memory store. */
 import { InMemoryPushConfigStore } from '../../lib';
-import { describePushConfigStoreContract } from '../../lib/server/push/push-config-store-contract';
+import { describePushConfigStoreContract } from '../../lib/testing/push-config-store-contract';
 
 describePushConfigStoreContract('InMemoryPushConfigStore', () => new InMemoryPushConfigStore());

@@ -4,7 +4,7 @@
  * short forms, IPv6, IPv4-mapped IPv6), and for host names resolving to them; only http(s), no
  * userinfo; the allow-list lets named hosts, addresses and ranges through.
  */
-import { SsrfGuard, WebhookRefusedError, type WebhookLookup } from '../../lib/server/push/ssrf-guard';
+import { SsrfGuard, WebhookRefusedError, type WebhookLookup } from '../../lib/engine/push/ssrf-guard';
 
 /** A resolver for the suite's made-up names (no real DNS, no network). */
 const names: Record<string, { address: string; family: 4 | 6 }[]> = {

@@ -9,7 +9,7 @@ import { silentLogger, type CommittedEvent } from 'a2a-express-kit';
 import { randomUUID } from 'node:crypto';
 import { useTestRedis } from '../helpers/redis';
 import { until } from '../helpers/async';
-import type { RedisClient } from '../../lib/server/redis/redis-client';
+import type { RedisClient } from '../../lib/backends/redis/redis-client';
 
 const redis = useTestRedis();
 let client: RedisClient;

@@ -7,8 +7,8 @@ import { randomUUID } from 'node:crypto';
 import type { StreamResponse, Task, TaskScope } from 'a2a-express-kit';
 import { RedisPushConfigStore, RedisPushOutbox, RedisTaskEventBus, RedisTaskStore } from 'a2a-express-kit/redis';
 import { describePushConfigStoreContract } from 'a2a-express-kit/testing';
-import type { RedisClient } from '../../lib/server/redis/redis-client';
-import { taskKey } from '../../lib/server/task-key';
+import type { RedisClient } from '../../lib/backends/redis/redis-client';
+import { taskKey } from '../../lib/engine/task-key';
 import { useTestRedis } from '../helpers/redis';
 
 const redis = useTestRedis();

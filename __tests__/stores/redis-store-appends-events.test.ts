@@ -11,8 +11,8 @@ import { until } from '../helpers/async';
 import { startAgent } from '../helpers/fixtures';
 import { rpc, userMessage } from '../helpers/http';
 import { useTestRedis } from '../helpers/redis';
-import type { RedisClient } from '../../lib/server/redis/redis-client';
-import { taskKey } from '../../lib/server/task-key';
+import type { RedisClient } from '../../lib/backends/redis/redis-client';
+import { taskKey } from '../../lib/engine/task-key';
 
 const redis = useTestRedis();
 const scope = { tenant: 't', owner: 'o' };

@@ -9,7 +9,7 @@ import { silentLogger } from 'a2a-express-kit';
 import { randomUUID } from 'node:crypto';
 import { useTestRedis } from '../helpers/redis';
 import { until } from '../helpers/async';
-import type { RedisClient } from '../../lib/server/redis/redis-client';
+import type { RedisClient } from '../../lib/backends/redis/redis-client';
 
 const TTL = 500;
 const redis = useTestRedis();

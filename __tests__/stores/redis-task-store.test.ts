@@ -6,7 +6,7 @@
 import { describeTaskStoreContract, withLatency } from 'a2a-express-kit/testing';
 import { RedisTaskStore } from 'a2a-express-kit/redis';
 import { useTestRedis } from '../helpers/redis';
-import type { RedisClient } from '../../lib/server/redis/redis-client';
+import type { RedisClient } from '../../lib/backends/redis/redis-client';
 
 const redis = useTestRedis();
 let client: RedisClient;

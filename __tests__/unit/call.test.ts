@@ -1,8 +1,8 @@
-/** The call layer (lib/server/call.ts): caller and tenant resolution, the tenant check, the lazy signal, negotiation. */
+/** The call layer (lib/engine/call.ts): caller and tenant resolution, the tenant check, the lazy signal, negotiation. */
 import { A2AError } from '../../lib/errors';
 import { ExtensionNegotiator } from '../../lib/protocol/extensions';
 import type { AgentCard } from '../../lib/protocol/schemas';
-import { ANONYMOUS_CALLER, buildCall, negotiateCall, type WatchClientClose } from '../../lib/server/call';
+import { ANONYMOUS_CALLER, buildCall, negotiateCall, type WatchClientClose } from '../../lib/engine/call';
 import { testCard } from '../helpers/fixtures';
 
 const alice = { id: 'alice', authenticated: true };

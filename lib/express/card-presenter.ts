@@ -10,7 +10,7 @@ import { cardForBaseUrl, type AgentCardInput, type ServedBindings } from '../pro
 import type { AgentCard } from '../protocol/schemas.js';
 import { withV03Discovery } from '../protocol/v0_3/card.js';
 import { toV03RestAgentCard } from '../protocol/v0_3/rest.js';
-import type { CardSigner } from '../server/card-signer.js';
+import type { CardSigner } from './card-signer.js';
 import { baseUrlOf } from './base-url.js';
 
 export interface CardPresenterOptions {

@@ -26,8 +26,8 @@ import {
   SendMessageRequestSchema,
   SubscribeToTaskRequestSchema,
 } from '../protocol/requests.js';
-import type { CallerResolution } from '../server/call.js';
-import type { A2ARequestHandler, CallContext, StreamObserver } from '../server/request-handler.js';
+import type { CallerResolution } from '../engine/call.js';
+import type { A2ARequestHandler, CallContext, StreamObserver } from '../engine/request-handler.js';
 import type { AgentCardInput } from '../protocol/card.js';
 import type { AgentCard } from '../protocol/schemas.js';
 import { ONLY_1_0, type ProtocolVersion, type VersionPolicy } from '../protocol/version.js';
@@ -39,7 +39,7 @@ import { writeJson } from './respond.js';
 import { serveStream, type StreamEncoding, type StreamSettings } from './stream.js';
 import type { SseLimits } from './sse.js';
 
-export { ANONYMOUS_CALLER, type CallerResolution } from '../server/call.js';
+export { ANONYMOUS_CALLER, type CallerResolution } from '../engine/call.js';
 
 /** Resolves the caller and tenant per request (overrides what a2aAuth/a2aTenant contributed). */
 export type CallContextHook = (req: Request) => CallerResolution | undefined | Promise<CallerResolution | undefined>;

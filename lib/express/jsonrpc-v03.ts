@@ -37,7 +37,7 @@ import {
   toV1SendMessageRequestMarked as toV1SendMessageRequest,
 } from '../protocol/v0_3/push.js';
 import { taskNotFound } from '../errors.js';
-import type { A2ARequestHandler } from '../server/request-handler.js';
+import type { A2ARequestHandler } from '../engine/request-handler.js';
 import type { JsonRpcCodec, PresentCard, Streaming, Unary } from './jsonrpc-route.js';
 import type { SseLimits } from './sse.js';
 import type { StreamEncoding, StreamSettings } from './stream.js';

@@ -1,5 +1,5 @@
 /**
- * The call layer (lib/server/call.ts) fed from an Express request, for every binding: the
+ * The call layer (lib/engine/call.ts) fed from an Express request, for every binding: the
  * negotiation headers in and `A2A-Extensions` out, the middlewares' state, the response's close.
  */
 import type { Request, Response } from 'express';
@@ -13,8 +13,8 @@ import {
   negotiateCallVersion,
   type CallerResolution,
   type WatchClientClose,
-} from '../server/call.js';
-import type { CallContext } from '../server/request-handler.js';
+} from '../engine/call.js';
+import type { CallContext } from '../engine/request-handler.js';
 
 /** The `A2A-Version` header, else the `A2A-Version` query parameter. */
 function requestedVersion(req: Request): string | undefined {

@@ -29,7 +29,7 @@ import {
 } from '../protocol/requests.js';
 import { pathSegment, queryParams, type RestMatch, type RestOperation } from '../protocol/rest.js';
 import { toV03RestAgentCard } from '../protocol/v0_3/rest.js';
-import type { A2ARequestHandler, CallContext, StreamObserver } from '../server/request-handler.js';
+import type { A2ARequestHandler, CallContext, StreamObserver } from '../engine/request-handler.js';
 import { cardAsServedTo } from './base-url.js';
 import { statusBody, writeError } from './error-writer.js';
 import type { CallContextHook, PresentCard } from './jsonrpc-route.js';

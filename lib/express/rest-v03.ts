@@ -32,7 +32,7 @@ import {
   toV1CreatePushConfigRequest,
   toV1SendMessageRequestMarked as toV1SendMessageRequest,
 } from '../protocol/v0_3/push.js';
-import type { A2ARequestHandler, CallContext, StreamObserver } from '../server/request-handler.js';
+import type { A2ARequestHandler, CallContext, StreamObserver } from '../engine/request-handler.js';
 import { writeError } from './error-writer.js';
 import type { CallContextHook } from './jsonrpc-route.js';
 import { activate, callOf } from './request-call.js';

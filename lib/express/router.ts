@@ -13,16 +13,16 @@ import { consoleLogger, type Logger } from '../logger.js';
 import { hasMethods, optionsError, parseOptions } from '../options.js';
 import { ExtensionNegotiator } from '../protocol/extensions.js';
 import { AgentCardSchema, AgentInterfaceSchema, type AgentCard } from '../protocol/schemas.js';
-import type { AgentExecutor } from '../server/executor.js';
-import { A2ARequestHandler, type ExtendedAgentCardProvider } from '../server/request-handler.js';
-import { InMemoryTaskStore } from '../server/stores/in-memory-task-store.js';
-import type { TaskScope, TaskStore } from '../server/stores/task-store.js';
-import type { TaskPublisher } from '../server/task-publisher.js';
-import type { TaskEventBus } from '../server/task-event-bus.js';
-import type { TaskLeases } from '../server/task-leases.js';
+import type { AgentExecutor } from '../engine/executor.js';
+import { A2ARequestHandler, type ExtendedAgentCardProvider } from '../engine/request-handler.js';
+import { InMemoryTaskStore } from '../backends/memory/in-memory-task-store.js';
+import type { TaskScope, TaskStore } from '../engine/seams/task-store.js';
+import type { TaskPublisher } from '../engine/task-publisher.js';
+import type { TaskEventBus } from '../engine/seams/task-event-bus.js';
+import type { TaskLeases } from '../engine/seams/task-leases.js';
 import { agentCardRoute } from './agent-card-route.js';
 import { cardPresenter } from './card-presenter.js';
-import { CARD_SIGNING_ALGORITHMS, CardSigner, CardSigningKeyError, type CardSigningKey, type CardSigningOptions } from '../server/card-signer.js';
+import { CARD_SIGNING_ALGORITHMS, CardSigner, CardSigningKeyError, type CardSigningKey, type CardSigningOptions } from './card-signer.js';
 import { statedJsonRpcInterface, type AgentCardInput, type ServedBindings } from '../protocol/card.js';
 import { jsonRpcRoute, type CallContextHook } from './jsonrpc-route.js';
 import { matchRestRoute, type RestLookup, type RestMatch } from '../protocol/rest.js';
@@ -40,8 +40,8 @@ import { registerRouter, rememberMountLayer, wiringReporter } from '../middlewar
 import { withRequestContext } from '../middleware/logger.js';
 import { isMetricsOption, type A2AMetricsOption } from '../observability/metrics.js';
 import { routerObservability, type A2ATaskEventHook } from '../observability/router-observability.js';
-import { combineEngineEvents } from '../server/engine-events.js';
-import { createPushNotifications, PushNotificationsOptionSchema, type A2APushNotificationsOptions } from '../server/push/push-options.js';
+import { combineEngineEvents } from '../engine/engine-events.js';
+import { createPushNotifications, PushNotificationsOptionSchema, type A2APushNotificationsOptions } from '../engine/push/push-options.js';
 
 
 export interface A2ARouterOptions {

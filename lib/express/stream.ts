@@ -8,7 +8,7 @@ import { runWithA2AContext } from '../context/carrier.js';
 import { A2AError, toA2AError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { JsonRpcId } from '../protocol/jsonrpc.js';
-import type { CallContext, StreamObserver } from '../server/request-handler.js';
+import type { CallContext, StreamObserver } from '../engine/request-handler.js';
 import { writeError, type ErrorBinding } from './error-writer.js';
 import { Heartbeat, SseWriter, type SseLimits } from './sse.js';
 

@@ -4,8 +4,8 @@
  * OpenTelemetry semantic conventions (dotted lowercase names, durations in seconds, `{thing}` counts).
  */
 import type { Logger } from '../logger.js';
-import type { EngineEvents } from '../server/engine-events.js';
-import type { TaskStore } from '../server/stores/task-store.js';
+import type { EngineEvents } from '../engine/engine-events.js';
+import type { TaskStore } from '../engine/seams/task-store.js';
 import {
   globalMeter,
   isMeterLike,
@@ -16,7 +16,7 @@ import {
   type MetricAttributesLike,
 } from './meter.js';
 import { measureTaskStore, storeInstruments, type StoreInstruments } from './task-store-metrics.js';
-import type { PushDeliveryObserver } from '../server/push/push-dispatcher.js';
+import type { PushDeliveryObserver } from '../engine/push/push-dispatcher.js';
 import { PUSH_METRICS, pushInstruments, pushMetricsObserver, type PushInstruments } from './push-metrics.js';
 
 /**

@@ -4,9 +4,9 @@
  */
 import type { Logger } from '../logger.js';
 import type { StreamResponse, Task } from '../protocol/schemas.js';
-import { combineEngineEvents, type EngineEvents } from '../server/engine-events.js';
-import type { TaskStore } from '../server/stores/task-store.js';
-import type { PushDeliveryObserver } from '../server/push/push-dispatcher.js';
+import { combineEngineEvents, type EngineEvents } from '../engine/engine-events.js';
+import type { TaskStore } from '../engine/seams/task-store.js';
+import type { PushDeliveryObserver } from '../engine/push/push-dispatcher.js';
 import { routerMetrics, type A2AMetricsOption, type LiveGauges } from './metrics.js';
 
 /** What `onTaskEvent` receives for every event committed to the store, in commit order per task. */

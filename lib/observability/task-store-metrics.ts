@@ -13,7 +13,7 @@ import {
   type TaskScope,
   type TaskStore,
   type VersionedTask,
-} from '../server/stores/task-store.js';
+} from '../engine/seams/task-store.js';
 import type { Task } from '../protocol/schemas.js';
 import type { CounterLike, HistogramLike, MeterLike, MetricAttributesLike } from './meter.js';
 

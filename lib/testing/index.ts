@@ -8,14 +8,14 @@ export { withLatency } from './latency-store.js';
 export type { LatencyOptions } from './latency-store.js';
 
 // What a store implementation needs, so a store and its tests can import from one place.
-export { InMemoryTaskStore } from '../server/stores/in-memory-task-store.js';
+export { InMemoryTaskStore } from '../backends/memory/in-memory-task-store.js';
 export {
   TaskStoreError,
   TaskExistsError,
   TaskVersionConflictError,
   TaskNotFoundInStoreError,
   InvalidPageTokenError,
-} from '../server/stores/task-store.js';
+} from '../engine/seams/task-store.js';
 export type {
   TaskStore,
   TaskScope,
@@ -23,11 +23,11 @@ export type {
   TaskChange,
   ListTasksQuery,
   TaskPage,
-} from '../server/stores/task-store.js';
+} from '../engine/seams/task-store.js';
 export type { Task, TaskState, TaskArtifactUpdateEvent } from '../protocol/schemas.js';
 export { describeTaskEventBusContract } from './task-event-bus-contract.js';
 export type { TaskEventBusContractOptions } from './task-event-bus-contract.js';
 export { describeTaskLeasesContract } from './task-leases-contract.js';
 export type { TaskLeasesContractOptions } from './task-leases-contract.js';
-export { describePushConfigStoreContract } from '../server/push/push-config-store-contract.js';
-export type { PushConfigStoreContractOptions } from '../server/push/push-config-store-contract.js';
+export { describePushConfigStoreContract } from './push-config-store-contract.js';
+export type { PushConfigStoreContractOptions } from './push-config-store-contract.js';

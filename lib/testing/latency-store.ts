@@ -5,7 +5,7 @@
  * already stale when the caller gets it. Run the contract or the engine through it to find races
  * the in-memory store hides.
  */
-import type { TaskStore } from '../server/stores/task-store.js';
+import type { TaskStore } from '../engine/seams/task-store.js';
 
 export interface LatencyOptions {
   /** Shortest total delay per call, in ms. Default 1. */

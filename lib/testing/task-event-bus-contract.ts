@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { TaskState } from '../protocol/schemas.js';
-import type { CommittedEvent, TaskEventBus } from '../server/task-event-bus.js';
+import type { CommittedEvent, TaskEventBus } from '../engine/seams/task-event-bus.js';
 import type { ContractDescribe, ContractIt } from './task-store-contract.js';
 
 export interface TaskEventBusContractOptions<B extends TaskEventBus = TaskEventBus> {

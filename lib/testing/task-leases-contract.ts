@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import type { LeasedTask, TaskLease, TaskLeases } from '../server/task-leases.js';
+import type { LeasedTask, TaskLease, TaskLeases } from '../engine/seams/task-leases.js';
 import type { ContractDescribe, ContractIt } from './task-store-contract.js';
 
 export interface TaskLeasesContractOptions<L extends TaskLeases = TaskLeases> {

@@ -17,7 +17,7 @@ import {
   type TaskPage,
   type TaskScope,
   type TaskStore,
-} from '../server/stores/task-store.js';
+} from '../engine/seams/task-store.js';
 
 /** A `describe` as jest, vitest, mocha and node:test all accept it. */
 export type ContractDescribe = (name: string, body: () => void) => unknown;

@@ -1,0 +1,99 @@
+/**
+ * The default task store: a Map per (tenant, owner) partition. Tasks are kept as JSON text, which
+ * is the clone on the way in (cheaper than structuredClone) and parsed into a fresh object on the
+ * way out; listing filters and sorts on the few fields it needs without parsing.
+ */
+import type { Task, TaskState } from '../../protocol/schemas.js';
+import { isTerminal } from '../../engine/task-state.js';
+import {
+  TaskExistsError,
+  TaskNotFoundInStoreError,
+  TaskVersionConflictError,
+  compareForListing,
+  decodePageToken,
+  encodePageToken,
+  isAfterCursor,
+  type ListTasksQuery,
+  type TaskChange,
+  type TaskPage,
+  type TaskScope,
+  type TaskStore,
+  type VersionedTask,
+} from '../../engine/seams/task-store.js';
+
+interface Entry {
+  readonly scopeKey: string;
+  readonly id: string;
+  json: string;
+  version: number;
+  contextId: string | undefined;
+  state: TaskState;
+  timestamp: string;
+}
+
+const scopeKeyOf = (scope: TaskScope): string => `${scope.tenant.length}:${scope.tenant}${scope.owner}`;
+
+export class InMemoryTaskStore implements TaskStore {
+  readonly #byId = new Map<string, Entry>();
+  readonly #byScope = new Map<string, Map<string, Entry>>();
+
+  /** Number of tasks held, all scopes together. */
+  get size(): number {
+    return this.#byId.size;
+  }
+
+  /** Drops every task. */
+  clear(): void {
+    this.#byId.clear();
+    this.#byScope.clear();
+  }
+
+  async get(scope: TaskScope, taskId: string): Promise<VersionedTask | undefined> {
+    const entry = this.#byId.get(taskId);
+    if (!entry || entry.scopeKey !== scopeKeyOf(scope)) return undefined;
+    return { task: JSON.parse(entry.json) as Task, version: entry.version };
+  }
+
+  async create(scope: TaskScope, task: Task): Promise<number> {
+    if (this.#byId.has(task.id)) throw new TaskExistsError(task.id);
+    const scopeKey = scopeKeyOf(scope);
+    const entry: Entry = { scopeKey, id: task.id, version: 1, ...indexed(task) };
+    this.#byId.set(task.id, entry);
+    let partition = this.#byScope.get(scopeKey);
+    if (!partition) this.#byScope.set(scopeKey, (partition = new Map()));
+    partition.set(task.id, entry);
+    return 1;
+  }
+
+  async update(scope: TaskScope, task: Task, expectedVersion: number, _change?: TaskChange): Promise<number> {
+    const entry = this.#byId.get(task.id);
+    if (!entry || entry.scopeKey !== scopeKeyOf(scope)) throw new TaskNotFoundInStoreError(task.id);
+    if (entry.version !== expectedVersion || isTerminal(entry.state)) {
+      throw new TaskVersionConflictError(task.id, expectedVersion, entry.version);
+    }
+    Object.assign(entry, indexed(task));
+    return ++entry.version;
+  }
+
+  async list(scope: TaskScope, query: ListTasksQuery): Promise<TaskPage> {
+    const cursor = query.pageToken ? decodePageToken(query.pageToken) : undefined;
+    const partition = this.#byScope.get(scopeKeyOf(scope));
+    const matches: Entry[] = [];
+    for (const entry of partition?.values() ?? []) {
+      if (query.contextId !== undefined && entry.contextId !== query.contextId) continue;
+      if (query.status !== undefined && entry.state !== query.status) continue;
+      if (query.statusTimestampAfter !== undefined && !(entry.timestamp >= query.statusTimestampAfter)) continue;
+      matches.push(entry);
+    }
+    matches.sort(compareForListing);
+    const from = cursor ? matches.findIndex((e) => isAfterCursor(e, cursor)) : 0;
+    const start = from < 0 ? matches.length : from;
+    const page = matches.slice(start, start + query.pageSize).map((e) => JSON.parse(e.json) as Task);
+    const more = start + page.length < matches.length;
+    return { tasks: page, nextPageToken: more ? encodePageToken(page[page.length - 1]) : '', totalSize: matches.length };
+  }
+}
+
+function indexed(task: Task) {
+  return { json: JSON.stringify(task), contextId: task.contextId, state: task.status.state, timestamp: task.status.timestamp ?? '' };
+}

@@ -1,0 +1,269 @@
+/**
+ * RedisPushOutbox: a durable PushOutbox shared by the replicas. Nothing is written per delivery:
+ * the events are the task's event stream (RedisTaskEventBus, entry id = version) and each config's
+ * cursor sits with it (RedisPushConfigStore). A replica delivering a task's events holds the task's
+ * claim (a key with a time to live, renewed while it has deliveries open); every replica sweeps the
+ * tasks with configs, and one whose cursor is behind its stream with no claim (its replica died)
+ * is claimed, in one script, by one replica, which delivers what is owed.
+ */
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { consoleLogger, type Logger } from '../../logger.js';
+import { parseOptions } from '../../options.js';
+import type { StreamResponse } from '../../protocol/schemas.js';
+import { lagging, liveSpan, OpenSpans, type LoggedEvent, type Span } from '../../engine/push/push-cursors.js';
+import type { PushDelivery, PushOutbox } from '../../engine/seams/push-outbox.js';
+import type { TaskScope, TaskStore } from '../../engine/seams/task-store.js';
+import { taskKey } from '../../engine/task-key.js';
+import type { CommittedEvent } from '../../engine/seams/task-event-bus.js';
+import type { RedisClient } from './redis-client.js';
+import { RedisKeys, scopeId } from './redis-keys.js';
+import { clientSchema, keyPrefixSchema, loggerSchema, millisecondsSchema } from './redis-options.js';
+import type { RedisPushConfigStore } from './redis-push-config-store.js';
+import { RedisScript } from './redis-script.js';
+
+export interface RedisPushOutboxOptions {
+  readonly client: RedisClient;
+  /** The config store whose cursors it moves (same client and prefix). */
+  readonly configStore: RedisPushConfigStore;
+  /** The task store: the task as it stands, for v0.3 bodies and an expired stream. */
+  readonly taskStore: TaskStore;
+  readonly keyPrefix?: string;
+  /** How long a task's claim lasts without renewal: how soon a dead replica's deliveries are taken over. Default 10000. */
+  readonly claimTtlMs?: number;
+  readonly logger?: Logger;
+}
+
+/** Tasks a sweep examines at the same time (their claim scripts pipelined on the connection). */
+const SWEEP_BATCH = 64;
+
+const optionsSchema = z.strictObject({
+  client: clientSchema,
+  configStore: z.custom<RedisPushConfigStore>((v) => typeof v === 'object' && v !== null && typeof (v as { cursors?: unknown }).cursors === 'function'),
+  taskStore: z.custom<TaskStore>((v) => typeof v === 'object' && v !== null && typeof (v as { get?: unknown }).get === 'function'),
+  keyPrefix: keyPrefixSchema,
+  claimTtlMs: millisecondsSchema(30).default(10_000),
+  logger: loggerSchema.default(consoleLogger),
+});
+
+// KEYS: claim, configs hash, task hash, stream. ARGV: replica id, ttl, scope id. Replies 1 (claimed:
+// some cursor is behind the stream, or behind the task when the stream expired), 2 (ended task,
+// nothing owed: its configs can go), 0 otherwise (claimed by another, or nothing owed).
+const CLAIM = new RedisScript(`
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+local task = redis.call('HMGET', KEYS[3], 's', 'v', 't')
+if task[1] ~= ARGV[3] then return 0 end
+local top = redis.call('XREVRANGE', KEYS[4], '+', '-', 'COUNT', 1)
+local last = tonumber(task[2])
+if #top > 0 then last = tonumber(string.match(top[1][1], '^%d+')) end
+local fields = redis.call('HGETALL', KEYS[2])
+for i = 1, #fields, 2 do
+  if string.sub(fields[i], 1, 2) == 'd:' and tonumber(fields[i + 1]) < last then
+    redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+    return 1
+  end
+end
+if task[3] == '1' then return 2 end
+return 0
+`);
+
+// KEYS: configs hash, stream. ARGV: config id, span start, span end. Moves the cursor to the end
+// when no streamed event between it and the span start is still owed (compare-and-set).
+const ADVANCE = new RedisScript(`
+local d = redis.call('HGET', KEYS[1], 'd:' .. ARGV[1])
+if not d then return 0 end
+d = tonumber(d)
+local from = tonumber(ARGV[2])
+if d >= tonumber(ARGV[3]) then return 0 end
+if d < from and #redis.call('XRANGE', KEYS[2], (d + 1) .. '-0', from .. '-0', 'COUNT', 1) > 0 then return 0 end
+redis.call('HSET', KEYS[1], 'd:' .. ARGV[1], ARGV[3], 'a:' .. ARGV[1], 0)
+return 1
+`);
+
+// KEYS: configs hash. ARGV: config id, span start, attempts.
+const ATTEMPTS = new RedisScript(`
+if redis.call('HGET', KEYS[1], 'd:' .. ARGV[1]) ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], 'a:' .. ARGV[1], ARGV[3])
+return 1
+`);
+
+// KEYS: claim. ARGV: replica id, ttl (renew) or '' (release). Only the holder's claim.
+const HOLDER = new RedisScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if ARGV[2] == '' then redis.call('DEL', KEYS[1]) else redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 1
+`);
+
+export class RedisPushOutbox implements PushOutbox {
+  readonly #client: RedisClient;
+  readonly #configs: RedisPushConfigStore;
+  readonly #tasks: TaskStore;
+  readonly #keys: RedisKeys;
+  readonly #ttlMs: number;
+  readonly #logger: Logger;
+  /** This replica, as claims name it. */
+  readonly #id = randomUUID();
+  readonly #spans = new OpenSpans();
+  #renewer: NodeJS.Timeout | undefined;
+  #sweeping: Promise<PushDelivery[]> | undefined;
+
+  constructor(options: RedisPushOutboxOptions) {
+    const parsed = parseOptions('RedisPushOutbox', optionsSchema, options);
+    this.#client = parsed.client;
+    this.#configs = parsed.configStore;
+    this.#tasks = parsed.taskStore;
+    this.#keys = new RedisKeys(parsed.keyPrefix);
+    this.#ttlMs = parsed.claimTtlMs;
+    this.#logger = parsed.logger;
+  }
+
+  /** Deliveries open in this replica (0 once every one is done). */
+  get size(): number {
+    return this.#spans.size;
+  }
+
+  /**
+   * The live deliveries of an event: the task is claimed by this replica; a config still owed
+   * events before this one (a replica died owing them) gets those first.
+   */
+  async add(deliveries: readonly PushDelivery[]): Promise<readonly PushDelivery[]> {
+    const out: PushDelivery[] = [];
+    const first = deliveries[0];
+    if (!first) return out;
+    const key = taskKey(first.scope, first.taskId);
+    let caughtUp: Array<{ delivery: PushDelivery; span: Span }> = [];
+    if (!this.#spans.has(key)) {
+      // Claim the task's deliveries unless another replica holds them (it took over what a dead
+      // replica owed, and delivers that): then only this event is delivered from here, and the
+      // cursor's compare-and-set keeps it from skipping what is still owed. Held already: #renew.
+      const won = await this.#client.sendCommand<string | null>(['SET', this.#keys.pushClaim(key), this.#id, 'NX', 'PX', String(this.#ttlMs)]);
+      if (won === 'OK') caughtUp = await this.#owed(first.scope, first.taskId, first.version);
+    }
+    for (const delivery of deliveries) {
+      for (const item of caughtUp.filter((owed) => owed.delivery.configId === delivery.configId)) {
+        this.#spans.open(item.delivery.id, item.span);
+        out.push(item.delivery);
+      }
+      this.#spans.open(delivery.id, liveSpan(delivery));
+      out.push(delivery);
+    }
+    this.#renew();
+    return out;
+  }
+
+  async recordAttempts(id: string, attempts: number): Promise<void> {
+    const span = this.#spans.get(id);
+    if (span) await ATTEMPTS.run(this.#client, [this.#configsKey(span)], [span.configId, span.from, attempts]);
+  }
+
+  async remove(id: string): Promise<void> {
+    const closed = this.#spans.close(id);
+    if (!closed) return;
+    const { span, last } = closed;
+    const key = taskKey(span.scope, span.taskId);
+    await ADVANCE.run(this.#client, [this.#configsKey(span), this.#keys.events(key)], [span.configId, span.from, span.version]);
+    if (last) await HOLDER.run(this.#client, [this.#keys.pushClaim(key)], [this.#id, '']);
+  }
+
+  /** What no live replica is delivering: claimed here, rebuilt from cursors and streams. */
+  pending(): Promise<PushDelivery[]> {
+    // One sweep at a time; a caller during one gets its result.
+    this.#sweeping ??= this.#sweep().finally(() => (this.#sweeping = undefined));
+    return this.#sweeping;
+  }
+
+  watch(take: (deliveries: PushDelivery[]) => void): () => Promise<void> {
+    const sweeper = setInterval(() => {
+      this.pending().then(
+        (deliveries) => deliveries.length > 0 && take(deliveries),
+        (error: unknown) => this.#logger.error({ err: error }, 'push notifications: could not sweep for deliveries to take over'),
+      );
+    }, Math.max(15, Math.floor(this.#ttlMs / 2)));
+    sweeper.unref();
+    return async () => {
+      clearInterval(sweeper);
+      clearInterval(this.#renewer);
+      this.#renewer = undefined;
+      // What is still open here is taken over by another replica at once, not after the ttl.
+      await Promise.allSettled(this.#spans.tasks().map(({ key }) => HOLDER.run(this.#client, [this.#keys.pushClaim(key)], [this.#id, ''])));
+    };
+  }
+
+  async #sweep(): Promise<PushDelivery[]> {
+    const members = await this.#client.sendCommand<string[]>(['SMEMBERS', this.#keys.pushTasks()]);
+    // Tasks are independent (a claim per task): a batch at a time in flight, not one round trip
+    // after another, so a sweep over thousands of tasks takes a few dozen round trips' time.
+    const out: PushDelivery[] = [];
+    for (let from = 0; from < members.length; from += SWEEP_BATCH) {
+      const batch = await Promise.all(members.slice(from, from + SWEEP_BATCH).map((member) => this.#takeOver(member)));
+      for (const deliveries of batch) out.push(...deliveries);
+    }
+    if (out.length > 0) this.#renew();
+    return out;
+  }
+
+  /** Claims one task of the push-tasks set when nobody holds it and returns what it is owed. */
+  async #takeOver(member: string): Promise<PushDelivery[]> {
+    const [tenant, owner, taskId] = JSON.parse(member) as [string, string, string];
+    const scope = { tenant, owner };
+    const key = taskKey(scope, taskId);
+    if (this.#spans.has(key)) return [];
+    const claimed = await CLAIM.run<number>(
+      this.#client,
+      [this.#keys.pushClaim(key), this.#keys.pushConfigs(key), this.#keys.task(taskId), this.#keys.events(key)],
+      [this.#id, this.#ttlMs, scopeId(scope)],
+    );
+    if (claimed === 2) await this.#configs.deleteAll(scope, taskId);
+    if (claimed !== 1) return [];
+    const owed = await this.#owed(scope, taskId, Number.MAX_SAFE_INTEGER);
+    for (const { delivery, span } of owed) this.#spans.open(delivery.id, span);
+    // Claimed with nothing to deliver after all (delivered meanwhile): let it go.
+    if (owed.length === 0) await HOLDER.run(this.#client, [this.#keys.pushClaim(key)], [this.#id, '']);
+    return owed.map(({ delivery }) => delivery);
+  }
+
+  /** The deliveries each config of the task is owed before `before`, from its cursor and the stream. */
+  async #owed(scope: TaskScope, taskId: string, before: number): Promise<Array<{ delivery: PushDelivery; span: Span }>> {
+    const cursors = await this.#configs.cursors(scope, taskId);
+    const lowest = Math.min(...cursors.map((cursor) => cursor.delivered));
+    if (cursors.length === 0 || lowest >= before - 1) return [];
+    const key = taskKey(scope, taskId);
+    const entries = await this.#client.sendCommand<Array<[string, string[]]>>(['XRANGE', this.#keys.events(key), `${lowest + 1}-0`, '+']);
+    const exists = entries.length > 0 || (await this.#client.sendCommand<number>(['EXISTS', this.#keys.events(key)])) === 1;
+    const logged: LoggedEvent[] | undefined = exists
+      ? entries.flatMap(([, fields]) => {
+          const committed = JSON.parse(fields[1]) as CommittedEvent;
+          return committed.version < before ? [{ version: committed.version, event: committed.event as StreamResponse }] : [];
+        })
+      : undefined;
+    if (logged?.length === 0) return [];
+    const latest = await this.#tasks.get(scope, taskId);
+    if (!latest) return [];
+    // An expired stream stands for the task as it was before this event.
+    if (logged === undefined && latest.version >= before) return [];
+    return cursors.flatMap((cursor) => lagging(scope, taskId, cursor, latest, logged, randomUUID));
+  }
+
+  #configsKey(span: Span): string {
+    return this.#keys.pushConfigs(taskKey(span.scope, span.taskId));
+  }
+
+  /** Renews this replica's claims while it has deliveries open; stops when it has none. */
+  #renew(): void {
+    if (this.#renewer) return;
+    this.#renewer = setInterval(() => {
+      const tasks = this.#spans.tasks();
+      if (tasks.length === 0) {
+        clearInterval(this.#renewer);
+        this.#renewer = undefined;
+        return;
+      }
+      for (const { key } of tasks) {
+        HOLDER.run(this.#client, [this.#keys.pushClaim(key)], [this.#id, this.#ttlMs]).catch((error: unknown) =>
+          this.#logger.warn({ err: error }, 'push notifications: could not renew a delivery claim; another replica may deliver too'),
+        );
+      }
+    }, Math.max(10, Math.floor(this.#ttlMs / 3)));
+    this.#renewer.unref();
+  }
+}

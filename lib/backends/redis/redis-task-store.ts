@@ -1,0 +1,209 @@
+/**
+ * A TaskStore on Redis, shared by every replica. A task is one hash; each write is one Lua script
+ * that checks the scope, the version and the terminal flag and then writes the task and its listing
+ * entries together, so a stale writer or another scope never changes anything. Listing reads one
+ * sorted set (all of a scope's tasks, or those of one context, one state, or both) whose members
+ * sort in ListTasks order, so a page costs O(log n + page) and never loads the other tasks.
+ * Given the backend's RedisTaskEventBus (`eventBus`), the same script also appends the committed
+ * event to the task's stream and publishes it, so no event is stored without reaching the stream.
+ */
+import { z } from 'zod';
+import type { Task } from '../../protocol/schemas.js';
+import { parseOptions } from '../../options.js';
+import { isTerminal } from '../../engine/task-state.js';
+import {
+  TaskExistsError,
+  TaskNotFoundInStoreError,
+  TaskVersionConflictError,
+  decodePageToken,
+  encodePageToken,
+  type ListTasksQuery,
+  type TaskChange,
+  type TaskPage,
+  type TaskScope,
+  type TaskStore,
+  type VersionedTask,
+} from '../../engine/seams/task-store.js';
+import type { RedisClient } from './redis-client.js';
+import { RedisTaskEventBus, taskEventStreams } from './redis-event-bus.js';
+import { APPEND_EVENT_LUA, COMMITTED_LUA, type TaskEventStreams } from './redis-event-stream.js';
+import { RedisKeys, scopeId } from './redis-keys.js';
+import { clientSchema, keyPrefixSchema } from './redis-options.js';
+import { RedisScript } from './redis-script.js';
+
+export interface RedisTaskStoreOptions {
+  /** A connected node-redis client; the store does not close it. */
+  readonly client: RedisClient;
+  /** Put before every key. Default 'a2a:'. */
+  readonly keyPrefix?: string;
+  /**
+   * The event bus on the same Redis server (createRedisBackend links them): every write that
+   * records an event appends it to the bus's task stream and publishes it on the task's channel in
+   * the write's own script, so a replica killed right after a write has lost nothing, and the bus's
+   * publish() of that event costs nothing. Without it the engine's publish() does both, after the write.
+   */
+  readonly eventBus?: RedisTaskEventBus;
+}
+
+const optionsSchema = z.strictObject({
+  client: clientSchema,
+  keyPrefix: keyPrefixSchema,
+  eventBus: z.custom<RedisTaskEventBus>((v) => v instanceof RedisTaskEventBus, { error: 'must be a RedisTaskEventBus' }).optional(),
+});
+
+// KEYS: task hash, then its four listing sets, then the task's event stream when the event is
+// appended. ARGV: scope, JSON, terminal flag, listing member, then (with the stream) the stream
+// max length, retention ms and channel; the event is the task's `{ task }`.
+const CREATE = new RedisScript(`${APPEND_EVENT_LUA}${COMMITTED_LUA}
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 's', ARGV[1], 'v', 1, 'j', ARGV[2], 't', ARGV[3], 'm', ARGV[4],
+  'i1', KEYS[2], 'i2', KEYS[3], 'i3', KEYS[4], 'i4', KEYS[5])
+for i = 2, 5 do redis.call('ZADD', KEYS[i], 0, ARGV[4]) end
+if KEYS[6] then append_event(KEYS[6], 1, committed('{"task":' .. ARGV[2] .. '}', ARGV[2], 1), ARGV[5], ARGV[6], ARGV[7]) end
+return 1
+`);
+
+// As CREATE, with ARGV[5] the expected version, then (with the stream) the event's JSON and the
+// stream arguments. Replies
+// {1, new version}, {0} (not in this scope) or {2, stored version} (conflict: another version, or
+// a terminal task); only a write appends the event.
+const UPDATE = new RedisScript(`${APPEND_EVENT_LUA}${COMMITTED_LUA}
+local stored = redis.call('HMGET', KEYS[1], 's', 'v', 't', 'm', 'i1', 'i2', 'i3', 'i4')
+if stored[1] ~= ARGV[1] then return {0} end
+local version = tonumber(stored[2])
+if version ~= tonumber(ARGV[5]) or stored[3] == '1' then return {2, version} end
+for i = 5, 8 do redis.call('ZREM', stored[i], stored[4]) end
+redis.call('HSET', KEYS[1], 'v', version + 1, 'j', ARGV[2], 't', ARGV[3], 'm', ARGV[4],
+  'i1', KEYS[2], 'i2', KEYS[3], 'i3', KEYS[4], 'i4', KEYS[5])
+for i = 2, 5 do redis.call('ZADD', KEYS[i], 0, ARGV[4]) end
+if KEYS[6] then append_event(KEYS[6], version + 1, committed(ARGV[6], ARGV[2], version + 1), ARGV[7], ARGV[8], ARGV[9]) end
+return {1, version + 1}
+`);
+
+// KEYS: one listing set. ARGV: lex range start and end, how many, the task key prefix. Replies
+// {matches in the range from its start to the set's start, JSON...}. A member is the encoded
+// timestamp, ended by the bytes 255 254 (which occur nowhere else in it), then the task id.
+const LIST = new RedisScript(`
+local total
+if ARGV[2] == '+' then total = redis.call('ZCARD', KEYS[1]) else total = redis.call('ZLEXCOUNT', KEYS[1], '-', ARGV[2]) end
+local out = {total}
+for _, member in ipairs(redis.call('ZRANGEBYLEX', KEYS[1], ARGV[1], ARGV[2], 'LIMIT', 0, tonumber(ARGV[3]))) do
+  local cut = string.find(member, '\\255\\254', 1, true)
+  local json = redis.call('HGET', ARGV[4] .. string.sub(member, cut + 2), 'j')
+  if json then out[#out + 1] = json end
+end
+return out
+`);
+
+/**
+ * The timestamp so that byte order is newest first: each byte inverted, a zero byte escaped as
+ * 255 0, ended by 255 254 (the inverted form of an order-preserving, prefix-free encoding), so a
+ * longer timestamp sorts before its own prefix, as in compareForListing. Byte order is UTF-8
+ * order, which equals JavaScript's string order for every timestamp the engine writes.
+ */
+function newestFirst(timestamp: string): Buffer {
+  const bytes = Buffer.from(timestamp, 'utf8');
+  const out = Buffer.allocUnsafe(bytes.length * 2 + 2);
+  let n = 0;
+  for (const byte of bytes) {
+    if (byte === 0) {
+      out[n++] = 0xff;
+      out[n++] = 0x00;
+    } else out[n++] = 0xff - byte;
+  }
+  out[n++] = 0xff;
+  out[n++] = 0xfe;
+  return out.subarray(0, n);
+}
+
+/** A listing member: ListTasks order is the members' byte order (then the id breaks ties). */
+const listingMember = (timestamp: string, taskId: string): Buffer =>
+  Buffer.concat([newestFirst(timestamp), Buffer.from(taskId, 'utf8')]);
+
+export class RedisTaskStore implements TaskStore {
+  readonly #client: RedisClient;
+  readonly #keys: RedisKeys;
+  /** The linked bus's streams, which every write with an event appends to. */
+  readonly #streams: TaskEventStreams | undefined;
+
+  constructor(options: RedisTaskStoreOptions) {
+    const { client, keyPrefix, eventBus } = parseOptions('RedisTaskStore', optionsSchema, options);
+    this.#client = client;
+    this.#keys = new RedisKeys(keyPrefix);
+    this.#streams = eventBus && taskEventStreams(eventBus);
+  }
+
+  async get(scope: TaskScope, taskId: string): Promise<VersionedTask | undefined> {
+    const [storedScope, version, json] = await this.#client.sendCommand<Array<string | null>>(['HMGET', this.#keys.task(taskId), 's', 'v', 'j']);
+    if (storedScope !== scopeId(scope) || version == null || json == null) return undefined;
+    return { task: JSON.parse(json) as Task, version: Number(version) };
+  }
+
+  // A task is created by its `{ task }` event (the reducer's, whatever the agent published first).
+  async create(scope: TaskScope, task: Task): Promise<number> {
+    const json = JSON.stringify(task);
+    const keys = this.#writeKeys(scope, task);
+    const args = this.#writeArgs(scope, task, json);
+    const append = this.#streams?.streamArgs(scope, task.id);
+    if (append) {
+      keys.push(append.stream);
+      args.push(...append.args);
+    }
+    const created = await CREATE.run<number>(this.#client, keys, args);
+    if (created !== 1) throw new TaskExistsError(task.id);
+    if (append) this.#streams!.appended(scope, task.id, 1);
+    return 1;
+  }
+
+  // Only the change's event is used: the whole task is one JSON value, replaced in the same script.
+  // A write without an event (a follow-up joining the history) appends nothing.
+  async update(scope: TaskScope, task: Task, expectedVersion: number, change?: TaskChange): Promise<number> {
+    const json = JSON.stringify(task);
+    const keys = this.#writeKeys(scope, task);
+    const args: Array<string | Buffer | number> = [...this.#writeArgs(scope, task, json), expectedVersion];
+    const event = change?.event;
+    const append = event && this.#streams?.streamArgs(scope, task.id);
+    if (append) {
+      keys.push(append.stream);
+      args.push(JSON.stringify(event), ...append.args);
+    }
+    const [outcome, version] = await UPDATE.run<number[]>(this.#client, keys, args);
+    if (outcome === 1) {
+      if (append) this.#streams!.appended(scope, task.id, version);
+      return version;
+    }
+    if (outcome === 2) throw new TaskVersionConflictError(task.id, expectedVersion, version);
+    throw new TaskNotFoundInStoreError(task.id);
+  }
+
+  async list(scope: TaskScope, query: ListTasksQuery): Promise<TaskPage> {
+    const cursor = query.pageToken ? decodePageToken(query.pageToken) : undefined;
+    const start = cursor ? Buffer.concat([Buffer.from('('), listingMember(cursor.timestamp, cursor.id)]) : '-';
+    // Inclusive bound: every member of that timestamp is its encoding plus an id, whose UTF-8
+    // bytes are all below 255.
+    const end =
+      query.statusTimestampAfter === undefined ? '+' : Buffer.concat([Buffer.from('('), newestFirst(query.statusTimestampAfter), Buffer.from([0xff])]);
+    const index = this.#keys.taskIndex(scope, query.contextId, query.status);
+    // One more than a page, to know whether another page follows.
+    const [matches, ...found] = await LIST.run<[number, ...string[]]>(this.#client, [index], [start, end, query.pageSize + 1, this.#keys.task('')]);
+    const more = found.length > query.pageSize;
+    const tasks = found.slice(0, query.pageSize).map((json) => JSON.parse(json) as Task);
+    return { tasks, nextPageToken: more ? encodePageToken(tasks[tasks.length - 1]) : '', totalSize: matches };
+  }
+
+  #writeKeys(scope: TaskScope, task: Task): string[] {
+    const { contextId, status } = task;
+    const keys = this.#keys;
+    return [
+      keys.task(task.id),
+      keys.taskIndex(scope),
+      contextId === undefined ? keys.noContextIndex(scope) : keys.taskIndex(scope, contextId),
+      keys.taskIndex(scope, undefined, status.state),
+      contextId === undefined ? keys.noContextIndex(scope, status.state) : keys.taskIndex(scope, contextId, status.state),
+    ];
+  }
+
+  #writeArgs(scope: TaskScope, task: Task, json: string): Array<string | Buffer | number> {
+    return [scopeId(scope), json, isTerminal(task.status.state) ? '1' : '0', listingMember(task.status.timestamp ?? '', task.id)];
+  }
+}

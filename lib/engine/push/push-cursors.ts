@@ -1,0 +1,139 @@
+/**
+ * What the durable outboxes (SQLite, Redis) share. They keep no delivery records: a config's
+ * progress is a cursor, the task version delivered to it so far, kept with the config; the events
+ * come from a durable log written with the task (SQLite's event table, Redis's event stream). What
+ * a restart (or another replica) resumes is every config whose cursor is behind its task.
+ */
+import type { StreamResponse } from '../../protocol/schemas.js';
+import type { TaskScope, VersionedTask } from '../seams/task-store.js';
+import { taskKey } from '../task-key.js';
+import { isTerminal } from '../task-state.js';
+import type { StoredPushConfig } from '../seams/push-config-store.js';
+import type { PushDelivery } from '../seams/push-outbox.js';
+import { pushBody, pushContentType } from './push-body.js';
+
+/** A config with its cursor, as a durable config store holds it. */
+export interface ConfigCursor {
+  readonly config: StoredPushConfig;
+  /** The task version delivered so far. */
+  readonly delivered: number;
+  /** Attempts already made on the version after it. */
+  readonly attempts: number;
+}
+
+/** A logged event: its version and the StreamResponse. */
+export interface LoggedEvent {
+  readonly version: number;
+  readonly event: StreamResponse;
+}
+
+/** What one delivery moves a cursor over: from `from` (exclusive) to the delivery's version. */
+export interface Span {
+  readonly scope: TaskScope;
+  readonly taskId: string;
+  readonly configId: string;
+  readonly from: number;
+  readonly version: number;
+}
+
+/** Whether an event leaves its task terminal (its config's last delivery). */
+const endsTask = (event: StreamResponse): boolean => {
+  const status = 'statusUpdate' in event ? event.statusUpdate.status : 'task' in event ? event.task.status : undefined;
+  return status !== undefined && isTerminal(status.state);
+};
+
+/**
+ * The deliveries a config still needs, in version order: the logged events after its cursor
+ * (`logged`), or, when the log no longer holds all of them (`undefined`: trimmed), the task as it
+ * stands, once, as a `{ task }` event: the state subsumes what is missing, as an SSE resume without
+ * history does. v0.3 configs get the Task at each event anyway, so they get the latest one only.
+ * Versions without a logged event (a follow-up joining the history) are not events: none is owed.
+ */
+export function lagging(
+  scope: TaskScope,
+  taskId: string,
+  row: ConfigCursor,
+  latest: VersionedTask,
+  logged: readonly LoggedEvent[] | undefined,
+  newId: () => string,
+): Array<{ delivery: PushDelivery; span: Span }> {
+  const { config } = row;
+  const after = logged?.filter((entry) => entry.version > row.delivered);
+  let items: readonly LoggedEvent[];
+  if (after === undefined) items = latest.version > row.delivered ? [{ version: latest.version, event: { task: latest.task } }] : [];
+  else if (after.length > 0 && config.protocol === '0.3') items = [{ version: after[after.length - 1].version, event: { task: latest.task } }];
+  else items = after;
+  let from = row.delivered;
+  return items.map((entry, i) => {
+    const span: Span = { scope, taskId, configId: config.id, from, version: entry.version };
+    from = entry.version;
+    const delivery: PushDelivery = {
+      id: newId(),
+      scope,
+      taskId,
+      configId: config.id,
+      version: entry.version,
+      body: pushBody(config.protocol, entry.event, latest.task),
+      contentType: pushContentType(config.protocol),
+      final: endsTask(entry.event) || (i === items.length - 1 && isTerminal(latest.task.status.state) && entry.version === latest.version),
+      attempts: i === 0 ? row.attempts : 0,
+    };
+    return { delivery, span };
+  });
+}
+
+/**
+ * The deliveries this process has queued and not finished, by id, with the cursor span each
+ * covers; and how many per task (a replica holds a task's claim while it has some). Entries go as
+ * soon as their delivery is done.
+ */
+export class OpenSpans {
+  readonly #spans = new Map<string, Span>();
+  readonly #perTask = new Map<string, { readonly scope: TaskScope; readonly taskId: string; count: number }>();
+
+  get size(): number {
+    return this.#spans.size;
+  }
+
+  /** Tasks with deliveries open here. */
+  tasks(): Array<{ readonly key: string; readonly scope: TaskScope; readonly taskId: string }> {
+    return [...this.#perTask].map(([key, { scope, taskId }]) => ({ key, scope, taskId }));
+  }
+
+  has(key: string): boolean {
+    return this.#perTask.has(key);
+  }
+
+  open(id: string, span: Span): void {
+    this.#spans.set(id, span);
+    const key = taskKey(span.scope, span.taskId);
+    const task = this.#perTask.get(key);
+    if (task) task.count++;
+    else this.#perTask.set(key, { scope: span.scope, taskId: span.taskId, count: 1 });
+  }
+
+  get(id: string): Span | undefined {
+    return this.#spans.get(id);
+  }
+
+  /** Forgets a delivery; returns its span and whether it was its task's last one here. */
+  close(id: string): { span: Span; last: boolean } | undefined {
+    const span = this.#spans.get(id);
+    if (!span) return undefined;
+    this.#spans.delete(id);
+    const key = taskKey(span.scope, span.taskId);
+    const task = this.#perTask.get(key)!;
+    if (--task.count > 0) return { span, last: false };
+    this.#perTask.delete(key);
+    return { span, last: true };
+  }
+}
+
+/** A live delivery covers exactly its own version. */
+export const liveSpan = (delivery: PushDelivery): Span => ({
+  scope: delivery.scope,
+  taskId: delivery.taskId,
+  configId: delivery.configId,
+  from: delivery.version - 1,
+  version: delivery.version,
+});

@@ -1,0 +1,46 @@
+/**
+ * The lease seam: with several replicas on one store, exactly one process runs a task's turns at a
+ * time. The engine takes a task's lease before a turn runs (a follow-up that finds it held by
+ * another replica waits here, then runs in its own request's context), holds it while the task's
+ * execution is live (the implementation renews it), and releases it when the execution goes idle.
+ * A replica that dies stops renewing: once its lease expires, one replica claims the task through
+ * claimExpired() and the engine settles it. One process alone needs no leases (the router's default).
+ */
+import type { TaskScope } from './task-store.js';
+
+/** Which task a lease is for (the engine's task key is `taskKey(scope, taskId)`). */
+export interface LeasedTask {
+  readonly scope: TaskScope;
+  readonly taskId: string;
+}
+
+export interface TaskLease {
+  /** Gives the lease up (idempotent); renewals stop. */
+  release(): Promise<void>;
+  /** True once a renewal found the lease taken or expired: another replica may run the task now. */
+  readonly lost: boolean;
+}
+
+export interface TaskLeases {
+  /**
+   * Takes `key`'s lease for this process. While another process holds it, waits until it is
+   * released or expires, at most `waitMs`; then resolves with undefined (the caller refuses the
+   * message). Rejects when the lease store fails.
+   */
+  acquire(key: string, task: LeasedTask, waitMs: number): Promise<TaskLease | undefined>;
+  /**
+   * Tasks whose lease expired without being released (their process died), each returned to
+   * exactly one caller across all processes, which must settle it. [] when there are none.
+   */
+  claimExpired(): Promise<LeasedTask[]>;
+  /** How often the engine should call claimExpired() (about the lease's time to live). */
+  readonly sweepIntervalMs: number;
+}
+
+/** Raised by the engine when a lease could not be taken in time. */
+export class TaskLeaseTimeoutError extends Error {
+  constructor(readonly taskId: string) {
+    super(`task ${taskId} is running on another replica`);
+    this.name = 'TaskLeaseTimeoutError';
+  }
+}

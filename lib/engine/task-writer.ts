@@ -1,0 +1,107 @@
+/**
+ * Writes one task's events: folds each with the reducer and stores the result compare-and-set on
+ * the version last read or written here. A conflict means another request or process wrote: the
+ * task is read again and the event folded again on what it now is, never written over it.
+ */
+import { A2AError, taskNotFound } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { Message, StreamResponse, Task } from '../protocol/schemas.js';
+import {
+  TaskExistsError,
+  TaskNotFoundInStoreError,
+  TaskVersionConflictError,
+  type TaskScope,
+  type TaskStore,
+  type VersionedTask,
+} from './seams/task-store.js';
+import { reduceTask, type TaskEvent } from './task-reducer.js';
+import { isTerminal } from './task-state.js';
+
+/** The result of writing one event. */
+export type Commit =
+  | { readonly kind: 'committed'; readonly task: Task; readonly previous: Task | undefined; readonly event: StreamResponse; readonly version: number }
+  /** The event is not valid on the task as it stands (the reducer's reason). */
+  | { readonly kind: 'refused'; readonly reason: string }
+  /** The task is terminal: nothing more is written. */
+  | { readonly kind: 'ended'; readonly task: Task };
+
+/**
+ * What the writer's caller (a client's turn, or a handed-off publisher) is told of a failed write:
+ * an A2AError as it is, a task the store no longer has as not found, an id collision or conflicts
+ * that did not settle as internal, any other store failure as unavailable. Everything but an
+ * A2AError is logged here (`failed` names the writer) and never sent as such.
+ */
+export function writeFailure(error: unknown, taskId: string, logger: Logger, failed = 'the task store failed'): A2AError {
+  if (error instanceof A2AError) return error;
+  if (error instanceof TaskNotFoundInStoreError) return taskNotFound(taskId);
+  logger.error({ err: error, taskId }, error instanceof TaskExistsError ? 'task id collision in the store' : failed);
+  return error instanceof TaskExistsError || error instanceof TaskVersionConflictError ? new A2AError('Internal') : new A2AError('Unavailable');
+}
+
+/** Conflicts in a row before a write gives up (each means another writer won meanwhile). */
+const MAX_CONFLICT_RETRIES = 8;
+
+export class TaskWriter {
+  readonly #store: TaskStore;
+  readonly #scope: TaskScope;
+  readonly #taskId: string;
+  readonly #contextId: string;
+  /** The task as last read or written here, with its store version (undefined until created). */
+  #committed: VersionedTask | undefined;
+
+  constructor(store: TaskStore, scope: TaskScope, taskId: string, contextId: string, stored?: VersionedTask) {
+    this.#store = store;
+    this.#scope = scope;
+    this.#taskId = taskId;
+    this.#contextId = contextId;
+    this.#committed = stored;
+  }
+
+  /** The task as last read or written here. */
+  get task(): Task | undefined {
+    return this.#committed?.task;
+  }
+
+  /**
+   * Folds `event` into the task and writes it. After a conflict the task is read again and
+   * `recheck` may refuse the write on what it now is. Store failures reject as the store's errors.
+   */
+  async commit(event: TaskEvent, openingMessage: Message | undefined, recheck?: (fresh: Task) => A2AError | undefined): Promise<Commit> {
+    for (let attempt = 0; ; attempt++) {
+      const base = this.#committed;
+      if (base && isTerminal(base.task.status.state)) return { kind: 'ended', task: base.task };
+      const reduced = reduceTask(base?.task, event, { taskId: this.#taskId, contextId: this.#contextId, openingMessage });
+      if (!reduced.ok) return { kind: 'refused', reason: reduced.reason };
+      // A follow-up joining the history is told to its own turn only (no subscriber or webhook
+      // gets it): it is no event for a store's event log.
+      const logged = 'userMessage' in event ? undefined : reduced.event;
+      let version: number;
+      try {
+        version = base
+          ? await this.#store.update(this.#scope, reduced.task, base.version, { ...reduced.change, event: logged })
+          : await this.#store.create(this.#scope, reduced.task);
+      } catch (error) {
+        if (!(error instanceof TaskVersionConflictError) || attempt >= MAX_CONFLICT_RETRIES) throw error;
+        await this.reload();
+        const refusal = recheck?.(this.#committed!.task);
+        if (refusal) throw refusal;
+        continue;
+      }
+      this.#committed = { task: reduced.task, version };
+      return { kind: 'committed', task: reduced.task, previous: base?.task, event: reduced.event, version };
+    }
+  }
+
+  /** The store version of that copy (undefined until created). */
+  get version(): number | undefined {
+    return this.#committed?.version;
+  }
+
+  /** Reads the task as stored now; TaskNotFound when it is gone from this scope. */
+  async reload(): Promise<Task> {
+    const stored = await this.#store.get(this.#scope, this.#taskId);
+    if (!stored) throw taskNotFound(this.#taskId);
+    this.#committed = stored;
+    return stored.task;
+  }
+}
