@@ -21,7 +21,6 @@ import { listen, rpc } from '../helpers/http';
 
 const executor: AgentExecutor = { execute: (_ctx, events) => events.complete('ok') };
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Card = any;
 
 const card: AgentCardInput = {

@@ -13,7 +13,6 @@ import { expectV03 } from '../helpers/v03-schema';
 
 const executor: AgentExecutor = { execute: (_ctx, events) => events.complete('ok') };
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 const getCard = async (url: string): Promise<any> => (await fetch(url)).json();
 
 const securedCard: AgentCardInput = {

@@ -8,10 +8,8 @@ export interface PushReply {
   readonly status: number;
   /** The raw body, for byte-identity checks within one binding. */
   readonly text: string;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   readonly result?: any;
   /** JSON-RPC: the error object; HTTP+JSON: the google.rpc.Status. */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   readonly error?: any;
 }
 
@@ -44,7 +42,6 @@ export async function pushCall(binding: Binding, url: string, method: string, pa
 }
 
 /** The ErrorInfo reason of a reply's error, on either binding. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function reasonOf(reply: PushReply): string | undefined {
   const details: { '@type': string; reason?: string }[] = reply.error?.details ?? reply.error?.data ?? [];
   return details.find((d) => d['@type'].endsWith('google.rpc.ErrorInfo'))?.reason;

@@ -45,7 +45,6 @@ const card: AgentCardInput = {
 interface Reply {
   readonly status: number;
   readonly headers: Headers;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   readonly body: any;
 }
 
@@ -67,7 +66,6 @@ async function v03Stream(base: string, method: string, path: string, body?: unkn
     headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream' },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const events: any[] = [];
   const types: string[] = [];
   if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) return { status: response.status, events, types, json: await response.json() };
@@ -357,7 +355,6 @@ describe('v0.3 over HTTP+JSON (compatibility on by default)', () => {
 describe('v0.3 over HTTP+JSON turned off', () => {
   let server: TestServer | undefined;
   afterEach(() => server?.close());
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const publicCard = async (): Promise<any> => (await fetch(`${server!.url}/.well-known/agent-card.json`)).json();
 
   it('compatibility: { v0_3: false }: /v1 is a tenant for every request, and a request without a version gets VersionNotSupported', async () => {
