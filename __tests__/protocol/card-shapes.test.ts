@@ -16,7 +16,6 @@ import { expectV03 } from '../helpers/v03-schema';
 
 const executor: AgentExecutor = { execute: (_ctx, events) => events.complete('ok') };
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Card = any;
 
 const V03_FIELDS = ['url', 'preferredTransport', 'additionalInterfaces', 'protocolVersion', 'supportsAuthenticatedExtendedCard', 'security'];
