@@ -5,7 +5,7 @@
  */
 import type { Server } from 'node:http';
 import express from 'express';
-import { createA2ARouter, type AgentCardInput, type AgentExecutor } from 'a2a-express-kit';
+import { createA2ARouter, type AgentCardInput, type AgentExecutor, type TaskStore } from 'a2a-express-kit';
 
 export const agentCard: AgentCardInput = {
   name: 'Travel agent',
@@ -40,3 +40,15 @@ export interface JobQueue {
 }
 export declare const queue: JobQueue;
 export declare const worker: { process(name: string, run: (data: any) => Promise<void>): void };
+/** A job's own work step, as the background-work guide's worker calls it. */
+export declare function work(step: string, input: string, options: { signal: AbortSignal }): Promise<void>;
+
+/** The store the stores guide tests with the contract suite, and its connection pool. */
+export declare class PgTaskStore implements TaskStore {
+  constructor(pool: unknown);
+  get: TaskStore['get'];
+  create: TaskStore['create'];
+  update: TaskStore['update'];
+  list: TaskStore['list'];
+}
+export declare const pool: unknown;

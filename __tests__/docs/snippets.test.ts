@@ -74,7 +74,7 @@ function declaredNames(source: ts.SourceFile): Set<string> {
 
 const preludeNames = (() => {
   const source = ts.createSourceFile(PRELUDE, ts.sys.readFile(PRELUDE)!, ts.ScriptTarget.ES2022, true);
-  return [...declaredNames(source)].filter((name) => /^export\b/m.test(ts.sys.readFile(PRELUDE)!) && new RegExp(`export (?:declare )?(?:const|interface) ${name}\\b`).test(source.text));
+  return [...declaredNames(source)].filter((name) => new RegExp(`export (?:declare )?(?:const|interface|function|class) ${name}\\b`).test(source.text));
 })();
 
 function snippet(block: CodeBlock, index: number): Snippet {
