@@ -1,9 +1,9 @@
 /**
- * Every relative link in the README, docs/, bench/README.md and the repository guides points at a
- * file that exists, and at a heading of it when it names an anchor: a moved or renamed section
- * fails here, not in a reader's browser.
+ * Every relative link in the README, docs/, bench/README.md, the examples' READMEs and the repository
+ * guides points at a file that exists, and at a heading of it when it names an anchor: a moved or
+ * renamed section fails here, not in a reader's browser. And the README stays short.
  */
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { anchors, markdownFiles, prose, ROOT } from './markdown';
 
@@ -34,6 +34,10 @@ const links = markdownFiles().flatMap(relativeLinks);
   it('finds the documents and their links', () => {
     expect(markdownFiles()).toEqual(expect.arrayContaining(['README.md', 'docs/options.md', 'bench/README.md']));
     expect(links.length).toBeGreaterThan(20);
+  });
+
+  it('the README stays a front page: at most 300 lines (the manual lives in docs/)', () => {
+    expect(readFileSync(join(ROOT, 'README.md'), 'utf8').split('\n').length).toBeLessThanOrEqual(300);
   });
 
   it('every relative link resolves to an existing file, and its anchor to a heading there', () => {
