@@ -118,15 +118,17 @@ describe('slow SSE readers', () => {
       .task.id;
     const reader = rpcStream(server.url, 'SubscribeToTask', { id: taskId });
     const sockets = [0, 1, 2].map(() => nonReader(server.url, 'SubscribeToTask', { id: taskId }));
-    await until(() => server.router.liveObservers === 4, 'four subscribers');
+    // The turn's own observer (the SendMessage), the reader and the three non-readers.
+    await until(() => server.router.liveObservers === 5, 'four subscribers');
     go.resolve();
     // The three non-readers are cut for the total (their own bound is far away); the reader is left.
     const cutForTotal = () => logger.lines.filter((l) => l.message.includes('streamBufferTotalBytes')).length;
-    await until(() => cutForTotal() === 3, 'three streams cut for the total', 20_000);
+    await until(() => cutForTotal() === 3 && server.router.liveObservers === 2, 'three streams cut for the total', 20_000);
     expect(logger.lines.filter((l) => l.message.includes('more than streamBufferBytes behind'))).toEqual([]);
     gate.resolve();
     const { events } = await reader;
-    // The reader was not cut: its stream ends with the completion.
+    // The reader was not cut: it got every artifact and the completion.
+    expect(events.filter((e) => e.result.artifactUpdate)).toHaveLength(EVENTS);
     expect(events.at(-1).result.statusUpdate.status.state).toBe('TASK_STATE_COMPLETED');
     expect(cutForTotal()).toBe(3);
     for (const socket of sockets) socket.destroy();

@@ -1,7 +1,8 @@
 /**
- * The SSE send-buffer budget without HTTP: streams writing to responses whose clients read nothing
- * never hold more than the budget together after any write, and the stream furthest behind is the
- * one cut; a stream whose client reads is left alone.
+ * SSE send buffers without HTTP. The budget: streams writing to responses whose clients read
+ * nothing never hold more than the budget together after any write, and the stream furthest behind
+ * is the one cut; a stream whose client reads is left alone. One stream: a client whose socket
+ * sends nothing for a turn of the event loop while past streamBufferBytes is cut at its next write.
  */
 import type { Response } from 'express';
 import { Heartbeat, SseWriter, StreamBufferBudget, type SseLimits } from '../../lib/express/sse';
@@ -12,7 +13,8 @@ class FakeResponse {
   writableFinished = false;
   destroyed = false;
   statusCode = 0;
-  readonly socket = null;
+  /** A socket whose handle reports `unsent` bytes the kernel did not take (null: not known). */
+  socket: { _handle: { writeQueueSize: number } } | null = null;
   setHeader(): void {}
   flushHeaders(): void {}
   write(chunk: string): boolean {
@@ -81,5 +83,60 @@ describe('StreamBufferBudget', () => {
     expect(budget.total).toBeGreaterThan(50_000);
     writers[0].stop();
     expect(budget.total).toBe(0);
+  });
+});
+
+describe('SseWriter: one stream past streamBufferBytes', () => {
+  const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+  const limits = (cuts: string[]): SseLimits => ({
+    heartbeat: new Heartbeat(0),
+    maxBufferedBytes: 50_000,
+    stallMs: 600_000,
+    budget: new StreamBufferBudget(1 << 30),
+    onOverflow: (cause) => cuts.push(cause),
+  });
+
+  it('a client whose socket sent nothing for a turn is cut at the next write, far below 16 times the bound', async () => {
+    const cuts: string[] = [];
+    const res = new FakeResponse();
+    res.socket = { _handle: { writeQueueSize: 200_000 } };
+    const writer = new SseWriter(res as unknown as Response, limits(cuts));
+    for (let i = 0; i < 6; i++) writer.send(EVENT); // past the bound in this turn: not judged yet
+    expect(res.destroyed).toBe(false);
+    await nextTurn();
+    await nextTurn();
+    writer.send(EVENT);
+    expect(res.destroyed).toBe(true);
+    expect(cuts).toEqual(['stream']);
+    expect(res.writableLength).toBe(0);
+  });
+
+  it('a client whose socket keeps sending is not cut; one back within the bound is watched no more', async () => {
+    const cuts: string[] = [];
+    const res = new FakeResponse();
+    const handle = { writeQueueSize: 200_000 };
+    res.socket = { _handle: handle };
+    const writer = new SseWriter(res as unknown as Response, limits(cuts));
+    for (let i = 0; i < 6; i++) writer.send(EVENT);
+    for (let turn = 0; turn < 5; turn++) {
+      await nextTurn();
+      await nextTurn();
+      handle.writeQueueSize -= 30_000; // the client reads
+      writer.send(EVENT);
+    }
+    expect(res.destroyed).toBe(false);
+    res.read();
+    writer.send(EVENT);
+    expect(cuts).toEqual([]);
+  });
+
+  it('one event larger than the bound goes to a client that was within it', () => {
+    const cuts: string[] = [];
+    const res = new FakeResponse();
+    res.socket = { _handle: { writeQueueSize: 0 } };
+    const writer = new SseWriter(res as unknown as Response, limits(cuts));
+    writer.send(JSON.stringify({ text: 'y'.repeat(200_000) }));
+    expect(res.destroyed).toBe(false);
+    expect(cuts).toEqual([]);
   });
 });
