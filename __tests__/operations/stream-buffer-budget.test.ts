@@ -139,4 +139,24 @@ describe('SseWriter: one stream past streamBufferBytes', () => {
     expect(res.destroyed).toBe(false);
     expect(cuts).toEqual([]);
   });
+
+  it('a client that does not read that larger event within stallMs is cut; one that reads it is not', () => {
+    jest.useFakeTimers();
+    try {
+      const big = JSON.stringify({ text: 'y'.repeat(200_000) });
+      const cuts: string[] = [];
+      const stuck = new FakeResponse();
+      new SseWriter(stuck as unknown as Response, limits(cuts)).send(big);
+      const reading = new FakeResponse();
+      const writer = new SseWriter(reading as unknown as Response, limits(cuts));
+      writer.send(big);
+      reading.read();
+      writer.send(EVENT);
+      jest.advanceTimersByTime(600_000);
+      expect([stuck.destroyed, reading.destroyed]).toEqual([true, false]);
+      expect(cuts).toEqual(['stream']);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
 });

@@ -215,15 +215,18 @@ export class SseWriter implements BudgetMember {
     this.#open();
     const res = this.#res;
     const { maxBufferedBytes, budget } = this.#limits;
-    // One event larger than the bound goes to a client that was within it.
-    if (frame.length > maxBufferedBytes && res.writableLength <= maxBufferedBytes) this.#allowance = maxBufferedBytes + frame.length + FRAMING_BYTES;
+    // One event larger than the bound goes to a client that was within it, which has stallMs to read it.
+    if (frame.length > maxBufferedBytes && res.writableLength <= maxBufferedBytes) {
+      this.#allowance = maxBufferedBytes + frame.length + FRAMING_BYTES;
+      this.#watchStall();
+    }
     res.write(frame);
     // write() buffers whatever the client has not taken yet: a client that stops reading must not
     // make the server hold the stream, and all slow clients together must not hold more than the budget.
     const behind = res.writableLength;
     if (behind > this.#allowance) {
       if (this.#behindAndNotReading()) return this.#cut('stream');
-    } else if (this.#unsentMark !== undefined && behind <= maxBufferedBytes) {
+    } else if (behind <= maxBufferedBytes && (this.#unsentMark !== undefined || this.#stall !== undefined || this.#allowance !== maxBufferedBytes)) {
       this.#caughtUp();
     }
     const counted = this.#counted;
@@ -249,8 +252,7 @@ export class SseWriter implements BudgetMember {
         const mark = unsentInHandle(this.#res);
         if (mark !== undefined) setImmediate(() => this.#unsentMark === NOT_YET && (this.#unsentMark = mark));
       });
-      this.#stall = setTimeout(() => this.#stalled(), this.#limits.stallMs);
-      this.#stall.unref();
+      this.#watchStall();
       return false;
     }
     if (unsent === NOT_YET) return false;
@@ -268,14 +270,19 @@ export class SseWriter implements BudgetMember {
     this.#allowance = this.#limits.maxBufferedBytes;
   }
 
-  /** stallMs past the allowance: a client that has not caught up meanwhile is cut. */
+  /** Past the bound: the client has stallMs to be back within it, whether or not more is written. */
+  #watchStall(): void {
+    if (this.#stall) return;
+    this.#stall = setTimeout(() => this.#stalled(), this.#limits.stallMs);
+    this.#stall.unref();
+  }
+
+  /** stallMs past the bound: a client that has not caught up meanwhile is cut. */
   #stalled(): void {
     this.#stall = undefined;
     const res = this.#res;
-    if (res.destroyed || res.writableFinished || res.writableLength <= this.#allowance) {
-      if (!res.destroyed && res.writableLength <= this.#limits.maxBufferedBytes) this.#caughtUp();
-      return;
-    }
+    if (res.destroyed || res.writableFinished) return;
+    if (res.writableLength <= this.#limits.maxBufferedBytes) return this.#caughtUp();
     this.#cut('stream');
   }
 
