@@ -142,7 +142,7 @@ export class SseWriter implements BudgetMember {
    * nothing since is not reading, and is cut.
    */
   #unsentMark: number | undefined;
-  /** Also set while past the allowance: cuts the client unless it catches up first (a client written nothing more is still judged). */
+  /** Set while past the bound (or reading one larger event): cuts the client after stallMs unless it caught up (it may be written nothing more). */
   #stall: NodeJS.Timeout | undefined;
 
   constructor(res: Response, limits: SseLimits) {
