@@ -1,7 +1,7 @@
 /** Push config calls over either binding (raw HTTP), and an agent the push suites share. */
 import { rpc, V1 } from '../helpers/http';
 import type { Binding } from '../helpers/bindings';
-import type { AgentExecutor } from '../../lib';
+import type { AgentExecutor, Logger } from '../../lib';
 import type { Deferred } from '../helpers/async';
 
 export interface PushReply {
@@ -73,4 +73,16 @@ export function pushAgent(gate: () => Deferred<void>): AgentExecutor {
       }
     },
   };
+}
+
+/** A logger that keeps every line (level, fields, message). */
+export function recordingLogger(): Logger & { lines: { level: string; fields: Record<string, unknown>; message: string }[] } {
+  const lines: { level: string; fields: Record<string, unknown>; message: string }[] = [];
+  const at =
+    (level: string) =>
+    (fields: unknown, message?: string): void => {
+      if (typeof fields === 'string') lines.push({ level, fields: {}, message: fields });
+      else lines.push({ level, fields: (fields ?? {}) as Record<string, unknown>, message: message ?? '' });
+    };
+  return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') } as never;
 }
