@@ -2,8 +2,11 @@
  * The task reducer: `(task | undefined, event) → next task | refusal`, pure (no I/O, no clock but
  * for the timestamp of an engine-made WORKING status). The engine, stores, push delivery and the
  * protocol translations all fold events with it, so there is one definition of "what an event does".
+ * foldTaskInPlace is the same fold for the one owner of a task copy (TaskWriter): an artifact event
+ * changes that copy instead of copying its artifacts and parts, so an event costs what it carries.
  */
 import type {
+  Artifact,
   Message,
   StreamResponse,
   Task,
@@ -142,4 +145,51 @@ function reduceArtifact(current: Task | undefined, update: TaskArtifactUpdateEve
     artifacts[index] = { ...existing, ...update.artifact, parts: [...existing.parts, ...update.artifact.parts] };
   } else artifacts[index] = update.artifact;
   return { ok: true, task: { ...current, artifacts }, change: { kind: 'artifact', update }, event: { artifactUpdate: update } };
+}
+
+/** An artifact the folded task owns: its parts array is appended to later, so it is not the event's. */
+const owned = (artifact: Artifact): Artifact => ({ ...artifact, parts: [...artifact.parts] });
+
+/**
+ * The folder's own copy of a task a `{ task }` event carries (a created task, a joined follow-up):
+ * the event keeps its object, so appending to the copy later never changes what was published.
+ */
+function detached(reduction: Reduction): Reduction {
+  if (!reduction.ok || !('task' in reduction.event)) return reduction;
+  const source = reduction.task;
+  const task: Task = source.artifacts ? { ...source, artifacts: source.artifacts.map(owned) } : { ...source };
+  return { ...reduction, task };
+}
+
+/**
+ * reduceTask for the single owner of `current`: an artifact event on an existing task changes
+ * `current` itself (its artifacts array, and for an appended chunk the artifact's parts array) and
+ * returns it, in time proportional to the event, not the task. Other events fold as reduceTask
+ * does. The owner must treat `current` as changed even when the write that follows fails: re-read
+ * the task before folding on it again. Artifacts it adds are copied, so a later append never
+ * changes an event that was published.
+ */
+export function foldTaskInPlace(current: Task | undefined, event: TaskEvent, ctx: ReduceContext): Reduction {
+  if (!current || !('artifactUpdate' in event) || isTerminal(current.status.state)) return detached(reduceTask(current, event, ctx));
+  const update = event.artifactUpdate;
+  const idError = checkIds(update, ctx);
+  if (idError) return refuse(idError);
+  if (update.artifact.parts.length === 0) return refuse('an artifact needs at least one part');
+  const artifacts = current.artifacts ?? (current.artifacts = []);
+  const index = artifacts.findIndex((a) => a.artifactId === update.artifact.artifactId);
+  if (index < 0) artifacts.push(owned(update.artifact));
+  else if (update.append) appendInPlace(artifacts[index], update.artifact);
+  else artifacts[index] = owned(update.artifact);
+  return { ok: true, task: current, change: { kind: 'artifact', update }, event: { artifactUpdate: update } };
+}
+
+/** `{ ...existing, ...chunk, parts: [...existing.parts, ...chunk.parts] }`, written into `existing`. */
+function appendInPlace(existing: Artifact, chunk: Artifact): void {
+  const parts = existing.parts;
+  for (const part of chunk.parts) parts.push(part);
+  for (const key in chunk) {
+    if (key !== 'parts' && Object.prototype.hasOwnProperty.call(chunk, key)) {
+      (existing as unknown as Record<string, unknown>)[key] = (chunk as unknown as Record<string, unknown>)[key];
+    }
+  }
 }

@@ -21,19 +21,30 @@ export interface VersionedTask {
 }
 
 /**
- * How `task` differs from the stored version, for stores that can write less than the whole task.
- * A store may ignore it and replace the task; the stored result must equal `task` either way.
+ * The committed change a write records: how `task` differs from the stored version, and the event
+ * it is. The write produces version `expectedVersion + 1`. A store may ignore it and replace the
+ * task; the stored result must equal `task` either way.
+ *
+ * For `kind: 'artifact'` a store should write only the update (an appended chunk is an append: a
+ * row, a list entry), never re-serialize or copy `task`: the engine folds its own copy in place,
+ * so `task` is the very object that holds every earlier chunk too. A store that writes the update
+ * alone materializes the task when it is read (compacting what it appended as it goes), so a write
+ * costs what the event costs, not what the task holds.
  */
 export type TaskChange = (
-  /** An artifact (or a chunk of one) was added: the task's artifacts are the old ones plus this update. */
+  /**
+   * An artifact (or a chunk of one) was added: the task's artifacts are the stored ones with this
+   * update folded in as reduceTask does (a new artifactId goes last; `append` adds the parts to the
+   * artifact with that id and its other fields replace the stored ones; otherwise it replaces it).
+   */
   | { readonly kind: 'artifact'; readonly update: TaskArtifactUpdateEvent }
   /** Anything else (status, history): replace the task. */
   | { readonly kind: 'replace' }
 ) & {
   /**
    * The committed event this write records, when the engine writes it. Optional: a store that
-   * keeps an event log for durable push delivery (SQLite) writes it in the same transaction; the
-   * others ignore it.
+   * keeps an event log (SQLite for durable push, Redis for the bus's streams) writes it in the
+   * same transaction or script; the others ignore it.
    */
   readonly event?: StreamResponse;
 };
@@ -75,6 +86,8 @@ export interface TaskStore {
    * Replaces the task of `scope` if its stored version is `expectedVersion` and its stored state is
    * not terminal; resolves with the new version (`expectedVersion + 1`). Rejects with
    * TaskVersionConflictError otherwise, and TaskNotFoundInStoreError when it is not in `scope`.
+   * With an artifact `change` the store may write only that change (see TaskChange); the caller
+   * does not change `task` before the returned promise settles.
    */
   update(scope: TaskScope, task: Task, expectedVersion: number, change?: TaskChange): Promise<number>;
   /** Tasks of `scope` matching the filters, newest status timestamp first, then by id. */
