@@ -83,7 +83,9 @@ async function runCell(store: StoreId, size: number, count: number): Promise<Cel
       },
     },
     // Server and client share one event loop: the client may fall behind while the agent writes
-    // (it cannot read until the loop turns), which must not cut the stream being measured.
+    // (with the in-memory store the agent never waits for I/O, so all 16 MB of a 16,000 x 1 KB
+    // stream are written before the client reads any), which must not cut the stream measured.
+    streamBufferBytes: 64 * 1024 * 1024,
     streamStallMs: 600_000,
     ...options,
   } as Parameters<typeof kit.createA2ARouter>[0]);
