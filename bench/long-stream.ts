@@ -7,7 +7,7 @@
  *   npx tsx bench/long-stream.ts --stores sqlite --sizes 1024 --counts 8000
  *   npm run bench -- --long-stream                    # the same, through the main runner
  *
- * Each cell runs in a fresh child process (`--cell store,size,count`) after a 200-chunk warm-up
+ * Each cell runs in a fresh child process (`--cell store,size,count`) after two warm-up streams (200 and 1,000 chunks)
  * stream, so one cell's heap or file does not weigh on the next. The kit is loaded from lib/ (the
  * sources through tsx), so it measures the working tree. Redis: a redis-server of its own on a free
  * loopback port (skipped when redis-server is not on the PATH). Writes bench/results/long-stream.md.
@@ -95,7 +95,8 @@ async function runCell(store: StoreId, size: number, count: number): Promise<Cel
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/agent`;
   try {
-    await stream(url, 200); // warm-up: JIT, statements, connections
+    // Warm-up: modules loaded on first use, JIT, statements, connections.
+    for (const n of [200, 1000]) await stream(url, n);
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     const { events, taskId } = await stream(url, count);
