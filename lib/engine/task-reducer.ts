@@ -157,19 +157,24 @@ const owned = (artifact: Artifact): Artifact => ({ ...artifact, parts: [...artif
 function detached(reduction: Reduction): Reduction {
   if (!reduction.ok || !('task' in reduction.event)) return reduction;
   const source = reduction.task;
-  const task: Task = source.artifacts ? { ...source, artifacts: source.artifacts.map(owned) } : { ...source };
+  const task: Task = { ...source };
+  if (source.artifacts) task.artifacts = source.artifacts.map(owned);
+  // A status message is appended to the history in place later.
+  if (source.history) task.history = [...source.history];
   return { ...reduction, task };
 }
 
 /**
  * reduceTask for the single owner of `current`: an artifact event on an existing task changes
  * `current` itself (its artifacts array, and for an appended chunk the artifact's parts array) and
- * returns it, in time proportional to the event, not the task. Other events fold as reduceTask
- * does. The owner must treat `current` as changed even when the write that follows fails: re-read
+ * returns it, in time proportional to the event, not the task; a status update likewise (its
+ * change is `{ kind: 'status' }`, where reduceTask's is a replace). Other events fold as reduceTask
+ * does, on a copy. The owner must treat `current` as changed even when the write that follows fails: re-read
  * the task before folding on it again. Artifacts it adds are copied, so a later append never
  * changes an event that was published.
  */
 export function foldTaskInPlace(current: Task | undefined, event: TaskEvent, ctx: ReduceContext): Reduction {
+  if (current && 'statusUpdate' in event && !isTerminal(current.status.state)) return foldStatusInPlace(current, event.statusUpdate, ctx);
   if (!current || !('artifactUpdate' in event) || isTerminal(current.status.state)) return detached(reduceTask(current, event, ctx));
   const update = event.artifactUpdate;
   const idError = checkIds(update, ctx);
@@ -181,6 +186,25 @@ export function foldTaskInPlace(current: Task | undefined, event: TaskEvent, ctx
   else if (update.append) appendInPlace(artifacts[index], update.artifact);
   else artifacts[index] = owned(update.artifact);
   return { ok: true, task: current, change: { kind: 'artifact', update }, event: { artifactUpdate: update } };
+}
+
+/**
+ * A status update on an existing task, in place: the status is replaced and its message appended
+ * to the history (reduceTask copies the history); the change names the status alone.
+ */
+function foldStatusInPlace(current: Task, update: TaskStatusUpdateEvent, ctx: ReduceContext): Reduction {
+  const idError = checkIds(update, ctx);
+  if (idError) return refuse(idError);
+  const status = update.status;
+  const timestamp = utc(status.timestamp);
+  const stamped: TaskStatus = timestamp === status.timestamp ? status : { ...status, timestamp };
+  if (!canTransition(current.status.state, stamped.state)) {
+    return refuse(`illegal transition ${current.status.state} -> ${stamped.state}`);
+  }
+  current.status = stamped;
+  if (stamped.message) (current.history ??= []).push(stamped.message);
+  const stored = stamped === status ? update : { ...update, status: stamped };
+  return { ok: true, task: current, change: { kind: 'status', update: stored }, event: { statusUpdate: stored } };
 }
 
 /** `{ ...existing, ...chunk, parts: [...existing.parts, ...chunk.parts] }`, written into `existing`. */

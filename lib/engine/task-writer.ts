@@ -2,7 +2,7 @@
  * Writes one task's events: folds each with the reducer and stores the result compare-and-set on
  * the version last read or written here. A conflict means another request or process wrote: the
  * task is read again and the event folded again on what it now is, never written over it.
- * The writer owns its copy of the task and folds artifact events into it in place (see
+ * The writer owns its copy of the task and folds artifact and status events into it in place (see
  * foldTaskInPlace), so a streamed chunk costs what the chunk costs; a write that fails leaves that
  * copy ahead of the store, so it is read again before the next fold.
  */
@@ -29,7 +29,7 @@ export type Commit =
        * place); copy what must outlive the next commit.
        */
       readonly task: Task;
-      /** The task before the event; the same object as `task` after an artifact event (folded in place). */
+      /** The task before the event; the same object as `task` after an artifact or status event (folded in place). */
       readonly previous: Task | undefined;
       readonly event: StreamResponse;
       readonly version: number;

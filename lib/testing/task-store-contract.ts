@@ -59,8 +59,14 @@ export function describeTaskStoreContract<S extends TaskStore>(
   describe(`TaskStore contract: ${name}`, () => {
     describe('scoping', () => defineScoping(test));
     describe('versions', () => defineVersions(test));
-    describe('compare-and-set', () => defineCompareAndSet(test));
-    describe('concurrency', () => defineConcurrency(test));
+    describe('compare-and-set', () => {
+      defineCompareAndSet(test);
+      defineAppendCompareAndSet(test);
+    });
+    describe('concurrency', () => {
+      defineConcurrency(test);
+      defineAppendConcurrency(test);
+    });
     describe('clone isolation', () => defineCloneIsolation(test));
     describe('large tasks', () => defineLargeTasks(test));
     describe('listing', () => defineListing(test));
@@ -112,7 +118,9 @@ const at = (seconds: number): string => new Date(T0 + seconds * 1000).toISOStrin
 const newScope = (owner = 'alice'): TaskScope => ({ tenant: `tenant-${randomUUID()}`, owner });
 const newId = (): string => `task-${randomUUID()}`;
 
-const message = (taskId: string, text: string): Message => ({
+const message = (taskId: string, text: string): Message => makeMessage(taskId, text);
+
+const makeMessage = (taskId: string, text: string): Message => ({
   messageId: randomUUID(),
   role: 'ROLE_USER',
   parts: [{ text }],
@@ -706,6 +714,16 @@ class InPlaceWriter {
     return this.version;
   }
 
+  /** Folds a status update into the copy and writes it with its status change. */
+  async status(state: TaskState, seconds: number, text?: string): Promise<number> {
+    const message: Message | undefined = text === undefined ? undefined : { ...makeMessage(this.task.id, text), role: 'ROLE_AGENT' };
+    const update = { taskId: this.task.id, contextId: this.task.contextId ?? '', status: { state, timestamp: at(seconds), ...(message ? { message } : {}) } };
+    const folded = foldTaskInPlace(this.task, { statusUpdate: update }, { taskId: this.task.id, contextId: this.task.contextId ?? '' });
+    assert.ok(folded.ok && folded.task === this.task && folded.change.kind === 'status', 'the fixture folds in place');
+    this.version = await this.store.update(this.scope, this.task, this.version, { ...folded.change, event: folded.event });
+    return this.version;
+  }
+
   /** The task as the store must hold it now (a copy of the writer's). */
   expected(): Task {
     return copy(this.task);
@@ -767,6 +785,33 @@ const defineArtifactAppends: Define<TaskStore> = (test) => {
     assert.deepEqual(await store.get(writer.scope, writer.task.id), { task: expected, version: 3 });
   });
 
+  test('status changes between chunks fold in order: status, history and listing follow them', async (store) => {
+    const writer = new InPlaceWriter(store);
+    await writer.create();
+    for (let i = 0; i < 30; i++) {
+      await writer.write(text('out', `${i}`), i > 0);
+      if (i % 7 === 3) await writer.status('TASK_STATE_WORKING', i, `progress ${i}`);
+      if (i === 20) await writer.status('TASK_STATE_WORKING', i);
+    }
+    await writer.status('TASK_STATE_INPUT_REQUIRED', 40, 'which one?');
+    assert.deepEqual(await store.get(writer.scope, writer.task.id), { task: writer.expected(), version: writer.version });
+    const parked = await store.list(writer.scope, { pageSize: 10, status: 'TASK_STATE_INPUT_REQUIRED', statusTimestampAfter: at(40) });
+    assert.deepEqual(parked.tasks, [writer.expected()]);
+    assert.equal((await store.list(writer.scope, { pageSize: 10, status: 'TASK_STATE_WORKING' })).totalSize, 0);
+    await writer.status('TASK_STATE_WORKING', 41);
+    await writer.write(text('out', 'after the answer'), true);
+    await writer.status('TASK_STATE_COMPLETED', 42, 'done');
+    assert.deepEqual(await store.get(writer.scope, writer.task.id), { task: writer.expected(), version: writer.version });
+  });
+
+};
+
+const appendText = (artifactId: string, value: string, fields: Partial<Artifact> = {}): Artifact => ({ artifactId, parts: [{ text: value }], ...fields });
+
+/** The version rules for artifact and status changes (registered under 'compare-and-set'). */
+const defineAppendCompareAndSet: Define<TaskStore> = (test) => {
+  const text = appendText;
+
   test('an append at a stale version, from another scope, or on a terminal task changes nothing', async (store) => {
     const writer = new InPlaceWriter(store);
     await writer.create();
@@ -782,6 +827,23 @@ const defineArtifactAppends: Define<TaskStore> = (test) => {
     await rejectsWith(store.update(writer.scope, grown('late'), 7, { kind: 'artifact', update: update('late') }), TaskVersionConflictError, 'terminal');
     assert.deepEqual(await store.get(writer.scope, writer.task.id), { task: done, version: 7 });
   });
+
+  test('a task completed by a status change refuses later appends', async (store) => {
+    const writer = new InPlaceWriter(store);
+    await writer.create();
+    await writer.write(text('out', 'one'), false);
+    await writer.status('TASK_STATE_COMPLETED', 2, 'done');
+    const done = writer.expected();
+    const update: TaskArtifactUpdateEvent = { taskId: done.id, contextId: done.contextId ?? '', artifact: text('out', 'late'), append: true };
+    const late: Task = { ...done, artifacts: [{ ...done.artifacts![0], parts: [...done.artifacts![0].parts, { text: 'late' }] }] };
+    await rejectsWith(store.update(writer.scope, late, 3, { kind: 'artifact', update }), TaskVersionConflictError, 'terminal');
+    assert.deepEqual(await store.get(writer.scope, done.id), { task: done, version: 3 });
+  });
+};
+
+/** Concurrent artifact changes (registered under 'concurrency'). */
+const defineAppendConcurrency: Define<TaskStore> = (test) => {
+  const text = appendText;
 
   test('of concurrent appends naming the same version, exactly one is stored', async (store) => {
     const writer = new InPlaceWriter(store);

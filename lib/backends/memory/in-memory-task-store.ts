@@ -1,11 +1,11 @@
 /**
  * The default task store: a Map per (tenant, owner) partition. Tasks are kept as JSON text, which
  * is the clone on the way in (cheaper than structuredClone) and parsed into a fresh object on the
- * way out; listing filters and sorts on the few fields it needs without parsing. An artifact write
- * keeps only its update's JSON, folded into the task's text when the task is next read, so a
+ * way out; listing filters and sorts on the few fields it needs without parsing. An artifact or
+ * status write keeps only its update's JSON, folded into the task's text when the task is next read, so a
  * streamed chunk costs what the chunk costs however long the task already is.
  */
-import type { Artifact, Task, TaskState } from '../../protocol/schemas.js';
+import type { Task, TaskArtifactUpdateEvent, TaskState, TaskStatusUpdateEvent } from '../../protocol/schemas.js';
 import { isTerminal } from '../../engine/task-state.js';
 import { foldTaskInPlace } from '../../engine/task-reducer.js';
 import {
@@ -29,8 +29,8 @@ interface Entry {
   readonly id: string;
   /** The task as of its last replace or read. */
   json: string;
-  /** Artifact updates written since (JSON of the artifact, whether appended), oldest first. */
-  pending: Array<{ readonly artifact: string; readonly append: boolean }>;
+  /** Artifact and status updates written since (their JSON), oldest first. */
+  pending: Array<{ readonly kind: 'artifact' | 'status'; readonly json: string }>;
   version: number;
   contextId: string | undefined;
   state: TaskState;
@@ -79,7 +79,12 @@ export class InMemoryTaskStore implements TaskStore {
     }
     if (change?.kind === 'artifact') {
       // Listing keys do not change with an artifact; the update is the clone on the way in.
-      entry.pending.push({ artifact: JSON.stringify(change.update.artifact), append: change.update.append === true });
+      entry.pending.push({ kind: 'artifact', json: JSON.stringify(change.update) });
+    } else if (change?.kind === 'status') {
+      const status = change.update.status;
+      entry.pending.push({ kind: 'status', json: JSON.stringify(change.update) });
+      entry.state = status.state;
+      entry.timestamp = status.timestamp ?? '';
     } else {
       Object.assign(entry, indexed(task));
       entry.pending = [];
@@ -110,14 +115,14 @@ function indexed(task: Task) {
   return { json: JSON.stringify(task), contextId: task.contextId, state: task.status.state, timestamp: task.status.timestamp ?? '' };
 }
 
-/** A fresh Task: the stored text with the artifact updates written since folded in (and kept so). */
+/** A fresh Task: the stored text with the updates written since folded in (and kept so). */
 function materialize(entry: Entry): Task {
   const task = JSON.parse(entry.json) as Task;
   if (entry.pending.length === 0) return task;
   const ctx = { taskId: task.id, contextId: task.contextId ?? '' };
-  for (const { artifact, append } of entry.pending) {
-    const update = { ...ctx, artifact: JSON.parse(artifact) as Artifact, append };
-    foldTaskInPlace(task, { artifactUpdate: update }, ctx);
+  for (const { kind, json } of entry.pending) {
+    if (kind === 'artifact') foldTaskInPlace(task, { artifactUpdate: JSON.parse(json) as TaskArtifactUpdateEvent }, ctx);
+    else foldTaskInPlace(task, { statusUpdate: JSON.parse(json) as TaskStatusUpdateEvent }, ctx);
   }
   // Compacted: the next read parses one text again.
   entry.json = JSON.stringify(task);

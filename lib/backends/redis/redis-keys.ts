@@ -24,8 +24,8 @@ export class RedisKeys {
   }
 
   /**
-   * List: the artifact updates written since the task's JSON in its hash was last written, as
-   * `+<artifact JSON>` (appended) or `=<artifact JSON>`, oldest first; folded in on read.
+   * List: the artifact and status updates written since the task's JSON in its hash was last
+   * written, as `a<artifact update JSON>` or `s<status update JSON>`, oldest first; folded in on read.
    */
   taskDeltas(taskId: string): string {
     return `${this.prefix}task-deltas:${taskId}`;

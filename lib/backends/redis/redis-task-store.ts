@@ -6,14 +6,14 @@
  * sort in ListTasks order, so a page costs O(log n + page) and never loads the other tasks.
  * Given the backend's RedisTaskEventBus (`eventBus`), the same script also appends the committed
  * event to the task's stream and publishes it, so no event is stored without reaching the stream.
- * An artifact event is one RPUSH of its artifact to the task's delta list (the task's JSON is not
- * rewritten); a read folds the deltas into the task and writes the result back (compaction).
+ * An artifact or status event is one RPUSH of the update to the task's delta list (the task's JSON
+ * is not rewritten); a read folds the deltas into the task and writes the result back (compaction).
  */
 import { z } from 'zod';
-import type { Artifact, StreamResponse, Task, TaskArtifactUpdateEvent } from '../../protocol/schemas.js';
+import type { StreamResponse, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent } from '../../protocol/schemas.js';
 import { foldTaskInPlace } from '../../engine/task-reducer.js';
 import { parseOptions } from '../../options.js';
-import { isTerminal } from '../../engine/task-state.js';
+import { endsTurn, isTerminal } from '../../engine/task-state.js';
 import {
   TaskExistsError,
   TaskNotFoundInStoreError,
@@ -101,6 +101,25 @@ if KEYS[3] then append_event(KEYS[3], version + 1, committed(ARGV[4], ARGV[5], v
 return {1, version + 1}
 `);
 
+// A status event: as UPDATE (the listing sets move with the state and timestamp) but the task's
+// JSON stays and the status joins the delta list. KEYS: task hash, four listing sets, delta list,
+// then (with the stream) the event stream. ARGV: scope, terminal flag, listing member, expected
+// version, the delta, then (with the stream) the event's JSON, the payload's task JSON, max length,
+// retention ms, channel. Replies as UPDATE.
+const APPEND_STATUS = new RedisScript(`${APPEND_EVENT_LUA}${COMMITTED_LUA}
+local stored = redis.call('HMGET', KEYS[1], 's', 'v', 't', 'm', 'i1', 'i2', 'i3', 'i4')
+if stored[1] ~= ARGV[1] then return {0} end
+local version = tonumber(stored[2])
+if version ~= tonumber(ARGV[4]) or stored[3] == '1' then return {2, version} end
+for i = 5, 8 do redis.call('ZREM', stored[i], stored[4]) end
+redis.call('HSET', KEYS[1], 'v', version + 1, 't', ARGV[2], 'm', ARGV[3],
+  'i1', KEYS[2], 'i2', KEYS[3], 'i3', KEYS[4], 'i4', KEYS[5])
+for i = 2, 5 do redis.call('ZADD', KEYS[i], 0, ARGV[3]) end
+redis.call('RPUSH', KEYS[6], ARGV[5])
+if KEYS[7] then append_event(KEYS[7], version + 1, committed(ARGV[6], ARGV[7], version + 1), ARGV[8], ARGV[9], ARGV[10]) end
+return {1, version + 1}
+`);
+
 // KEYS: task hash, delta list. ARGV: scope. Replies false when the task is not in that scope, else
 // {version, JSON, delta...}.
 const GET = new RedisScript(`
@@ -148,8 +167,9 @@ function materialize(json: string, deltas: readonly string[]): Task {
   const task = JSON.parse(json) as Task;
   const ctx = { taskId: task.id, contextId: task.contextId ?? '' };
   for (const delta of deltas) {
-    const update = { ...ctx, artifact: JSON.parse(delta.slice(1)) as Artifact, append: delta[0] === '+' };
-    foldTaskInPlace(task, { artifactUpdate: update }, ctx);
+    const json = delta.slice(1);
+    if (delta[0] === 'a') foldTaskInPlace(task, { artifactUpdate: JSON.parse(json) as TaskArtifactUpdateEvent }, ctx);
+    else foldTaskInPlace(task, { statusUpdate: JSON.parse(json) as TaskStatusUpdateEvent }, ctx);
   }
   return task;
 }
@@ -224,6 +244,7 @@ export class RedisTaskStore implements TaskStore {
   // A write without an event (a follow-up joining the history) appends nothing.
   async update(scope: TaskScope, task: Task, expectedVersion: number, change?: TaskChange): Promise<number> {
     if (change?.kind === 'artifact') return this.#appendArtifact(scope, task, expectedVersion, change.update, change.event);
+    if (change?.kind === 'status') return this.#appendStatus(scope, task, expectedVersion, change.update, change.event);
     const json = JSON.stringify(task);
     const keys = this.#writeKeys(scope, task);
     keys.push(this.#keys.taskDeltas(task.id));
@@ -265,7 +286,7 @@ export class RedisTaskStore implements TaskStore {
   /** An artifact event: its artifact is pushed to the task's delta list; the task is not serialized. */
   async #appendArtifact(scope: TaskScope, task: Task, expectedVersion: number, update: TaskArtifactUpdateEvent, event: StreamResponse | undefined): Promise<number> {
     const keys = [this.#keys.task(task.id), this.#keys.taskDeltas(task.id)];
-    const args: Array<string | number> = [scopeId(scope), expectedVersion, `${update.append ? '+' : '='}${JSON.stringify(update.artifact)}`];
+    const args: Array<string | number> = [scopeId(scope), expectedVersion, `a${JSON.stringify(update)}`];
     const append = event && this.#streams?.streamArgs(scope, task.id);
     if (append) {
       keys.push(append.stream);
@@ -273,6 +294,29 @@ export class RedisTaskStore implements TaskStore {
       args.push(JSON.stringify(event), JSON.stringify(task.artifacts === undefined ? task : { ...task, artifacts: undefined }), ...append.args);
     }
     const [outcome, version] = await APPEND_ARTIFACT.run<number[]>(this.#client, keys, args);
+    if (outcome === 1) {
+      if (append) this.#streams!.appended(scope, task.id, version);
+      return version;
+    }
+    if (outcome === 2) throw new TaskVersionConflictError(task.id, expectedVersion, version);
+    throw new TaskNotFoundInStoreError(task.id);
+  }
+
+  /** A status event: the listing entries move, the status joins the delta list; the task's JSON stays. */
+  async #appendStatus(scope: TaskScope, task: Task, expectedVersion: number, update: TaskStatusUpdateEvent, event: StreamResponse | undefined): Promise<number> {
+    const keys = this.#writeKeys(scope, task);
+    keys.push(this.#keys.taskDeltas(task.id));
+    const [scopeArg, , terminal, member] = this.#writeArgs(scope, task, '');
+    const args: Array<string | Buffer | number> = [scopeArg, terminal, member, expectedVersion, `s${JSON.stringify(update)}`];
+    const append = event && this.#streams?.streamArgs(scope, task.id);
+    if (append) {
+      keys.push(append.stream);
+      // Subscribers take the task of a final or interrupted status as the turn's answer: it is whole
+      // then. Any other status leaves the artifacts out, like an artifact event.
+      const payloadTask = endsTurn(task.status.state) || task.artifacts === undefined ? task : { ...task, artifacts: undefined };
+      args.push(JSON.stringify(event), JSON.stringify(payloadTask), ...append.args);
+    }
+    const [outcome, version] = await APPEND_STATUS.run<number[]>(this.#client, keys, args);
     if (outcome === 1) {
       if (append) this.#streams!.appended(scope, task.id, version);
       return version;

@@ -234,6 +234,14 @@ interface ArtifactWrite {
   readonly task: Task;
 }
 
+/** A status update as text, made when update() is called. */
+interface StatusWrite {
+  readonly body: string;
+  readonly columns: ReturnType<typeof headColumns>;
+  /** The task passed, for the fallback of a change that does not fit. */
+  readonly task: Task;
+}
+
 /** An artifact whose chunks a read joined: written back as one chunk when there were many. */
 interface JoinedArtifact {
   readonly position: number;
@@ -372,6 +380,7 @@ export class SqliteTaskStore implements TaskStore {
   readonly #createTx: (scope: TaskScope, task: Task) => number;
   readonly #updateTx: (scope: TaskScope, task: Task, expectedVersion: number, event: string | undefined) => number;
   readonly #appendTx: (scope: TaskScope, taskId: string, expectedVersion: number, write: ArtifactWrite, event: string | undefined) => number;
+  readonly #statusTx: (scope: TaskScope, taskId: string, expectedVersion: number, write: StatusWrite, event: string | undefined) => number;
   readonly #compactTx: (seq: number, version: number, joined: readonly JoinedArtifact[]) => void;
   readonly #readTx: <T>(read: () => T) => T;
   readonly #batchTx: (batch: readonly PendingWrite[], outcomes: WriteOutcome[]) => void;
@@ -405,6 +414,9 @@ export class SqliteTaskStore implements TaskStore {
     this.#appendTx = db.transaction(
       (scope: TaskScope, taskId: string, expectedVersion: number, write: ArtifactWrite, event: string | undefined) =>
         this.#writeArtifactUpdate(scope, taskId, expectedVersion, write, event),
+    ).immediate;
+    this.#statusTx = db.transaction((scope: TaskScope, taskId: string, expectedVersion: number, write: StatusWrite, event: string | undefined) =>
+      this.#writeStatusUpdate(scope, taskId, expectedVersion, write, event),
     ).immediate;
     this.#compactTx = db.transaction((seq: number, version: number, joined: readonly JoinedArtifact[]) => this.#compact(seq, version, joined)).immediate;
     // Several reads see one snapshot even when another connection writes in between.
@@ -457,6 +469,12 @@ export class SqliteTaskStore implements TaskStore {
       const write = artifactWrite(change.update, task);
       const taskId = task.id;
       return this.#enqueue(() => this.#appendTx(scope, taskId, expectedVersion, write, event));
+    }
+    if (change?.kind === 'status') {
+      // The body (the task without its artifacts) and the listing columns: the artifacts are as stored.
+      const write: StatusWrite = { body: bodyJson(task), columns: headColumns(task), task };
+      const taskId = task.id;
+      return this.#enqueue(() => this.#statusTx(scope, taskId, expectedVersion, write, event));
     }
     const stored = snapshot(task);
     return this.#enqueue(() => this.#updateTx(scope, stored, expectedVersion, event));
@@ -649,6 +667,18 @@ export class SqliteTaskStore implements TaskStore {
       this.#s.growArtifact.run(headText, stored.part_count + write.partCount, stored.chunks + 1, seq, stored.position);
     }
     this.#s.setVersion.run(version, count, seq);
+    this.#logForPush(scope, taskId, version, event);
+    return version;
+  }
+
+  /** A status event: the body and the listing columns; the artifact rows stay as they are. */
+  #writeStatusUpdate(scope: TaskScope, taskId: string, expectedVersion: number, write: StatusWrite, event: string | undefined): number {
+    const head = this.#writableHead(scope, taskId, expectedVersion);
+    // A task passed with other artifacts than stored does not fit a status change: write it whole.
+    if (write.columns.artifact_count !== head.artifact_count) return this.#update(scope, snapshot(write.task), expectedVersion, event);
+    const version = expectedVersion + 1;
+    this.#s.setBody.run(write.body, head.seq);
+    this.#s.setHead.run({ seq: head.seq, version, ...write.columns });
     this.#logForPush(scope, taskId, version, event);
     return version;
   }

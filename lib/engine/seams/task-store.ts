@@ -5,7 +5,7 @@
  * old copy is refused instead of overwriting what another request or process wrote (no last write
  * wins). Implementations clone on the way in and out, so callers never share objects with the store.
  */
-import type { StreamResponse, Task, TaskArtifactUpdateEvent, TaskState } from '../../protocol/schemas.js';
+import type { StreamResponse, Task, TaskArtifactUpdateEvent, TaskState, TaskStatusUpdateEvent } from '../../protocol/schemas.js';
 
 /** Who is asking: tasks are partitioned by tenant, then owned by one caller. */
 export interface TaskScope {
@@ -38,7 +38,14 @@ export type TaskChange = (
    * artifact with that id and its other fields replace the stored ones; otherwise it replaces it).
    */
   | { readonly kind: 'artifact'; readonly update: TaskArtifactUpdateEvent }
-  /** Anything else (status, history): replace the task. */
+  /**
+   * The status moved to `update.status` (its timestamp in the stored form) and its message, when it
+   * has one, joined the end of the history; nothing else changed. A store may write this alone too
+   * (the listing keys change with it): the task's artifacts are as stored. Stores that know only
+   * 'artifact' treat it as 'replace', as every kind they do not know.
+   */
+  | { readonly kind: 'status'; readonly update: TaskStatusUpdateEvent }
+  /** Anything else (a created task, a follow-up joining the history): replace the task. */
   | { readonly kind: 'replace' }
 ) & {
   /**
@@ -86,8 +93,8 @@ export interface TaskStore {
    * Replaces the task of `scope` if its stored version is `expectedVersion` and its stored state is
    * not terminal; resolves with the new version (`expectedVersion + 1`). Rejects with
    * TaskVersionConflictError otherwise, and TaskNotFoundInStoreError when it is not in `scope`.
-   * With an artifact `change` the store may write only that change (see TaskChange); the caller
-   * does not change `task` before the returned promise settles.
+   * With an artifact or status `change` the store may write only that change (see TaskChange); the
+   * caller does not change `task` before the returned promise settles.
    */
   update(scope: TaskScope, task: Task, expectedVersion: number, change?: TaskChange): Promise<number>;
   /** Tasks of `scope` matching the filters, newest status timestamp first, then by id. */
