@@ -70,6 +70,15 @@ describe('foldTaskInPlace', () => {
     expect(parts).toEqual([{ text: 'one' }, { text: 'two' }]);
   });
 
+  it('gives each status its own task object, so a task read after later events keeps its status', () => {
+    const created = foldTaskInPlace(undefined, working(), { ...ids, openingMessage: opening });
+    if (!created.ok) throw new Error(created.reason);
+    const done = foldTaskInPlace(created.task, { statusUpdate: { ...ids, status: { state: 'TASK_STATE_COMPLETED', timestamp: '2026-01-01T00:00:02.000Z' } } }, ids);
+    expect(done.ok && done.task).not.toBe(created.task);
+    expect(created.task.status.state).toBe('TASK_STATE_WORKING');
+    expect(done.ok && done.task.status.state).toBe('TASK_STATE_COMPLETED');
+  });
+
   it('refuses what reduceTask refuses, leaving the task as it was', () => {
     const created = foldTaskInPlace(undefined, artifactEvent('a', 'one', false), ids);
     if (!created.ok) throw new Error(created.reason);

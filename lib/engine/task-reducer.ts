@@ -167,9 +167,9 @@ function detached(reduction: Reduction): Reduction {
 /**
  * reduceTask for the single owner of `current`: an artifact event on an existing task changes
  * `current` itself (its artifacts array, and for an appended chunk the artifact's parts array) and
- * returns it, in time proportional to the event, not the task; a status update likewise (its
- * change is `{ kind: 'status' }`, where reduceTask's is a replace). Other events fold as reduceTask
- * does, on a copy. The owner must treat `current` as changed even when the write that follows fails: re-read
+ * returns it, in time proportional to the event, not the task; a status update returns a shallow
+ * copy with the new status, its message appended to the shared history (its change is
+ * `{ kind: 'status' }`, where reduceTask's is a replace). Other events fold as reduceTask does. The owner must treat `current` as changed even when the write that follows fails: re-read
  * the task before folding on it again. Artifacts it adds are copied, so a later append never
  * changes an event that was published.
  */
@@ -189,8 +189,10 @@ export function foldTaskInPlace(current: Task | undefined, event: TaskEvent, ctx
 }
 
 /**
- * A status update on an existing task, in place: the status is replaced and its message appended
- * to the history (reduceTask copies the history); the change names the status alone.
+ * A status update on an existing task: a new task object (so each commit's task keeps its own
+ * status: listeners read it after later events), sharing the artifacts and the history arrays, the
+ * message appended to the history in place (reduceTask copies the history); the change names the
+ * status alone.
  */
 function foldStatusInPlace(current: Task, update: TaskStatusUpdateEvent, ctx: ReduceContext): Reduction {
   const idError = checkIds(update, ctx);
@@ -201,10 +203,13 @@ function foldStatusInPlace(current: Task, update: TaskStatusUpdateEvent, ctx: Re
   if (!canTransition(current.status.state, stamped.state)) {
     return refuse(`illegal transition ${current.status.state} -> ${stamped.state}`);
   }
-  current.status = stamped;
-  if (stamped.message) (current.history ??= []).push(stamped.message);
+  const task: Task = { ...current, status: stamped };
+  if (stamped.message) {
+    if (task.history) task.history.push(stamped.message);
+    else task.history = [stamped.message];
+  }
   const stored = stamped === status ? update : { ...update, status: stamped };
-  return { ok: true, task: current, change: { kind: 'status', update: stored }, event: { statusUpdate: stored } };
+  return { ok: true, task, change: { kind: 'status', update: stored }, event: { statusUpdate: stored } };
 }
 
 /** `{ ...existing, ...chunk, parts: [...existing.parts, ...chunk.parts] }`, written into `existing`. */

@@ -25,11 +25,12 @@ export type Commit =
   | {
       readonly kind: 'committed';
       /**
-       * The writer's own copy, as of `version`: read it now (a later artifact event changes it in
-       * place); copy what must outlive the next commit.
+       * The writer's own copy as of `version`. Its status is this commit's for good (a status event
+       * makes a new object), but later events append to its artifacts' parts and its history in
+       * place: copy those if they must outlive the next commit.
        */
       readonly task: Task;
-      /** The task before the event; the same object as `task` after an artifact or status event (folded in place). */
+      /** The task before the event; the same object as `task` after an artifact event (folded in place). */
       readonly previous: Task | undefined;
       readonly event: StreamResponse;
       readonly version: number;
@@ -98,8 +99,9 @@ export class TaskWriter {
           ? await this.#store.update(this.#scope, reduced.task, base.version, { ...reduced.change, event: logged })
           : await this.#store.create(this.#scope, reduced.task);
       } catch (error) {
-        // Folded in place: the copy now has an event the store does not.
-        if (base && reduced.task === base.task) this.#stale = true;
+        // Folded in place (an artifact's parts, a status message in the shared history): the copy
+        // now has an event the store does not.
+        if (base && reduced.change.kind !== 'replace') this.#stale = true;
         if (!(error instanceof TaskVersionConflictError) || attempt >= MAX_CONFLICT_RETRIES) throw error;
         await this.reload();
         const refusal = recheck?.(this.#committed!.task);

@@ -117,12 +117,13 @@ function indexed(task: Task) {
 
 /** A fresh Task: the stored text with the updates written since folded in (and kept so). */
 function materialize(entry: Entry): Task {
-  const task = JSON.parse(entry.json) as Task;
+  let task = JSON.parse(entry.json) as Task;
   if (entry.pending.length === 0) return task;
   const ctx = { taskId: task.id, contextId: task.contextId ?? '' };
   for (const { kind, json } of entry.pending) {
-    if (kind === 'artifact') foldTaskInPlace(task, { artifactUpdate: JSON.parse(json) as TaskArtifactUpdateEvent }, ctx);
-    else foldTaskInPlace(task, { statusUpdate: JSON.parse(json) as TaskStatusUpdateEvent }, ctx);
+    const event = kind === 'artifact' ? { artifactUpdate: JSON.parse(json) as TaskArtifactUpdateEvent } : { statusUpdate: JSON.parse(json) as TaskStatusUpdateEvent };
+    const folded = foldTaskInPlace(task, event, ctx);
+    if (folded.ok) task = folded.task;
   }
   // Compacted: the next read parses one text again.
   entry.json = JSON.stringify(task);

@@ -164,12 +164,13 @@ const COMPACT_AT = 8;
 
 /** A fresh Task: its stored JSON with the artifact deltas written since folded in. */
 function materialize(json: string, deltas: readonly string[]): Task {
-  const task = JSON.parse(json) as Task;
+  let task = JSON.parse(json) as Task;
   const ctx = { taskId: task.id, contextId: task.contextId ?? '' };
   for (const delta of deltas) {
-    const json = delta.slice(1);
-    if (delta[0] === 'a') foldTaskInPlace(task, { artifactUpdate: JSON.parse(json) as TaskArtifactUpdateEvent }, ctx);
-    else foldTaskInPlace(task, { statusUpdate: JSON.parse(json) as TaskStatusUpdateEvent }, ctx);
+    const text = delta.slice(1);
+    const event = delta[0] === 'a' ? { artifactUpdate: JSON.parse(text) as TaskArtifactUpdateEvent } : { statusUpdate: JSON.parse(text) as TaskStatusUpdateEvent };
+    const folded = foldTaskInPlace(task, event, ctx);
+    if (folded.ok) task = folded.task;
   }
   return task;
 }
