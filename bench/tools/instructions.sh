@@ -13,7 +13,8 @@
 # JSON-RPC GetTask, every request on the one task a `complete` SendMessage made first. Without a REST
 # path: JSON-RPC SendMessage posted to /; with one: the HTTP+JSON SendMessageRequest `{"message": ...}`
 # posted to that path as application/a2a+json. Needs valgrind; run `npm run build` first for ours.ts.
-# Takes about 40 s per call. CALLGRIND_KEEP=<dir> keeps the callgrind output there (for
+# INSTR_NODE_FLAGS adds node flags to the server, e.g. --single-threaded: V8 then compiles and
+# collects on the main thread, so a loaded machine shifts the count less. Takes about 40 s per call. CALLGRIND_KEEP=<dir> keeps the callgrind output there (for
 # `callgrind_annotate --inclusive=yes <dir>/cg.<pid>`: where the instructions go, by function).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -21,7 +22,7 @@ script=$1 args=$2 text=$3 n=${4:-2000} rest=${5:-}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 valgrind --tool=callgrind --instr-atstart=no --smc-check=all-non-file --callgrind-out-file="$out/cg.%p" \
-  node --import tsx "bench/servers/$script" $args >"$out/server.out" 2>"$out/valgrind.err" &
+  node ${INSTR_NODE_FLAGS:-} --import tsx "bench/servers/$script" $args >"$out/server.out" 2>"$out/valgrind.err" &
 pid=$!
 for _ in $(seq 1 600); do grep -q READY "$out/server.out" && break; sleep 0.2; done
 port=$(awk '/READY/ {print $2}' "$out/server.out")
