@@ -3,20 +3,19 @@
  * writer of the task here), its cancel and its replica guard. It exists only while a turn, a cancel
  * or an orphan settlement runs, then tells its registry it is idle.
  */
-import { type A2AError, acceptsNoMoreMessages, busyElsewhere, shuttingDown } from '../../errors.js';
+import { acceptsNoMoreMessages, shuttingDown } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import type { Task } from '../../protocol/schemas.js';
 import type { EngineEvents } from '../engine-events.js';
 import type { AgentExecutor, ExecutionContext } from '../executor.js';
 import type { TaskScope, VersionedTask } from '../seams/task-store.js';
 import { TaskEvents } from '../task-events.js';
-import { CANCELED_TEXT, GENERIC_FAILURE_TEXT, endsTurn, isInterrupted, isTerminal } from '../task-state.js';
-import type { Commit } from '../task-writer.js';
+import { CANCELED_TEXT, GENERIC_FAILURE_TEXT, endsTurn, isTerminal } from '../task-state.js';
 import { copyOf, reportCancelAnswer, runCancel, type CancelRequest, type CancelTarget } from './cancel.js';
 import { ReplicaGuard, type ReplicaGuardDeps } from './replica-guard.js';
 import { TaskChannel, type ChannelDeps, type ChannelListener, type ChannelWording } from './task-channel.js';
 import { TurnQueue } from './turn-queue.js';
-import { LiveSink, type LiveTask } from './live-sink.js';
+import { LiveSink, joinHistory, type LiveTask } from './live-sink.js';
 import type { Turn, TurnOutcome } from './turn.js';
 
 export type { CancelRequest } from './cancel.js';
@@ -136,7 +135,7 @@ export class Execution {
       if (channel.task) {
         this.#guard.listenForCancel();
         // A follow-up: its message joins the history (a versioned write) before the agent sees the task.
-        const joined = await channel.enqueue(() => this.#joinHistory(turn));
+        const joined = await channel.enqueue(() => joinHistory(this.#live, turn));
         if (!joined) return;
         before = joined;
       }
@@ -196,27 +195,6 @@ export class Execution {
       );
     }
     await this.#channel.commitEngineStatus('TASK_STATE_FAILED', GENERIC_FAILURE_TEXT).catch(noop);
-  }
-
-  /** Appends the follow-up's message; resolves with the task before it, or undefined when the turn was refused. */
-  async #joinHistory(turn: Turn): Promise<Task | undefined> {
-    let result: Commit;
-    try {
-      // After a conflict the task was changed elsewhere: run only if it is still waiting for input.
-      result = await this.#channel.commit({ userMessage: turn.request.message }, (fresh) =>
-        isInterrupted(fresh.status.state) || isTerminal(fresh.status.state) ? undefined : busyElsewhere(this.taskId),
-      );
-    } catch (error) {
-      this.#endTurn(turn, { kind: 'error', error: this.#channel.asClientError(error) });
-      return undefined;
-    }
-    if (result.kind !== 'committed') {
-      const state = result.kind === 'ended' ? result.task.status.state : 'its current state';
-      this.#endTurn(turn, { kind: 'error', error: acceptsNoMoreMessages(this.taskId, state) });
-      return undefined;
-    }
-    turn.notify(result.event, result.version);
-    return result.previous;
   }
 
   /** Aborts the turn; handed-off work is told through the bus (its publisher may be in another process). */

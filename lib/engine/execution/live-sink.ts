@@ -1,15 +1,17 @@
 /**
- * What execute() and a cancel() hook publish into while their execution is live: the checks that
- * belong to a turn (a closed publisher, the rules of a Message reply, the hand-off), in front of the
- * task channel that writes and fans out.
+ * What a turn writes while its execution is live: the follow-up's message joining the history, and
+ * what execute() or a cancel() hook publishes, checked as a turn requires (a closed publisher, the
+ * rules of a Message reply, the hand-off) in front of the task channel that writes and fans out.
  */
+import { acceptsNoMoreMessages, busyElsewhere } from '../../errors.js';
 import type { Logger } from '../../logger.js';
-import type { Message, StreamResponse } from '../../protocol/schemas.js';
+import type { Message, StreamResponse, Task } from '../../protocol/schemas.js';
 import { InvalidAgentEventError } from '../agent-event-error.js';
 import type { TaskScope } from '../seams/task-store.js';
 import type { EventSink, HandOff } from '../task-events.js';
 import type { TaskEvent } from '../task-reducer.js';
-import { now } from '../task-state.js';
+import { isInterrupted, isTerminal, now } from '../task-state.js';
+import type { Commit } from '../task-writer.js';
 import type { TaskChannel } from './task-channel.js';
 import type { Publisher, Turn, TurnOutcome } from './turn.js';
 
@@ -27,6 +29,27 @@ export interface LiveTask {
 }
 
 const noop = (): void => {};
+
+/** Appends a follow-up's message (a versioned write); resolves with the task before it, or undefined when the turn was refused. */
+export async function joinHistory(live: LiveTask, turn: Turn): Promise<Task | undefined> {
+  let result: Commit;
+  try {
+    // After a conflict the task was changed elsewhere: run only if it is still waiting for input.
+    result = await live.channel.commit({ userMessage: turn.request.message }, (fresh) =>
+      isInterrupted(fresh.status.state) || isTerminal(fresh.status.state) ? undefined : busyElsewhere(live.taskId),
+    );
+  } catch (error) {
+    live.endTurn(turn, { kind: 'error', error: live.channel.asClientError(error) });
+    return undefined;
+  }
+  if (result.kind !== 'committed') {
+    const state = result.kind === 'ended' ? result.task.status.state : 'its current state';
+    live.endTurn(turn, { kind: 'error', error: acceptsNoMoreMessages(live.taskId, state) });
+    return undefined;
+  }
+  turn.notify(result.event, result.version);
+  return result.previous;
+}
 
 export class LiveSink implements EventSink {
   readonly #live: LiveTask;
