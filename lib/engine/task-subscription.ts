@@ -3,7 +3,7 @@
  * its committed events from the bus, until it reaches a terminal state, the subscriber leaves or
  * the server closes. It holds nothing but a bus subscription.
  */
-import { A2AError } from '../errors.js';
+import { A2AError, shuttingDown } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { StreamResponse, Task } from '../protocol/schemas.js';
 import type { EngineLifecycle } from './lifecycle.js';
@@ -95,7 +95,7 @@ export async function subscribeToTask(
   }
   if (lifecycle.closing) {
     stop();
-    lifecycle.refuseWhenClosing();
+    throw shuttingDown();
   }
   lifecycle.trackSubscription(endForShutdown);
   if (missed !== undefined) {
