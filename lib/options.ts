@@ -208,7 +208,7 @@ export function parseOptions<S extends z.ZodType>(factory: string, schema: S, in
   for (const issue of issues) {
     if (issue.code === 'unrecognized_keys') continue;
     const where = issue.path.map(String).join('.') || '(root)';
-    const missing = issue.code === 'invalid_type' && valueAt(input, issue.path) === undefined;
+    const missing = issue.path.length > 0 && valueAt(input, issue.path) === undefined;
     if (missing && typoTargets.has(where)) continue;
     problems.push(`option "${where}": ${explain(schema, input, issue, missing)}`);
   }
@@ -219,12 +219,10 @@ export function parseOptions<S extends z.ZodType>(factory: string, schema: S, in
   );
 }
 
-/** What is wrong, then how to fix it where the option registered hints, or a hint from the input itself. */
+/** What is wrong, then how to fix it: a near-miss key in the input, the option's own fix hints, or a value that holds the one meant. */
 function explain(schema: z.ZodType, input: unknown, issue: Issue, missing: boolean): string {
   const text = detail(issue);
   const [option, ...rest] = issue.path;
-  const fix = typeof option === 'string' ? FIXES.get(option)?.(rest, { code: issue.code, missing }) : undefined;
-  if (fix) return `${text}; ${fix}`;
   const value = valueAt(input, issue.path);
   const last = issue.path[issue.path.length - 1];
   if (missing && typeof last === 'string') {
@@ -236,6 +234,8 @@ function explain(schema: z.ZodType, input: unknown, issue: Issue, missing: boole
       if (nearMiss) return `${text} (the object has "${nearMiss}": did you mean "${last}"?)`;
     }
   }
+  const fix = typeof option === 'string' ? FIXES.get(option)?.(rest, { code: issue.code, missing }) : undefined;
+  if (fix) return `${text}; ${fix}`;
   // `taskStore: backend` where backend.taskStore is the store: say which property to pass.
   if (typeof last === 'string' && typeof value === 'object' && value !== null && typeof (value as Record<string, unknown>)[last] === 'object') {
     const options = (value as { options?: unknown }).options;
