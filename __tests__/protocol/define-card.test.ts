@@ -3,6 +3,8 @@
  * card with several problems gets one A2AOptionsError listing all of them, each with its path and fix.
  */
 import { A2AOptionsError, createA2ARouter, defineAgentCard, silentLogger, type A2ARouterOptions, type AgentExecutor } from '../../lib';
+import { SqliteTaskStore } from '../../lib/sqlite';
+import { markUnawaitedSpread } from '../../lib/options';
 import { listen } from '../helpers/http';
 import express from 'express';
 
@@ -63,6 +65,15 @@ describe('defineAgentCard', () => {
     expect(() => createA2ARouter({ agentCard, executor, logger: silentLogger })).not.toThrow();
   });
 
+  it('its type says what is required: a name, a description, and at least one skill and one tag where given', () => {
+    // @ts-expect-error name is required
+    expect(() => defineAgentCard({ description: 'B' })).toThrow(A2AOptionsError);
+    // @ts-expect-error at least one skill
+    expect(() => defineAgentCard({ name: 'A', description: 'B', skills: [] })).toThrow(A2AOptionsError);
+    // @ts-expect-error at least one tag
+    expect(() => defineAgentCard({ name: 'A', description: 'B', skills: [{ name: 'S', description: 'd', tags: [] }] })).toThrow(A2AOptionsError);
+  });
+
   it('names a misspelt field instead of filling in a default for it', () => {
     const error = optionsErrorOf(() => defineAgentCard({ name: 'A', description: 'B', skill: [] } as never));
     expect(error.message).toContain('"agentCard.skill" is unknown (did you mean "agentCard.skills"?)');
@@ -117,6 +128,21 @@ describe('a Promise where a value belongs: "did you forget await?"', () => {
     expect(nested.message).toContain('option "pushNotifications.configStore" is a Promise');
     const whole = optionsErrorOf(() => createA2ARouter(Promise.resolve({ agentCard, executor }) as never));
     expect(whole.message).toBe('createA2ARouter: got a Promise instead of an options object: did you forget `await`?');
+  });
+
+  it('a store constructor names a Promise given as its database', () => {
+    expect(() => new SqliteTaskStore({ database: Promise.resolve({}) } as never)).toThrow(
+      'SqliteTaskStore: option "database" is a Promise, not the value it resolves to: did you forget `await`?',
+    );
+  });
+
+  it('names the spread of an un-awaited factory Promise marked by that factory', () => {
+    const backend = markUnawaitedSpread(Promise.resolve({ options: {} }), 'createRedisBackend', '.options');
+    const error = optionsErrorOf(() => createA2ARouter({ agentCard, executor, ...backend } as never));
+    expect(error.message).toBe(
+      'createA2ARouter: the options spread an un-awaited createRedisBackend() Promise, which adds nothing to them: ' +
+        'await it first, e.g. ...(await createRedisBackend(options)).options',
+    );
   });
 
   it('says which property to pass when taskStore is given a backend instead of its store', () => {
