@@ -239,8 +239,8 @@ function explain(schema: z.ZodType, input: unknown, issue: Issue, missing: boole
   // `taskStore: backend` where backend.taskStore is the store: say which property to pass.
   if (typeof last === 'string' && typeof value === 'object' && value !== null && typeof (value as Record<string, unknown>)[last] === 'object') {
     const options = (value as { options?: unknown }).options;
-    const spread = typeof options === 'object' && options !== null && last in options ? ', or spread its options: ...backend.options' : '';
-    return `${text}; the value holds a "${last}" of its own (a backend?): pass its .${last}${spread}`;
+    const backend = typeof options === 'object' && options !== null && last in options;
+    return `${text}; the value holds a "${last}" of its own${backend ? ' (a backend?)' : ''}: pass its .${last}${backend ? ', or spread its options: ...backend.options' : ''}`;
   }
   return text;
 }
