@@ -2,6 +2,7 @@
 export { createA2ARouter } from './express/router.js';
 export type { A2ARouter, A2ARouterOptions } from './express/router.js';
 export type { AgentCardInput } from './protocol/card.js';
+export { defineAgentCard, type AgentCardDefinition, type AgentSkillDefinition } from './protocol/define-card.js';
 export type { CallContextHook } from './express/jsonrpc-route.js';
 export type { CallerResolution } from './engine/call.js';
 export { ANONYMOUS_CALLER } from './engine/call.js';
