@@ -4,6 +4,7 @@
  */
 import { A2AOptionsError, createA2ARouter, defineAgentCard, silentLogger, type A2ARouterOptions, type AgentExecutor } from '../../lib';
 import { SqliteTaskStore } from '../../lib/sqlite';
+import { createRedisBackend } from '../../lib/redis';
 import { markUnawaitedSpread } from '../../lib/options';
 import { listen } from '../helpers/http';
 import express from 'express';
@@ -143,6 +144,19 @@ describe('a Promise where a value belongs: "did you forget await?"', () => {
       'createA2ARouter: the options spread an un-awaited createRedisBackend() Promise, which adds nothing to them: ' +
         'await it first, e.g. ...(await createRedisBackend(options)).options',
     );
+  });
+
+  it('names the spread of an un-awaited createRedisBackend() (the real factory marks its Promise)', async () => {
+    // Nothing listens on port 1: the backend's own Promise rejects, which this test only waits for.
+    const pending = createRedisBackend({ url: 'redis://127.0.0.1:1', connectTimeoutMs: 50, logger: silentLogger });
+    const settled = pending.then(
+      () => undefined,
+      () => undefined,
+    );
+    const error = optionsErrorOf(() => createA2ARouter({ agentCard, executor, ...pending } as never));
+    expect(error.message).toContain('the options spread an un-awaited createRedisBackend() Promise');
+    expect(error.message).toContain('...(await createRedisBackend(options)).options');
+    await settled;
   });
 
   it('says which property to pass when taskStore is given a backend instead of its store', () => {
