@@ -41,7 +41,7 @@ function requestOf(binding: Binding, pad: number): { path: string; headers: Reco
 
 /** Asserts the answer is `reason` with `status`, in the shape of `binding`. */
 async function expectRejection(response: Response, binding: Binding, status: number, reason: string, code: number): Promise<void> {
-  const body = await response.json();
+  const body: unknown = await response.json();
   expect(response.status).toBe(status);
   const info = expect.objectContaining({ '@type': ERROR_INFO, reason, domain: 'a2a-express-kit' });
   if (binding.startsWith('JSON-RPC')) {
@@ -123,6 +123,6 @@ describe('middleware rejections in the binding and version of the request', () =
     const token = await signToken({ sub: 'carol', tid: 'globex' });
     const response = await send('HTTP+JSON 1.0', { authorization: `Bearer ${token}` });
     expect(response.status).toBe(200);
-    expect((await response.json()).message.parts[0].text).toBe('never reached');
+    expect(((await response.json()) as { message: { parts: Array<{ text: string }> } }).message.parts[0].text).toBe('never reached');
   });
 });

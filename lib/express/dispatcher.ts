@@ -13,7 +13,7 @@ import type { ErrorBinding } from '../protocol/error-body.js';
 import type { JsonRpcRequest } from '../protocol/jsonrpc.js';
 import { matchRestRoute, type RestLookup, type RestMatch } from '../protocol/rest.js';
 import { matchV03RestRoute, V03_REST_PREFIX } from '../protocol/v0_3/rest.js';
-import { isLegacyVersion } from '../protocol/version.js';
+import { isLegacyVersion, type VersionPolicy } from '../protocol/version.js';
 import { requestedVersion, servedVersion } from '../http/negotiate.js';
 import { unsupportedMediaType } from '../http/rest.js';
 import { serve, type Codec, type ServeSettings } from '../http/serve.js';
@@ -45,6 +45,9 @@ export interface DispatcherOptions {
 }
 
 type Handler = (req: Request, res: Response, next: NextFunction) => void;
+
+/** A step of the dispatcher once the route is known: the route's match (none for JSON-RPC) and the version the request stated. */
+type RouteStep = (req: Request, res: Response, next: NextFunction, match: RestMatch | undefined, requested: string | undefined) => void;
 
 /**
  * The skeleton behind express-async-handler, as every route handler: a rejection goes to `next`,
@@ -87,6 +90,28 @@ function bodyParsers(): (limit: number) => express.RequestHandler {
   };
 }
 
+/**
+ * The preset middlewares in order, then `then` (the body and the route). The binding and version
+ * are recorded first: a middleware's rejection answers in them.
+ */
+function withPreset(preset: readonly A2AMiddleware[], policy: VersionPolicy, fail: RouterErrorHandler, then: RouteStep): RouteStep {
+  return (req, res, next, match, requested) => {
+    recordServedAs(req, match ? 'rest' : 'jsonrpc', servedVersion(requested, policy, match));
+    let index = 0;
+    const step = (error?: unknown): void => {
+      if (error) return fail(error, req, res, next, bindingOf(match));
+      const middleware = preset[index++];
+      if (!middleware) return then(req, res, next, match, requested);
+      try {
+        middleware(req, res, step);
+      } catch (thrown) {
+        step(thrown);
+      }
+    };
+    step();
+  };
+}
+
 export function a2aDispatcher(options: DispatcherOptions): Handler {
   const { settings, preset, codecs, fail, wiring } = options;
   const { bindings, unmatched } = settings;
@@ -96,14 +121,14 @@ export function a2aDispatcher(options: DispatcherOptions): Handler {
     serve(req, res, codec, match, requested, serveSettings)) as never) as unknown as Route;
 
   /** The codec of the route and version, then the skeleton; a rejection reaches the error handler. */
-  const dispatch = (req: Request, res: Response, next: NextFunction, match: RestMatch | undefined, requested: string | undefined): void => {
+  const dispatch: RouteStep = (req, res, next, match, requested) => {
     const version = servedVersion(requested, settings.compatibility, match);
     const codec = match ? (version === '0.3' ? codecs.restV03 : codecs.rest) : version === '0.3' ? codecs.jsonRpcV03 : codecs.jsonRpc;
     void route(req, res, codec as Codec<never>, match, requested, (error?: unknown) => fail(error, req, res, next, bindingOf(match)));
   };
 
   /** The body (JSON-RPC always; HTTP+JSON on a POST): media type, size limit, JSON; then the route. */
-  const readBody = (req: Request, res: Response, next: NextFunction, match: RestMatch | undefined, requested: string | undefined): void => {
+  const readBody: RouteStep = (req, res, next, match, requested) => {
     wiring.checkRequest(req);
     if (match && !match.hasBody) return dispatch(req, res, next, match, requested);
     const binding = bindingOf(match);
@@ -121,26 +146,7 @@ export function a2aDispatcher(options: DispatcherOptions): Handler {
     parserFor(limit)(req, res, (parseError?: unknown) => (parseError ? fail(parseError, req, res, next, binding) : dispatch(req, res, next, match, requested)));
   };
 
-  /**
-   * The preset middlewares in order, then the body and the route. The binding and version are
-   * recorded first: a middleware's rejection answers in them.
-   */
-  const withPreset = (req: Request, res: Response, next: NextFunction, match: RestMatch | undefined, requested: string | undefined): void => {
-    recordServedAs(req, match ? 'rest' : 'jsonrpc', servedVersion(requested, settings.compatibility, match));
-    let index = 0;
-    const step = (error?: unknown): void => {
-      if (error) return fail(error, req, res, next, bindingOf(match));
-      const middleware = preset[index++];
-      if (!middleware) return readBody(req, res, next, match, requested);
-      try {
-        middleware(req, res, step);
-      } catch (thrown) {
-        step(thrown);
-      }
-    };
-    step();
-  };
-  const serveA2A = preset.length > 0 ? withPreset : readBody;
+  const serveA2A = preset.length > 0 ? withPreset(preset, settings.compatibility, fail, readBody) : readBody;
 
   /**
    * The HTTP+JSON route `path` names. With v0.3 compatibility, a `/v1/...` request served as 0.3
