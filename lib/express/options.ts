@@ -27,60 +27,65 @@ const accepting = <Input>() => <S extends z.ZodType>(schema: S) => schema as unk
 /** A preset slot: checked by a2aMiddlewareChain, which names the factory option that is wrong. */
 const presetSlot = <K extends keyof A2AMiddlewareChainOptions>() => z.custom<A2AMiddlewareChainOptions[K]>(() => true).optional();
 
-export const RouterOptionsSchema = z.strictObject({
+/**
+ * The fields, one per option. A class rather than an object literal: the declaration emitter keeps
+ * the doc comment of a class member (what the public .d.ts and an editor show for each option of
+ * the inferred type), not of an object literal's property.
+ */
+export class RouterOptionFields {
   /** The agent card (§8): validated here; its interface list is filled in where the router is mounted. */
-  agentCard: accepting<AgentCardInput>()(AgentCardSchema.extend({ supportedInterfaces: z.array(AgentInterfaceSchema).optional() })),
+  readonly agentCard = accepting<AgentCardInput>()(AgentCardSchema.extend({ supportedInterfaces: z.array(AgentInterfaceSchema).optional() }));
   /** The agent: `execute(context, events)`, and optionally `cancel(context, events)`. */
-  executor: z.custom<AgentExecutor>(hasMethods('execute'), { error: 'must be an object with an execute(context, events) method' }),
+  readonly executor = z.custom<AgentExecutor>(hasMethods('execute'), { error: 'must be an object with an execute(context, events) method' });
   /** Where tasks live; an in-memory store by default. */
-  taskStore: z
+  readonly taskStore = z
     .custom<TaskStore>(hasMethods('get', 'create', 'update', 'list'), { error: 'must implement get, create, update and list' })
-    .optional(),
+    .optional();
   /**
    * Where committed task events are published and followed; in-process by default. Several
    * replicas share one (e.g. `createRedisBackend()` from `a2a-express-kit/redis`).
    */
-  eventBus: z
+  readonly eventBus = z
     .custom<TaskEventBus>(hasMethods('publish', 'subscribe', 'requestCancel', 'onCancelRequest'), {
       error: 'must implement publish, subscribe, requestCancel and onCancelRequest',
     })
-    .optional(),
+    .optional();
   /**
    * Per-task leases, for several replicas on one store: one replica runs a task's turns at a time,
    * a follow-up arriving elsewhere waits for the lease, and a task whose replica died is settled
    * once its lease expires. None by default (one process needs none).
    */
-  taskLeases: z.custom<TaskLeases>(hasMethods('acquire', 'claimExpired'), { error: 'must implement acquire and claimExpired' }).optional(),
+  readonly taskLeases = z.custom<TaskLeases>(hasMethods('acquire', 'claimExpired'), { error: 'must implement acquire and claimExpired' }).optional();
   /**
    * How long a follow-up waits for a task's lease held by another replica (its turn running there)
    * before it is refused. Default 30000 ms. Only with `taskLeases`.
    */
-  leaseWaitMs: z.number().int().min(0).max(3_600_000).default(30_000),
+  readonly leaseWaitMs = z.number().int().min(0).max(3_600_000).default(30_000);
   /** pino-compatible; warnings and errors go to the console by default. */
-  logger: z.custom<Logger>(hasMethods('debug', 'info', 'warn', 'error'), { error: 'must have debug, info, warn and error methods' }).optional(),
+  readonly logger = z.custom<Logger>(hasMethods('debug', 'info', 'warn', 'error'), { error: 'must have debug, info, warn and error methods' }).optional();
   /** Resolves the caller and tenant per request (overrides what a2aAuth/a2aTenant contributed). */
-  callContext: z.custom<CallContextHook>((v) => typeof v === 'function', { error: 'must be a function (req) => ({ caller, tenant })' }).optional(),
+  readonly callContext = z.custom<CallContextHook>((v) => typeof v === 'function', { error: 'must be a function (req) => ({ caller, tenant })' }).optional();
   /** How long CancelTask waits for the agent before writing CANCELED itself. Default 5000 ms. */
-  cancelGracePeriodMs: z.number().int().min(0).max(600_000).default(5_000),
+  readonly cancelGracePeriodMs = z.number().int().min(0).max(600_000).default(5_000);
   /** Interval of `: ping` comments on idle SSE streams. Default 15000 ms; 0 disables. */
-  heartbeatIntervalMs: z.number().int().min(0).max(3_600_000).default(15_000),
+  readonly heartbeatIntervalMs = z.number().int().min(0).max(3_600_000).default(15_000);
   /** Bytes an SSE stream may hold for a client that does not read (see streamStallMs). Default 1 MiB. */
-  streamBufferBytes: z.number().int().min(1024).default(1024 * 1024),
+  readonly streamBufferBytes = z.number().int().min(1024).default(1024 * 1024);
   /** How long a client may stay more than streamBufferBytes behind before its stream is cut. Default 10 s. */
-  streamStallMs: z.number().int().min(1).max(600_000).default(10_000),
+  readonly streamStallMs = z.number().int().min(1).max(600_000).default(10_000);
   /** A turn that has not ended after this long is failed (its signal fires). Default 0: no deadline. */
-  turnTimeoutMs: z.number().int().min(0).max(2_147_483_647).default(0),
+  readonly turnTimeoutMs = z.number().int().min(0).max(2_147_483_647).default(0);
   /** Served by GetExtendedAgentCard to authenticated callers when the card declares it. */
-  extendedAgentCard: z
+  readonly extendedAgentCard = z
     .custom<ExtendedAgentCardProvider>((v) => typeof v === 'function' || (typeof v === 'object' && v !== null), {
       error: 'must be an agent card or a function (caller) => card',
     })
-    .optional(),
+    .optional();
   /**
    * Largest accepted request body (bytes or a string such as '1mb'). Default '1mb'. Also applies to
    * a body the host app already parsed with a larger `express.json({ limit })`.
    */
-  bodyLimit: z
+  readonly bodyLimit = z
     .union([z.string().min(1), z.number().int().positive()])
     .transform((value, ctx) => {
       const bytes = parseByteSize(value);
@@ -90,41 +95,41 @@ export const RouterOptionsSchema = z.strictObject({
       }
       return bytes;
     })
-    .default(1024 * 1024),
+    .default(1024 * 1024);
   /**
    * Requests under the mount path that the router does not serve (another path, or another method
    * on one of its paths): 'respond' (default) answers an A2A-shaped JSON 404, or 405 with `Allow`;
    * 'next' passes them on, for an app that serves its own routes under the same prefix after the router.
    */
-  unmatched: z.enum(['respond', 'next']).default('respond'),
+  readonly unmatched = z.enum(['respond', 'next']).default('respond');
   /** Cache-Control max-age of the public card. Default 300 s. */
-  agentCardMaxAgeSeconds: z.number().int().min(0).default(300),
+  readonly agentCardMaxAgeSeconds = z.number().int().min(0).default(300);
   /**
    * The middleware preset, installed inside the router in the right order (security → tracing →
    * auth → tenant); each takes that factory's options or a built middleware. This one: a2aSecurity.
    */
-  security: presetSlot<'security'>(),
+  readonly security = presetSlot<'security'>();
   /** The preset's a2aTracing: `true`, its options, or a built a2aTracing() (see `security`). */
-  tracing: presetSlot<'tracing'>(),
+  readonly tracing = presetSlot<'tracing'>();
   /** The preset's a2aAuth: its options or a built a2aAuth() (see `security`). */
-  auth: presetSlot<'auth'>(),
+  readonly auth = presetSlot<'auth'>();
   /** The preset's a2aTenant: its options or a built a2aTenant() (see `security`). */
-  tenant: presetSlot<'tenant'>(),
+  readonly tenant = presetSlot<'tenant'>();
   /**
    * OpenTelemetry metrics (see README, Observability): `true` uses the global MeterProvider of
    * `@opentelemetry/api`, `{ meter }` that meter. Off by default: then nothing is measured or wrapped.
    */
-  metrics: z.custom<A2AMetricsOption>(isMetricsOption, { error: 'must be true, false or { meter } (an OpenTelemetry Meter)' }).optional(),
+  readonly metrics = z.custom<A2AMetricsOption>(isMetricsOption, { error: 'must be true, false or { meter } (an OpenTelemetry Meter)' }).optional();
   /** Called with every event committed to the store (lifecycle hook; no OpenTelemetry needed). */
-  onTaskEvent: z.custom<A2ATaskEventHook>((v) => typeof v === 'function', { error: 'must be a function (info) => void' }).optional(),
+  readonly onTaskEvent = z.custom<A2ATaskEventHook>((v) => typeof v === 'function', { error: 'must be a function (info) => void' }).optional();
   /**
    * The bindings served at the mount path, both by default: JSON-RPC (`POST <mount>`) and HTTP+JSON
    * (`<mount>/message:send`, `<mount>/tasks/...`). One turned off answers 404 and leaves the card.
    */
-  bindings: z
+  readonly bindings = z
     .strictObject({ jsonRpc: z.boolean().default(true), rest: z.boolean().default(true) })
     .refine((b) => b.jsonRpc || b.rest, { error: 'turns off both bindings: keep jsonRpc or rest on' })
-    .default({ jsonRpc: true, rest: true }),
+    .default({ jsonRpc: true, rest: true });
   /**
    * A2A v0.3 compatibility, on by default: a request without `A2A-Version` (or with `0.3`) is served
    * with v0.3 methods and shapes on both bindings (JSON-RPC at the mount; HTTP+JSON at the v0.3 paths
@@ -132,13 +137,13 @@ export const RouterOptionsSchema = z.strictObject({
    * the v0.3 discovery fields and interfaces. A request stating 1.0 reads `/v1` as a tenant, as before.
    * `{ v0_3: false }`: such a request is answered VersionNotSupported (-32009), the card is v1.0 only.
    */
-  compatibility: z.strictObject({ v0_3: z.boolean().default(true) }).default({ v0_3: true }),
+  readonly compatibility = z.strictObject({ v0_3: z.boolean().default(true) }).default({ v0_3: true });
   /**
    * Sign every served card, public and extended (§8.4): a JWS over the card's RFC 8785 canonical
    * form with `key` (a private KeyObject, CryptoKey, JWK or PEM); `kid` defaults to the key's JWK
    * thumbprint, `alg` to the key's, `jku` is left out unless given.
    */
-  signCard: z
+  readonly signCard = z
     .strictObject({
       key: z.custom<CardSigningKey>((v) => typeof v === 'string' || (typeof v === 'object' && v !== null), {
         error: 'must be a private key: a KeyObject, a CryptoKey, a private JWK or a PEM string',
@@ -147,15 +152,20 @@ export const RouterOptionsSchema = z.strictObject({
       alg: z.enum(CARD_SIGNING_ALGORITHMS).optional(),
       jku: z.url().optional(),
     })
-    .optional(),
+    .optional();
   /**
    * Push notifications (§3.1.7-3.1.10): the four config methods on every binding, inline configs
    * in SendMessage, and delivery of every committed event to the task's webhooks. `true` takes
    * every default. Off by default (or `false`): the methods answer PushNotificationNotSupported, and a card
    * stating `capabilities.pushNotifications: true` is refused. On, the card states it.
    */
-  pushNotifications: accepting<boolean | A2APushNotificationsOptions>()(PushNotificationsOptionSchema).optional(),
-});
+  readonly pushNotifications = accepting<boolean | A2APushNotificationsOptions>()(PushNotificationsOptionSchema).optional();
+}
+
+/** The fields as a shape zod takes (an object type: a class type has no index signature). */
+type RouterOptionsShape = { [K in keyof RouterOptionFields]: RouterOptionFields[K] };
+
+export const RouterOptionsSchema: z.ZodObject<RouterOptionsShape, z.core.$strict> = z.strictObject(new RouterOptionFields());
 
 /** createA2ARouter's options, as users write them (see each field's comment). */
 export type A2ARouterOptions = z.input<typeof RouterOptionsSchema>;
