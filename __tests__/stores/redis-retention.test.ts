@@ -16,7 +16,8 @@ beforeAll(async () => {
   client = await redis.connect();
 });
 
-const statusEvent = (task: Task): StreamResponse => ({ statusUpdate: { taskId: task.id, contextId: task.contextId ?? '', status: task.status } });
+const statusUpdate = (task: Task) => ({ taskId: task.id, contextId: task.contextId ?? '', status: task.status });
+const statusEvent = (task: Task): StreamResponse => ({ statusUpdate: statusUpdate(task) });
 
 redis.describe('RedisTaskStore retention', () => {
   /** A store linked to its bus (events go to the task's stream) and a push config store, on a prefix of their own. */
@@ -44,7 +45,7 @@ redis.describe('RedisTaskStore retention', () => {
       version = await s.store.update(scope, task, version, { kind: 'artifact', update, event: { artifactUpdate: update } });
     }
     const next: Task = { ...task, status: { state, timestamp: '2001-01-01T00:00:01.000Z' } };
-    version = await s.store.update(scope, next, version, { kind: 'status', update: statusEvent(next).statusUpdate!, event: statusEvent(next) });
+    version = await s.store.update(scope, next, version, { kind: 'status', update: statusUpdate(next), event: statusEvent(next) });
     return id;
   }
 

@@ -17,7 +17,8 @@ const fileIn = () => path.join(dir, `${randomUUID()}.sqlite`);
 
 const T0 = Date.parse('2026-03-01T00:00:00.000Z');
 const at = (s: number) => new Date(T0 + s * 1000).toISOString();
-const statusEvent = (task: Task): StreamResponse => ({ statusUpdate: { taskId: task.id, contextId: task.contextId ?? '', status: task.status } });
+const statusUpdate = (task: Task) => ({ taskId: task.id, contextId: task.contextId ?? '', status: task.status });
+const statusEvent = (task: Task): StreamResponse => ({ statusUpdate: statusUpdate(task) });
 
 /** A task written as the engine writes one: created, an artifact in chunks, then finished at `second`. */
 async function finishedTask(store: SqliteTaskStore, scope: TaskScope, second: number, chunks = 10): Promise<string> {
@@ -32,7 +33,7 @@ async function finishedTask(store: SqliteTaskStore, scope: TaskScope, second: nu
     version = await store.update(scope, task, version, { kind: 'artifact', update });
   }
   const done: Task = { ...task, status: { state: 'TASK_STATE_COMPLETED', timestamp: at(second) } };
-  await store.update(scope, done, version, { kind: 'status', update: statusEvent(done).statusUpdate!, event: statusEvent(done) });
+  await store.update(scope, done, version, { kind: 'status', update: statusUpdate(done), event: statusEvent(done) });
   return id;
 }
 
