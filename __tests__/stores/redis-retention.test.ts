@@ -45,7 +45,7 @@ redis.describe('RedisTaskStore retention', () => {
       version = await s.store.update(scope, task, version, { kind: 'artifact', update, event: { artifactUpdate: update } });
     }
     const next: Task = { ...task, status: { state, timestamp: '2001-01-01T00:00:01.000Z' } };
-    version = await s.store.update(scope, next, version, { kind: 'status', update: statusUpdate(next), event: statusEvent(next) });
+    await s.store.update(scope, next, version, { kind: 'status', update: statusUpdate(next), event: statusEvent(next) });
     return id;
   }
 
