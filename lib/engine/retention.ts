@@ -15,7 +15,10 @@ export interface RetentionOptions {
   readonly ttlMs: number;
   /** Time between sweeps, in ms (a sweep ends before the next is scheduled). Default 60000. */
   readonly intervalMs?: number;
-  /** Tasks removed per removeFinished() call (one transaction or script each). Default 500. */
+  /**
+   * Tasks removed per removeFinished() call: one SQLite transaction (the event loop waits) or one
+   * Redis script (Redis waits), a few ms each at 100. Default 100.
+   */
   readonly batchSize?: number;
   /** Counts at info (debug when nothing was removed); a failing store once per outage. */
   readonly logger?: Logger;
@@ -32,7 +35,7 @@ const optionsSchema = z.strictObject({
   store: z.custom<TaskStore>(hasMethods('get', 'create', 'update', 'list'), { error: 'must be a TaskStore' }),
   ttlMs: z.number().int().min(1_000).max(3650 * DAY_MS),
   intervalMs: z.number().int().min(10).max(DAY_MS).default(60_000),
-  batchSize: z.number().int().min(1).max(10_000).default(500),
+  batchSize: z.number().int().min(1).max(10_000).default(100),
   logger: z.custom<Logger>(hasMethods('debug', 'info', 'warn', 'error'), { error: 'must be a logger (debug, info, warn, error)' }).default(consoleLogger),
   now: z.custom<() => number>((v) => typeof v === 'function', { error: 'must be a function returning ms since the epoch' }).default(() => Date.now),
 });

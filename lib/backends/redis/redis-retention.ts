@@ -49,7 +49,7 @@ for t = 0, (#ARGV / ${ARGS_PER_TASK}) - 1 do
     local stored = redis.call('HMGET', KEYS[k + 1], 's', 't', 'm', 'i1', 'i2', 'i3', 'i4')
     if stored[1] == ARGV[a + 2] and stored[2] == '1' then
       for i = 4, 7 do if stored[i] then redis.call('ZREM', stored[i], stored[3]) end end
-      redis.call('DEL', KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[k + 5], KEYS[k + 6])
+      redis.call('UNLINK', KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[k + 5], KEYS[k + 6])
       redis.call('SREM', KEYS[2], ARGV[a + 3])
       removed = removed + 1
     end
