@@ -924,7 +924,8 @@ const defineFailures: Define<TaskStore> = (test) => {
  * removeFinished() sweeps every scope, so each test works in a time window of its own, about 30
  * years back and later than every earlier test's (a store shared between tests, or with a run
  * before, then never mixes counts), and clears the finished tasks of its window when done. The
- * suite's other tests stamp their tasks in 2026: no window reaches them.
+ * suite's other tests stamp their tasks in 2026: no window reaches them. Two processes running
+ * this group on one database at once would sweep each other's windows: give each its own.
  */
 let lastWindow = 0;
 function retentionWindow(): (ms: number) => string {
