@@ -24,6 +24,8 @@ export {
 } from './engine/seams/task-store.js';
 export type { TaskStore, TaskScope, ListTasksQuery, TaskPage, TaskChange, VersionedTask } from './engine/seams/task-store.js';
 export { reduceTask } from './engine/task-reducer.js';
+export { startRetention } from './engine/retention.js';
+export type { RetentionOptions, StopRetention } from './engine/retention.js';
 export type { TaskEvent, Reduction, ReduceContext } from './engine/task-reducer.js';
 export { InProcessTaskEventBus } from './engine/seams/task-event-bus.js';
 export type { TaskEventBus, CommittedEvent, CommittedEventListener } from './engine/seams/task-event-bus.js';
