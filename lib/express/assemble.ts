@@ -11,6 +11,8 @@ import { InMemoryTaskStore } from '../backends/memory/in-memory-task-store.js';
 import { combineEngineEvents } from '../engine/engine-events.js';
 import { createPushNotifications } from '../engine/push/push-options.js';
 import { routerObservability } from '../observability/router-observability.js';
+import { startRetention, type StopRetention } from '../engine/retention.js';
+import type { TaskStore } from '../engine/seams/task-store.js';
 import type { RouterSettings } from './options.js';
 
 /** What the router serves with: the card, the engine, and push delivery when configured. */
@@ -18,6 +20,8 @@ export interface Assembly {
   readonly card: AgentCard;
   readonly handler: A2ARequestHandler;
   readonly push: ReturnType<typeof createPushNotifications> | undefined;
+  /** Stops the retention sweeper (a no-op when retention is off). */
+  readonly stopRetention: StopRetention;
 }
 
 /** The card the router serves: a parsed copy that states push support exactly when push is configured. */
@@ -39,7 +43,9 @@ function servedCard(settings: RouterSettings): AgentCard {
 export function assemble(settings: RouterSettings, logger: Logger): Assembly {
   const card = servedCard(settings);
   const observability = routerObservability(settings, logger);
-  const taskStore = observability.taskStore(settings.taskStore ?? new InMemoryTaskStore());
+  const rawStore = settings.taskStore ?? new InMemoryTaskStore();
+  const stopRetention = retentionOf(settings, rawStore, logger);
+  const taskStore = observability.taskStore(rawStore);
   const push = settings.pushNotifications
     ? createPushNotifications(settings.pushNotifications, { taskStore, logger, observer: observability.push })
     : undefined;
@@ -58,5 +64,21 @@ export function assemble(settings: RouterSettings, logger: Logger): Assembly {
     extendedAgentCard: settings.extendedAgentCard,
   });
   observability.observe(handler);
-  return { card, handler, push };
+  return { card, handler, push, stopRetention };
+}
+
+const NO_RETENTION: StopRetention = async () => {};
+
+/** The retention sweeper on the store as given (not its metrics wrapper), when the option asks for one. */
+function retentionOf(settings: RouterSettings, store: TaskStore, logger: Logger): StopRetention {
+  const retention = settings.retention;
+  if (!retention) return NO_RETENTION;
+  if (typeof store.removeFinished !== 'function') {
+    throw optionsError(
+      'createA2ARouter',
+      'retention',
+      'the task store has no removeFinished(finishedBefore, limit): implement it (see the retention group of describeTaskStoreContract) or leave retention off',
+    );
+  }
+  return startRetention({ store, ttlMs: retention.finishedTaskTtlMs, intervalMs: retention.intervalMs, batchSize: retention.batchSize, logger });
 }

@@ -162,6 +162,20 @@ export class RouterOptionFields {
    * stating `capabilities.pushNotifications: true` is refused. On, the card states it.
    */
   readonly pushNotifications = accepting<boolean | A2APushNotificationsOptions>()(PushNotificationsOptionSchema).optional();
+  /**
+   * Retention of finished tasks, off by default (a store keeps what it durably holds until the
+   * operator says otherwise): `{ finishedTaskTtlMs }` removes tasks that reached a terminal state
+   * longer ago than that, with everything kept for them, in batches of `batchSize` (default 100)
+   * every `intervalMs` (default 60000). The task store must implement `removeFinished()` (the
+   * in-memory, SQLite and Redis stores do). See docs/stores.md, Retention.
+   */
+  readonly retention = z
+    .strictObject({
+      finishedTaskTtlMs: z.number().int().min(1_000),
+      intervalMs: z.number().int().min(10).max(86_400_000).default(60_000),
+      batchSize: z.number().int().min(1).max(10_000).default(100),
+    })
+    .optional();
 }
 
 /** The fields as a shape zod takes (an object type: a class type has no index signature). */

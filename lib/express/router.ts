@@ -123,7 +123,7 @@ function codecsOf(settings: RouterSettings, card: Assembly['card'], logger: Logg
 }
 
 /** The router's gauges, the origin-root card, task hand-off and graceful close. */
-function withGauges(router: A2ARouter, { handler, push }: Assembly, wellKnownCard: express.RequestHandler): A2ARouter {
+function withGauges(router: A2ARouter, { handler, push, stopRetention }: Assembly, wellKnownCard: express.RequestHandler): A2ARouter {
   Object.defineProperties(router, {
     liveExecutions: { get: () => handler.liveExecutions, enumerable: true },
     liveObservers: { get: () => handler.liveObservers, enumerable: true },
@@ -133,7 +133,7 @@ function withGauges(router: A2ARouter, { handler, push }: Assembly, wellKnownCar
     close: {
       value: async (closeOptions?: { graceMs?: number }) => {
         const graceMs = closeOptions?.graceMs ?? 10_000;
-        await handler.close(graceMs);
+        await Promise.all([handler.close(graceMs), stopRetention()]);
         // The last events' deliveries get the same grace; a durable outbox keeps what is left.
         await push?.service.close(graceMs);
       },
