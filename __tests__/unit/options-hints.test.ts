@@ -33,12 +33,13 @@ describe(`option hints through zod ${zodVersion}'s public accessors`, () => {
     ['piped', 'hotel'],
   ])('a typo under %s is answered with the known key %s', (option, key) => {
     const typo = `${key}x`;
+    // The other required options are missing too: the one error lists them all, the hint among them.
     expect(() => parseOptions('factory', schema, { [option]: { [typo]: 'x' } })).toThrow(
-      `factory: option "${option}.${typo}" is unknown (did you mean "${option}.${key}"?)`,
+      `option "${option}.${typo}" is unknown (did you mean "${option}.${key}"?)`,
     );
   });
 
   it('names the top-level keys for a typo at the root', () => {
-    expect(() => parseOptions('factory', schema, { plian: {} })).toThrow('factory: option "plian" is unknown (did you mean "plain"?)');
+    expect(() => parseOptions('factory', schema, { plian: {} })).toThrow('option "plian" is unknown (did you mean "plain"?)');
   });
 });
