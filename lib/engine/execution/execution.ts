@@ -5,7 +5,7 @@
  */
 import { acceptsNoMoreMessages, shuttingDown } from '../../errors.js';
 import type { Logger } from '../../logger.js';
-import type { Task } from '../../protocol/schemas.js';
+import type { StreamResponse, Task } from '../../protocol/schemas.js';
 import type { EngineEvents } from '../engine-events.js';
 import type { AgentExecutor, ExecutionContext } from '../executor.js';
 import type { TaskScope, VersionedTask } from '../seams/task-store.js';
@@ -58,7 +58,7 @@ export class Execution {
     this.contextId = contextId;
     this.#channel = new TaskChannel(deps, key, scope, this, stored, this.#listener(), WORDING);
     this.#queue = new TurnQueue((turn) => void this.#runTurn(turn));
-    this.#guard = new ReplicaGuard(deps, key, scope, taskId, () => this.#queue.current?.cancel());
+    this.#guard = new ReplicaGuard(deps, key, scope, taskId, () => this.#canceledElsewhere());
     this.#live = this.#livePort();
   }
 
@@ -195,6 +195,43 @@ export class Execution {
       );
     }
     await this.#channel.commitEngineStatus('TASK_STATE_FAILED', GENERIC_FAILURE_TEXT).catch(noop);
+  }
+
+  /**
+   * Another process asked for a cancel (a CancelTask served there writes CANCELED there): the turn
+   * here is aborted and ends with the end committed, as soon as the bus brings it (or it is found
+   * stored already), or with the engine's CANCELED once the grace period is over, like a local
+   * cancel. Its later events are refused (its publisher is closed). A handed-off turn follows the
+   * bus already; a turn this process aborted itself is decided by whoever aborted it.
+   */
+  #canceledElsewhere(): void {
+    const turn = this.#queue.current;
+    if (!turn || turn.canceled || turn.closed) return;
+    turn.cancel();
+    if (turn.handedOff) return;
+    const channel = this.#channel;
+    const endWith = (task: Task, event: StreamResponse, version?: number): void => {
+      if (turn.closed) return;
+      turn.notify(event, version);
+      this.#endTurn(turn, { kind: 'task', task });
+    };
+    this.#guard.watchForEnd(
+      // In the channel's order: an event of the turn's own already on its way lands (or is refused) first.
+      ({ task, event, version }) => void channel.enqueue(() => endWith(task, event, version)),
+      // Nothing committed within the grace period: CANCELED is written here (or the end found stored ends the turn).
+      () => void channel.enqueue(() => (turn.closed ? undefined : channel.commitEngineStatus('TASK_STATE_CANCELED', CANCELED_TEXT))).catch(noop),
+    );
+    // The end may have been committed before the bus was followed: read the task once.
+    void channel
+      .enqueue(async () => {
+        if (turn.closed) return;
+        await channel.reload();
+        const task = channel.task;
+        if (task && isTerminal(task.status.state)) {
+          endWith(task, { statusUpdate: { taskId: this.taskId, contextId: this.contextId, status: task.status } }, channel.version);
+        }
+      })
+      .catch(noop);
   }
 
   /** Aborts the turn; handed-off work is told through the bus (its publisher may be in another process). */

@@ -6,7 +6,7 @@
 import { A2AError, busyElsewhere } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import type { Task } from '../../protocol/schemas.js';
-import type { TaskEventBus } from '../seams/task-event-bus.js';
+import type { CommittedEvent, TaskEventBus } from '../seams/task-event-bus.js';
 import type { TaskLease, TaskLeases } from '../seams/task-leases.js';
 import type { TaskScope } from '../seams/task-store.js';
 import { endsTurn, isInterrupted, isTerminal } from '../task-state.js';
@@ -20,6 +20,8 @@ export interface ReplicaGuardDeps {
   readonly leases?: TaskLeases;
   /** How long a turn waits for a lease another replica holds. */
   readonly leaseWaitMs: number;
+  /** How long a turn canceled by another process may take to end before this one ends it (default 5 s). */
+  readonly cancelGraceMs?: number;
 }
 
 export class ReplicaGuard {
@@ -34,6 +36,8 @@ export class ReplicaGuard {
   #stopCancelListener: (() => void) | undefined;
   /** Ends the bus subscription through which a handed-off turn follows its task. */
   #stopFollowing: (() => void) | undefined;
+  /** Ends the watch a cancel asked by another process started (see watchForEnd). */
+  #stopWatching: (() => void) | undefined;
 
   constructor(deps: ReplicaGuardDeps, key: string, scope: TaskScope, taskId: string, onCancelRequest: () => void) {
     this.#deps = deps;
@@ -129,10 +133,30 @@ export class ReplicaGuard {
     this.#stopFollowing = undefined;
   }
 
+  /**
+   * After a cancel asked by another process (which commits the end there): until release(), a
+   * terminal event of the task committed anywhere reaches `ended` from the bus, and `graceOver` runs
+   * once the grace period is over. Only on the cancel path: a turn follows nothing otherwise.
+   */
+  watchForEnd(ended: (committed: CommittedEvent) => void, graceOver: () => void): void {
+    if (this.#stopWatching) return;
+    const stop = this.#deps.bus.subscribe(this.#key, (committed) => {
+      if (isTerminal(committed.task.status.state)) ended(committed);
+    });
+    const timer = setTimeout(graceOver, this.#deps.cancelGraceMs ?? 5_000);
+    timer.unref();
+    this.#stopWatching = () => {
+      clearTimeout(timer);
+      stop();
+    };
+  }
+
   /** The execution holds nothing live now: no cancel listener, and the lease is given back. */
   release(): void {
     this.#stopCancelListener?.();
     this.#stopCancelListener = undefined;
+    this.#stopWatching?.();
+    this.#stopWatching = undefined;
     const lease = this.#lease;
     if (!lease) return;
     this.#lease = undefined;
