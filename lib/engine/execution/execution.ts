@@ -7,7 +7,8 @@ import { acceptsNoMoreMessages, shuttingDown } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import type { StreamResponse, Task } from '../../protocol/schemas.js';
 import type { EngineEvents } from '../engine-events.js';
-import type { AgentExecutor, ExecutionContext } from '../executor.js';
+import { runWithA2AContext } from '../../context/carrier.js';
+import type { AgentExecutor, ExecutionContext, ResumeContext, ResumeReason } from '../executor.js';
 import type { TaskScope, VersionedTask } from '../seams/task-store.js';
 import { TaskEvents } from '../task-events.js';
 import { CANCELED_TEXT, GENERIC_FAILURE_TEXT, endsTurn, isTerminal } from '../task-state.js';
@@ -95,19 +96,64 @@ export class Execution {
     }
   }
 
-  /** The task's turn died with the process that ran it: FAILED with `text` (see ReplicaGuard.claimOrphan). */
-  async settleOrphan(text: string): Promise<void> {
+  /**
+   * The task's turn died with the process that ran it (see ReplicaGuard.claimOrphan): resumed by
+   * executor.resume() when there is one (a turn of its own, holding the lease), else FAILED with `text`.
+   */
+  async settleOrphan(text: string, reason: ResumeReason): Promise<void> {
     // Only a fresh execution settles (the handler makes one when none is live here).
     if (this.#queue.current || this.#busy || this.#guard.leased || this.#queue.waiting > 0) return;
     this.#busy = true; // nothing else starts meanwhile
+    let resume = false;
     try {
       if (await this.#guard.claimOrphan(this.#channel)) {
-        await this.#channel.enqueue(() => this.#channel.commitEngineStatus('TASK_STATE_FAILED', text));
+        if (this.#deps.executor.resume) resume = true;
+        else await this.#channel.enqueue(() => this.#channel.commitEngineStatus('TASK_STATE_FAILED', text));
       }
     } finally {
       this.#busy = false;
-      this.#afterTurn();
+      // The resumed turn runs ahead of any message that arrived meanwhile.
+      if (resume) this.#queue.startOwn(this.#resumeRequest(), (turn) => void this.#runResume(turn, text, reason));
+      else this.#afterTurn();
     }
+  }
+
+  /** What a resumed turn is queued as: no request brought it; the task's owner and tenant are its context. */
+  #resumeRequest(): Turn['request'] {
+    const { owner, tenant } = this.scope;
+    const caller = { id: owner, authenticated: false };
+    const requestContext = { caller, tenant };
+    const task = this.#channel.task!;
+    // Never read for a resume (the task exists; no history is joined): the last message stands in.
+    const message = task.history?.at(-1) ?? { role: 'ROLE_USER' as const, parts: [], messageId: `resume-${this.taskId}`, taskId: this.taskId, contextId: this.contextId };
+    const context = { userText: '', taskId: this.taskId, contextId: this.contextId, caller, tenant, configuration: undefined, metadata: undefined, extensions: [], requestContext };
+    return { message, context };
+  }
+
+  /** A resumed turn: executor.resume() with the task as stored, ended like execute()'s (unfinished: FAILED with `text`). */
+  async #runResume(turn: Turn, text: string, reason: ResumeReason): Promise<void> {
+    this.#guard.listenForCancel();
+    const timeoutMs = this.#deps.turnTimeoutMs;
+    if (timeoutMs > 0) turn.setDeadline(timeoutMs, () => this.#timedOut(turn, timeoutMs));
+    const { requestContext, caller, tenant } = turn.request.context;
+    const context: ResumeContext = {
+      resumed: true,
+      reason,
+      task: copyOf(this.#channel.task!),
+      taskId: this.taskId,
+      contextId: this.contextId,
+      caller,
+      tenant,
+      requestContext,
+      get signal() {
+        return turn.signal;
+      },
+    };
+    const events = new TaskEvents(new LiveSink(this.#live, turn));
+    const executor = this.#deps.executor;
+    this.#deps.logger.warn({ taskId: this.taskId, reason }, 'a task left mid-turn is resumed by executor.resume()');
+    // Its writes run in the context it is called in (the channel's steps keep it).
+    await runWithA2AContext(requestContext, () => this.#runAgent(turn, () => executor.resume!(context, events), 'resume()', text));
   }
 
   /**
@@ -146,27 +192,41 @@ export class Execution {
         turn.startedAt = performance.now();
         events.turnStarted?.({ taskId: this.taskId, tenant: this.scope.tenant, followUp: before !== undefined });
       }
-      const context: ExecutionContext = {
-        ...request.context,
-        userMessage: request.message,
-        task: before ? copyOf(before) : undefined,
-        get signal() {
-          return turn.signal;
-        },
-      };
-      await this.#deps.executor.execute(context, new TaskEvents(new LiveSink(this.#live, turn)));
     } catch (error) {
-      if (!turn.closed && !turn.canceled) this.#deps.logger.error({ err: error, taskId: this.taskId }, 'execute() threw; the task is failed');
-      turn.settle();
-      if (!turn.closed) await channel.enqueue(() => this.#endUnfinished(turn, false));
-      return;
+      return this.#agentFailed(turn, error, 'execute()', GENERIC_FAILURE_TEXT);
+    }
+    const context: ExecutionContext = {
+      ...request.context,
+      userMessage: request.message,
+      task: before ? copyOf(before) : undefined,
+      get signal() {
+        return turn.signal;
+      },
+    };
+    const executor = this.#deps.executor;
+    return this.#runAgent(turn, () => executor.execute(context, new TaskEvents(new LiveSink(this.#live, turn))), 'execute()', GENERIC_FAILURE_TEXT);
+  }
+
+  /** Runs the agent's code for `turn` (`hook` names it in logs), then ends what it left unfinished: FAILED with `failureText`, or CANCELED. */
+  async #runAgent(turn: Turn, run: () => Promise<void> | void, hook: string, failureText: string): Promise<void> {
+    const channel = this.#channel;
+    try {
+      await run();
+    } catch (error) {
+      return this.#agentFailed(turn, error, hook, failureText);
     }
     turn.settle();
-    // Drain what execute() published without awaiting (nothing to wait for once the turn is over).
+    // Drain what the agent published without awaiting (nothing to wait for once the turn is over).
     const tail = channel.tail;
     if (!turn.closed && tail) await tail.catch(noop);
     // Handed off: the turn ends when the task parks or finishes, whoever writes that.
-    if (!turn.closed && !turn.handedOff) await channel.enqueue(() => this.#endUnfinished(turn, true));
+    if (!turn.closed && !turn.handedOff) await channel.enqueue(() => this.#endUnfinished(turn, hook, failureText));
+  }
+
+  async #agentFailed(turn: Turn, error: unknown, hook: string, failureText: string): Promise<void> {
+    if (!turn.closed && !turn.canceled) this.#deps.logger.error({ err: error, taskId: this.taskId }, `${hook} threw; the task is failed`);
+    turn.settle();
+    if (!turn.closed) await this.#channel.enqueue(() => this.#endUnfinished(turn, undefined, failureText));
   }
 
   /** The turn's deadline passed: its signal fires and the task is FAILED with the reason. */
@@ -179,8 +239,8 @@ export class Execution {
     void channel.enqueue(() => (turn.closed ? undefined : channel.commitEngineStatus('TASK_STATE_FAILED', text))).catch(noop);
   }
 
-  /** execute() settled without ending its turn. */
-  async #endUnfinished(turn: Turn, returned: boolean): Promise<void> {
+  /** The agent's code settled without ending its turn (`returned`: the hook that returned; undefined: it threw). */
+  async #endUnfinished(turn: Turn, returned: string | undefined, failureText: string): Promise<void> {
     if (turn.closed) return;
     if (turn.canceled) {
       // The CancelTask in progress writes CANCELED in its own request's context; a cancel asked by
@@ -191,10 +251,10 @@ export class Execution {
     if (returned) {
       this.#deps.logger.error(
         { taskId: this.taskId },
-        'execute() returned before publishing a reply, an interrupted or a terminal state; the task is failed',
+        `${returned} returned before publishing a reply, an interrupted or a terminal state; the task is failed`,
       );
     }
-    await this.#channel.commitEngineStatus('TASK_STATE_FAILED', GENERIC_FAILURE_TEXT).catch(noop);
+    await this.#channel.commitEngineStatus('TASK_STATE_FAILED', failureText).catch(noop);
   }
 
   /**

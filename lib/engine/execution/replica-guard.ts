@@ -87,7 +87,7 @@ export class ReplicaGuard {
 
   /**
    * Whether the task's turn died with the process that ran it (restart, or an expired lease) and is
-   * to be FAILED: not when parked or finished by now. With leases, only while holding the task's
+   * to be resumed or FAILED: not when parked or finished by now. With leases, only while holding the task's
    * lease (taken here at once or not at all), so a turn another replica has taken over is never touched.
    */
   async claimOrphan(channel: TaskChannel<unknown>): Promise<boolean> {
@@ -99,7 +99,7 @@ export class ReplicaGuard {
     await channel.reload();
     const state = channel.task!.status.state;
     if (isTerminal(state) || isInterrupted(state)) return false;
-    this.#deps.logger.warn({ taskId: this.#taskId }, 'a task was left mid-turn by a process that stopped; it is failed');
+    this.#deps.logger.warn({ taskId: this.#taskId }, 'a task was left mid-turn by a process that stopped; it is resumed or failed');
     return true;
   }
 
