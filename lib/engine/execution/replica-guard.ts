@@ -139,7 +139,8 @@ export class ReplicaGuard {
    * once the grace period is over. Only on the cancel path: a turn follows nothing otherwise.
    */
   watchForEnd(ended: (committed: CommittedEvent) => void, graceOver: () => void): void {
-    if (this.#stopWatching) return;
+    // A watch left by an earlier turn's cancel (that turn parked meanwhile) gives way to this one.
+    this.#stopWatching?.();
     const stop = this.#deps.bus.subscribe(this.#key, (committed) => {
       if (isTerminal(committed.task.status.state)) ended(committed);
     });
