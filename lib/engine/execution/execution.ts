@@ -1,7 +1,8 @@
 /**
  * One task's live execution in this process: it ties its turn queue, its task channel (the only
  * writer of the task here), its cancel and its replica guard. It exists only while a turn, a cancel
- * or an orphan settlement runs, then tells its registry it is idle.
+ * or an orphan settlement (failed, or resumed as a turn by executor.resume()) runs, then tells its
+ * registry it is idle.
  */
 import { acceptsNoMoreMessages, shuttingDown } from '../../errors.js';
 import type { Logger } from '../../logger.js';
