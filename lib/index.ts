@@ -7,7 +7,7 @@ export type { CallContextHook } from './http/serve.js';
 export type { CallerResolution } from './http/call.js';
 export { ANONYMOUS_CALLER } from './http/call.js';
 
-export type { AgentExecutor, ExecutionContext, CancelContext } from './engine/executor.js';
+export type { AgentExecutor, ExecutionContext, CancelContext, ResumeContext, ResumeReason } from './engine/executor.js';
 export { TaskEvents } from './engine/task-events.js';
 export type { ArtifactInput, MessageContent, HandOff } from './engine/task-events.js';
 export type { TaskPublisher } from './engine/task-publisher.js';

@@ -1,7 +1,8 @@
 /**
  * The parts every child-process agent server of the crash and replica suites shares: the caller
  * and tenant from `x-user` / `x-tenant`, `READY <port>` once listening on 127.0.0.1, a clean stop
- * on SIGTERM (a SIGKILL is what the tests use to crash one), and the agent of the push suites.
+ * on SIGTERM (a SIGKILL is what the tests use to crash one), the agent of the push suites and the
+ * resume hook of the resume suites (released by POST /release/<taskId>).
  */
 import express, { type Request } from 'express';
 import type { A2ARouter, AgentExecutor, CallContextHook } from 'a2a-express-kit';
@@ -30,9 +31,32 @@ export const parkThenWorkAgent: AgentExecutor = {
   },
 };
 
+/** The resumed turns waiting for POST /release/<taskId>. */
+const heldResumes = new Map<string, () => void>();
+
+/**
+ * The resume suites' hook: prints `{"kind":"resumed","taskId","reason","state"}` (the stored state
+ * it was given), publishes a progress update, holds until POST /release/<taskId>, then completes.
+ */
+export const resumeThenComplete: NonNullable<AgentExecutor['resume']> = async (ctx, events) => {
+  printLine({ kind: 'resumed', taskId: ctx.taskId, reason: ctx.reason, state: ctx.task.status.state });
+  await events.progress('resumed');
+  await new Promise<void>((resolve) => heldResumes.set(ctx.taskId, resolve));
+  heldResumes.delete(ctx.taskId);
+  await events.complete('finished after the crash');
+};
+
+/** The push suites' agent, with resumeThenComplete when env RESUME is set. */
+export const pushAgent = (): AgentExecutor => (process.env.RESUME ? { ...parkThenWorkAgent, resume: resumeThenComplete } : parkThenWorkAgent);
+
 /** Serves `router` at /agent on 127.0.0.1, prints `READY <port>`; SIGTERM closes it, then `closeStores`. */
 export function serveAgent(router: A2ARouter, closeStores: () => Promise<void>): void {
   const app = express();
+  app.post('/release/:taskId', (req, res) => {
+    const release = heldResumes.get(req.params.taskId);
+    release?.();
+    res.json({ released: release !== undefined });
+  });
   app.use('/agent', router);
   const server = app.listen(0, '127.0.0.1', () => {
     const address = server.address();

@@ -5,11 +5,11 @@
  * (`{"kind":"event","replica","taskId","event"}`) and `{"kind":"holding","taskId"}` when a turn
  * waits. Webhooks on 127.0.0.1 are allowed; retries are quick and many.
  *
- * Agent: parkThenWorkAgent (child-main.ts).
+ * Agent: parkThenWorkAgent (child-main.ts); with env RESUME, its resume() is resumeThenComplete.
  */
 import { createA2ARouter, silentLogger } from 'a2a-express-kit';
 import { createRedisBackend } from 'a2a-express-kit/redis';
-import { headerCallContext, parkThenWorkAgent, printLine, runMain, serveAgent } from './child-main';
+import { headerCallContext, printLine, pushAgent, runMain, serveAgent } from './child-main';
 import { testCard } from './fixtures';
 
 const name = process.env.NAME ?? 'replica';
@@ -23,7 +23,7 @@ runMain(async () => {
   });
   const router = createA2ARouter({
     agentCard: testCard,
-    executor: parkThenWorkAgent,
+    executor: pushAgent(),
     logger: silentLogger,
     ...backend.options,
     pushNotifications: { ...backend.push, allow: ['127.0.0.1'], maxAttempts: 20, retryBaseMs: 100, retryMaxMs: 200 },

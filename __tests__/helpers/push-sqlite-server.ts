@@ -5,11 +5,11 @@
  * (`{"kind":"event","taskId","event"}`, in commit order) and `{"kind":"holding","taskId"}` when a turn
  * waits. Webhooks on 127.0.0.1 are allowed; retries are quick and many (RETRY_MS, default 100).
  *
- * Agent: parkThenWorkAgent (child-main.ts).
+ * Agent: parkThenWorkAgent (child-main.ts); with env RESUME, its resume() is resumeThenComplete.
  */
 import { createA2ARouter, silentLogger } from 'a2a-express-kit';
 import { openSqliteTaskStore, sqlitePushStores } from 'a2a-express-kit/sqlite';
-import { headerCallContext, parkThenWorkAgent, printLine, runMain, serveAgent } from './child-main';
+import { headerCallContext, printLine, pushAgent, runMain, serveAgent } from './child-main';
 import { testCard } from './fixtures';
 
 const file = process.argv[2];
@@ -20,7 +20,7 @@ runMain(async () => {
   const taskStore = await openSqliteTaskStore({ path: file });
   const router = createA2ARouter({
     agentCard: testCard,
-    executor: parkThenWorkAgent,
+    executor: pushAgent(),
     taskStore,
     logger: silentLogger,
     pushNotifications: { ...sqlitePushStores(taskStore), allow: ['127.0.0.1'], maxAttempts: 20, retryBaseMs: retryMs, retryMaxMs: retryMs * 2 },

@@ -7,8 +7,11 @@
  * which request's context. The caller is the `x-user` header, the tenant `x-tenant`.
  *
  * Agent behaviour by message text: `park` asks for input; `steps:N` publishes N progress events
- * 15 ms apart, then completes; `hold` works until its signal fires; anything else (a follow-up)
- * works 50 ms and asks for input again, naming the message. GET /gauges: what it holds for tasks.
+ * 15 ms apart, then completes; `hold` works until its signal fires; `stubborn` ignores its signal
+ * (it reports `aborted` when it fires) and stays silent until POST /release/<taskId>, then
+ * publishes once more (reporting `late-write-refused` or `late-write-accepted`); anything else (a
+ * follow-up) works 50 ms and asks for input again, naming the message. GET /gauges: what it holds
+ * for tasks.
  */
 import express from 'express';
 import { createA2ARouter, getA2ARequestContext, silentLogger, type AgentExecutor } from 'a2a-express-kit';
@@ -21,6 +24,8 @@ const report = (hook: string, taskId: string, text: string): void => {
   process.stdout.write(`${JSON.stringify({ replica: name, hook, taskId, requestId, text })}\n`);
 };
 const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+/** The `stubborn` turns waiting for POST /release/<taskId>. */
+const held = new Map<string, () => void>();
 
 const executor: AgentExecutor = {
   async execute(ctx, events) {
@@ -44,6 +49,17 @@ const executor: AgentExecutor = {
       await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
       // A late write after the cancel: the store refuses it (the task is CANCELED).
       await events.progress('late').catch(() => report('late-write-refused', ctx.taskId, ''));
+      return;
+    }
+    if (text === 'stubborn') {
+      await events.start('stubborn');
+      ctx.signal.addEventListener('abort', () => report('aborted', ctx.taskId, ''), { once: true });
+      await new Promise<void>((resolve) => held.set(ctx.taskId, resolve));
+      held.delete(ctx.taskId);
+      await events.progress('late').then(
+        () => report('late-write-accepted', ctx.taskId, ''),
+        () => report('late-write-refused', ctx.taskId, ''),
+      );
       return;
     }
     await events.start();
@@ -81,6 +97,11 @@ async function main(): Promise<void> {
       followedTasks: backend.eventBus.followedTasks,
       heldLeases: backend.taskLeases.heldCount,
     });
+  });
+  app.post('/release/:taskId', (req, res) => {
+    const release = held.get(req.params.taskId);
+    release?.();
+    res.json({ released: release !== undefined });
   });
   app.use('/agent', router);
   const server = app.listen(0, '127.0.0.1', () => {

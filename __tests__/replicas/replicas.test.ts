@@ -3,7 +3,8 @@
  * ports) share the task store, the event bus and the task leases. Any replica serves any request
  * for any task: a parked task continues on the other one in that request's context; a subscriber
  * on B follows a task running on A in order and resumes from Last-Event-ID without gaps or
- * duplicates; CancelTask on B stops A's turn (cancel() runs on B); follow-ups sent to A and B at
+ * duplicates; CancelTask on B stops A's turn (cancel() runs on B), and ends A's stream with CANCELED
+ * even when A's agent ignores its signal (its later events refused); follow-ups sent to A and B at
  * once are serialised; a replica killed mid-task has its task settled once its lease expires; and
  * another owner or tenant sees nothing on either replica.
  */
@@ -161,6 +162,36 @@ const redis = redisForTests();
       await until(() => a.reports.some((r) => r.hook === 'late-write-refused' && r.taskId === taskId), 'A refused its late write');
       const stored = await on(a).call('GetTask', { id: taskId }, as('alice'));
       expect(stored.result.status.state).toBe('TASK_STATE_CANCELED');
+    });
+
+    it('ends the stream on A with CANCELED when B cancels a turn that ignores its signal, and refuses its later events', async () => {
+      const streamed = on(a).events(await on(a).open('SendStreamingMessage', userMessage('stubborn'), as('alice')));
+      const first = (await streamed.next()).value!;
+      const taskId: string = first.event.task?.id ?? first.event.statusUpdate?.taskId;
+      expect(taskId).toBeDefined();
+      // The agent runs (WORKING) before the cancel: then A's turn is the one to stop.
+      let event = first.event;
+      while (event.statusUpdate?.status.state !== 'TASK_STATE_WORKING' && event.task?.status.state !== 'TASK_STATE_WORKING') {
+        event = (await streamed.next()).value!.event;
+      }
+      const canceled = await on(b).call('CancelTask', { id: taskId }, as('alice'));
+      expect(canceled.error).toBeUndefined();
+      expect(canceled.result.status.state).toBe('TASK_STATE_CANCELED');
+      // A's stream ends (the agent is still silent: only the committed CANCELED can end it), with CANCELED last.
+      const rest = [];
+      for await (const item of streamed) rest.push(item.event);
+      expect(rest.at(-1)?.statusUpdate?.status.state).toBe('TASK_STATE_CANCELED');
+      await until(() => a.reports.some((r) => r.hook === 'aborted' && r.taskId === taskId), "A's turn saw its signal");
+      // Now the agent publishes again: refused.
+      const released = await (await fetch(a.url.replace(/\/agent$/, `/release/${taskId}`), { method: 'POST' })).json();
+      expect(released).toEqual({ released: true });
+      await until(() => a.reports.some((r) => r.hook.startsWith('late-write') && r.taskId === taskId), 'the late write was answered');
+      expect(a.reports.find((r) => r.hook.startsWith('late-write') && r.taskId === taskId)!.hook).toBe('late-write-refused');
+      for (const replica of [a, b]) {
+        const stored = await on(replica).call('GetTask', { id: taskId }, as('alice'));
+        expect(stored.result.status.state).toBe('TASK_STATE_CANCELED');
+        expect(JSON.stringify(stored.result)).not.toContain('"late"');
+      }
     });
 
     it('serialises follow-ups sent to A and B at once: both run, one after the other, none lost', async () => {

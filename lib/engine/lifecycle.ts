@@ -1,10 +1,12 @@
 /**
  * The engine's life around its requests: the start-up settlement of tasks a previous process left
- * mid-turn, the periodic sweep of expired leases (several replicas), the settling of those orphans,
- * and the graceful close (new turns refused, running ones let finish or failed, streams ended).
+ * mid-turn, the periodic sweep of expired leases (several replicas), the settling of those orphans
+ * (resumed by executor.resume() when the agent has it, else failed), and the graceful close (new
+ * turns refused, running ones let finish or failed, streams ended).
  */
 import { shuttingDown } from '../errors.js';
 import type { Logger } from '../logger.js';
+import type { ResumeReason } from './executor.js';
 import type { Executions } from './executions.js';
 import type { LeasedTask, TaskLeases } from './seams/task-leases.js';
 import type { TaskStore } from './seams/task-store.js';
@@ -67,8 +69,8 @@ export class EngineLifecycle {
   async #settleUnfinished(find: () => Promise<ReadonlyArray<LeasedTask>>): Promise<void> {
     try {
       const unfinished = await find();
-      for (const task of unfinished) await this.settleOrphan(task, RESTARTED_TEXT);
-      if (unfinished.length > 0) this.#deps.logger.warn({ tasks: unfinished.length }, 'tasks left mid-turn by the previous process were failed');
+      for (const task of unfinished) await this.settleOrphan(task, RESTARTED_TEXT, 'restart');
+      if (unfinished.length > 0) this.#deps.logger.warn({ tasks: unfinished.length }, 'tasks left mid-turn by the previous process were settled (resumed or failed)');
     } catch (error) {
       this.#deps.logger.error({ err: error }, 'could not settle the tasks the previous process left mid-turn');
     }
@@ -83,17 +85,20 @@ export class EngineLifecycle {
       this.#deps.logger.error({ err: error }, 'could not look for expired task leases');
       return;
     }
-    for (const task of expired) await this.settleOrphan(task, REPLICA_LOST_TEXT);
+    for (const task of expired) await this.settleOrphan(task, REPLICA_LOST_TEXT, 'replica-lost');
   }
 
-  /** A task whose turn died with its process: FAILED with `text` unless parked or finished (see Execution.settleOrphan). */
-  async settleOrphan({ scope, taskId }: LeasedTask, text: string): Promise<void> {
+  /**
+   * A task whose turn died with its process, unless parked or finished by now: resumed, or FAILED
+   * with `text` (see Execution.settleOrphan). Resolves once the resumed turn started, not ended.
+   */
+  async settleOrphan({ scope, taskId }: LeasedTask, text: string, reason: ResumeReason): Promise<void> {
     const key = taskKey(scope, taskId);
     const { store, executions, logger } = this.#deps;
     try {
       const stored = await store.get(scope, taskId);
       if (!stored || executions.get(key)) return; // gone, or running here: not an orphan
-      await executions.open(key, scope, taskId, stored.task.contextId ?? '', stored).settleOrphan(text);
+      await executions.open(key, scope, taskId, stored.task.contextId ?? '', stored).settleOrphan(text, reason);
     } catch (error) {
       logger.error({ err: error, taskId }, 'could not settle a task left mid-turn');
     }

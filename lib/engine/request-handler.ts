@@ -113,7 +113,7 @@ export class A2ARequestHandler {
     const bus = (this.#bus = options.bus ?? new InProcessTaskEventBus());
     const registry = options.registry ?? new LocalExecutionRegistry<Execution>();
     const deps = { store, bus, executor: options.executor, logger, events: options.events, leases };
-    const timing = { turnTimeoutMs: options.turnTimeoutMs ?? 0, leaseWaitMs: options.leaseWaitMs ?? 30_000 };
+    const timing = { turnTimeoutMs: options.turnTimeoutMs ?? 0, leaseWaitMs: options.leaseWaitMs ?? 30_000, cancelGraceMs: options.cancelGracePeriodMs };
     const executions = (this.#executions = new Executions(registry, { ...deps, ...timing }, () => this.#lifecycle.executionIdle()));
     const card = options.agentCard;
     const inputModes = new MediaTypeFilter([...card.defaultInputModes, ...card.skills.flatMap((s) => s.inputModes ?? [])]);

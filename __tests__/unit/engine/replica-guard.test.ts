@@ -80,7 +80,7 @@ describe('orphan settling', () => {
     const leases = new FakeLeases();
     const store = await storeWith(task('TASK_STATE_WORKING'));
     const { execution, idle } = await orphanExecution(store, leases);
-    await execution.settleOrphan(LOST);
+    await execution.settleOrphan(LOST, 'replica-lost');
     const stored = (await store.get(scope, 'task-1'))!.task;
     expect(stored.status.state).toBe('TASK_STATE_FAILED');
     expect(stored.status.message?.parts[0]).toEqual({ text: LOST });
@@ -91,7 +91,7 @@ describe('orphan settling', () => {
   it('a parked task is not touched', async () => {
     const store = await storeWith(task('TASK_STATE_INPUT_REQUIRED'));
     const { execution, idle } = await orphanExecution(store);
-    await execution.settleOrphan(LOST);
+    await execution.settleOrphan(LOST, 'replica-lost');
     const stored = (await store.get(scope, 'task-1'))!;
     expect(stored.version).toBe(1);
     expect(stored.task.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
@@ -103,7 +103,7 @@ describe('orphan settling', () => {
     leases.heldElsewhere.add('k');
     const store = await storeWith(task('TASK_STATE_WORKING'));
     const { execution } = await orphanExecution(store, leases);
-    await execution.settleOrphan(LOST);
+    await execution.settleOrphan(LOST, 'replica-lost');
     expect((await store.get(scope, 'task-1'))!.task.status.state).toBe('TASK_STATE_WORKING');
   });
 });

@@ -1,13 +1,15 @@
 /**
  * One task's live execution in this process: it ties its turn queue, its task channel (the only
  * writer of the task here), its cancel and its replica guard. It exists only while a turn, a cancel
- * or an orphan settlement runs, then tells its registry it is idle.
+ * or an orphan settlement (failed, or resumed as a turn by executor.resume()) runs, then tells its
+ * registry it is idle.
  */
 import { acceptsNoMoreMessages, shuttingDown } from '../../errors.js';
 import type { Logger } from '../../logger.js';
-import type { Task } from '../../protocol/schemas.js';
+import type { StreamResponse, Task } from '../../protocol/schemas.js';
 import type { EngineEvents } from '../engine-events.js';
-import type { AgentExecutor, ExecutionContext } from '../executor.js';
+import { runWithA2AContext } from '../../context/carrier.js';
+import type { AgentExecutor, ExecutionContext, ResumeContext, ResumeReason } from '../executor.js';
 import type { TaskScope, VersionedTask } from '../seams/task-store.js';
 import { TaskEvents } from '../task-events.js';
 import { CANCELED_TEXT, GENERIC_FAILURE_TEXT, endsTurn, isTerminal } from '../task-state.js';
@@ -58,7 +60,7 @@ export class Execution {
     this.contextId = contextId;
     this.#channel = new TaskChannel(deps, key, scope, this, stored, this.#listener(), WORDING);
     this.#queue = new TurnQueue((turn) => void this.#runTurn(turn));
-    this.#guard = new ReplicaGuard(deps, key, scope, taskId, () => this.#queue.current?.cancel());
+    this.#guard = new ReplicaGuard(deps, key, scope, taskId, () => this.#canceledElsewhere());
     this.#live = this.#livePort();
   }
 
@@ -95,19 +97,64 @@ export class Execution {
     }
   }
 
-  /** The task's turn died with the process that ran it: FAILED with `text` (see ReplicaGuard.claimOrphan). */
-  async settleOrphan(text: string): Promise<void> {
+  /**
+   * The task's turn died with the process that ran it (see ReplicaGuard.claimOrphan): resumed by
+   * executor.resume() when there is one (a turn of its own, holding the lease), else FAILED with `text`.
+   */
+  async settleOrphan(text: string, reason: ResumeReason): Promise<void> {
     // Only a fresh execution settles (the handler makes one when none is live here).
     if (this.#queue.current || this.#busy || this.#guard.leased || this.#queue.waiting > 0) return;
     this.#busy = true; // nothing else starts meanwhile
+    let resume = false;
     try {
       if (await this.#guard.claimOrphan(this.#channel)) {
-        await this.#channel.enqueue(() => this.#channel.commitEngineStatus('TASK_STATE_FAILED', text));
+        if (this.#deps.executor.resume) resume = true;
+        else await this.#channel.enqueue(() => this.#channel.commitEngineStatus('TASK_STATE_FAILED', text));
       }
     } finally {
       this.#busy = false;
-      this.#afterTurn();
+      // The resumed turn runs ahead of any message that arrived meanwhile.
+      if (resume) this.#queue.startOwn(this.#resumeRequest(), (turn) => void this.#runResume(turn, text, reason));
+      else this.#afterTurn();
     }
+  }
+
+  /** What a resumed turn is queued as: no request brought it; the task's owner and tenant are its context. */
+  #resumeRequest(): Turn['request'] {
+    const { owner, tenant } = this.scope;
+    const caller = { id: owner, authenticated: false };
+    const requestContext = { caller, tenant };
+    const task = this.#channel.task!;
+    // Never read for a resume (the task exists; no history is joined): the last message stands in.
+    const message = task.history?.at(-1) ?? { role: 'ROLE_USER' as const, parts: [], messageId: `resume-${this.taskId}`, taskId: this.taskId, contextId: this.contextId };
+    const context = { userText: '', taskId: this.taskId, contextId: this.contextId, caller, tenant, configuration: undefined, metadata: undefined, extensions: [], requestContext };
+    return { message, context };
+  }
+
+  /** A resumed turn: executor.resume() with the task as stored, ended like execute()'s (unfinished: FAILED with `text`). */
+  async #runResume(turn: Turn, text: string, reason: ResumeReason): Promise<void> {
+    this.#guard.listenForCancel();
+    const timeoutMs = this.#deps.turnTimeoutMs;
+    if (timeoutMs > 0) turn.setDeadline(timeoutMs, () => this.#timedOut(turn, timeoutMs));
+    const { requestContext, caller, tenant } = turn.request.context;
+    const context: ResumeContext = {
+      resumed: true,
+      reason,
+      task: copyOf(this.#channel.task!),
+      taskId: this.taskId,
+      contextId: this.contextId,
+      caller,
+      tenant,
+      requestContext,
+      get signal() {
+        return turn.signal;
+      },
+    };
+    const events = new TaskEvents(new LiveSink(this.#live, turn));
+    const executor = this.#deps.executor;
+    this.#deps.logger.warn({ taskId: this.taskId, reason }, 'a task left mid-turn is resumed by executor.resume()');
+    // Its writes run in the context it is called in (the channel's steps keep it).
+    await runWithA2AContext(requestContext, () => this.#runAgent(turn, () => executor.resume!(context, events), 'resume()', text));
   }
 
   /**
@@ -146,27 +193,41 @@ export class Execution {
         turn.startedAt = performance.now();
         events.turnStarted?.({ taskId: this.taskId, tenant: this.scope.tenant, followUp: before !== undefined });
       }
-      const context: ExecutionContext = {
-        ...request.context,
-        userMessage: request.message,
-        task: before ? copyOf(before) : undefined,
-        get signal() {
-          return turn.signal;
-        },
-      };
-      await this.#deps.executor.execute(context, new TaskEvents(new LiveSink(this.#live, turn)));
     } catch (error) {
-      if (!turn.closed && !turn.canceled) this.#deps.logger.error({ err: error, taskId: this.taskId }, 'execute() threw; the task is failed');
-      turn.settle();
-      if (!turn.closed) await channel.enqueue(() => this.#endUnfinished(turn, false));
-      return;
+      return this.#agentFailed(turn, error, 'execute()', GENERIC_FAILURE_TEXT);
+    }
+    const context: ExecutionContext = {
+      ...request.context,
+      userMessage: request.message,
+      task: before ? copyOf(before) : undefined,
+      get signal() {
+        return turn.signal;
+      },
+    };
+    const executor = this.#deps.executor;
+    return this.#runAgent(turn, () => executor.execute(context, new TaskEvents(new LiveSink(this.#live, turn))), 'execute()', GENERIC_FAILURE_TEXT);
+  }
+
+  /** Runs the agent's code for `turn` (`hook` names it in logs), then ends what it left unfinished: FAILED with `failureText`, or CANCELED. */
+  async #runAgent(turn: Turn, run: () => Promise<void> | void, hook: string, failureText: string): Promise<void> {
+    const channel = this.#channel;
+    try {
+      await run();
+    } catch (error) {
+      return this.#agentFailed(turn, error, hook, failureText);
     }
     turn.settle();
-    // Drain what execute() published without awaiting (nothing to wait for once the turn is over).
+    // Drain what the agent published without awaiting (nothing to wait for once the turn is over).
     const tail = channel.tail;
     if (!turn.closed && tail) await tail.catch(noop);
     // Handed off: the turn ends when the task parks or finishes, whoever writes that.
-    if (!turn.closed && !turn.handedOff) await channel.enqueue(() => this.#endUnfinished(turn, true));
+    if (!turn.closed && !turn.handedOff) await channel.enqueue(() => this.#endUnfinished(turn, hook, failureText));
+  }
+
+  async #agentFailed(turn: Turn, error: unknown, hook: string, failureText: string): Promise<void> {
+    if (!turn.closed && !turn.canceled) this.#deps.logger.error({ err: error, taskId: this.taskId }, `${hook} threw; the task is failed`);
+    turn.settle();
+    if (!turn.closed) await this.#channel.enqueue(() => this.#endUnfinished(turn, undefined, failureText));
   }
 
   /** The turn's deadline passed: its signal fires and the task is FAILED with the reason. */
@@ -179,8 +240,8 @@ export class Execution {
     void channel.enqueue(() => (turn.closed ? undefined : channel.commitEngineStatus('TASK_STATE_FAILED', text))).catch(noop);
   }
 
-  /** execute() settled without ending its turn. */
-  async #endUnfinished(turn: Turn, returned: boolean): Promise<void> {
+  /** The agent's code settled without ending its turn (`returned`: the hook that returned; undefined: it threw). */
+  async #endUnfinished(turn: Turn, returned: string | undefined, failureText: string): Promise<void> {
     if (turn.closed) return;
     if (turn.canceled) {
       // The CancelTask in progress writes CANCELED in its own request's context; a cancel asked by
@@ -191,10 +252,47 @@ export class Execution {
     if (returned) {
       this.#deps.logger.error(
         { taskId: this.taskId },
-        'execute() returned before publishing a reply, an interrupted or a terminal state; the task is failed',
+        `${returned} returned before publishing a reply, an interrupted or a terminal state; the task is failed`,
       );
     }
-    await this.#channel.commitEngineStatus('TASK_STATE_FAILED', GENERIC_FAILURE_TEXT).catch(noop);
+    await this.#channel.commitEngineStatus('TASK_STATE_FAILED', failureText).catch(noop);
+  }
+
+  /**
+   * Another process asked for a cancel (a CancelTask served there writes CANCELED there): the turn
+   * here is aborted and ends with the end committed, as soon as the bus brings it (or it is found
+   * stored already), or with the engine's CANCELED once the grace period is over, like a local
+   * cancel. Its later events are refused (its publisher is closed). A handed-off turn follows the
+   * bus already; a turn this process aborted itself is decided by whoever aborted it.
+   */
+  #canceledElsewhere(): void {
+    const turn = this.#queue.current;
+    if (!turn || turn.canceled || turn.closed) return;
+    turn.cancel();
+    if (turn.handedOff) return;
+    const channel = this.#channel;
+    const endWith = (task: Task, event: StreamResponse, version?: number): void => {
+      if (turn.closed) return;
+      turn.notify(event, version);
+      this.#endTurn(turn, { kind: 'task', task });
+    };
+    this.#guard.watchForEnd(
+      // In the channel's order: an event of the turn's own already on its way lands (or is refused) first.
+      ({ task, event, version }) => void channel.enqueue(() => endWith(task, event, version)),
+      // Nothing committed within the grace period: CANCELED is written here (or the end found stored ends the turn).
+      () => void channel.enqueue(() => (turn.closed ? undefined : channel.commitEngineStatus('TASK_STATE_CANCELED', CANCELED_TEXT))).catch(noop),
+    );
+    // The end may have been committed before the bus was followed: read the task once.
+    void channel
+      .enqueue(async () => {
+        if (turn.closed) return;
+        await channel.reload();
+        const task = channel.task;
+        if (task && isTerminal(task.status.state)) {
+          endWith(task, { statusUpdate: { taskId: this.taskId, contextId: this.contextId, status: task.status } }, channel.version);
+        }
+      })
+      .catch(noop);
   }
 
   /** Aborts the turn; handed-off work is told through the bus (its publisher may be in another process). */

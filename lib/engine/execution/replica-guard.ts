@@ -6,7 +6,7 @@
 import { A2AError, busyElsewhere } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import type { Task } from '../../protocol/schemas.js';
-import type { TaskEventBus } from '../seams/task-event-bus.js';
+import type { CommittedEvent, TaskEventBus } from '../seams/task-event-bus.js';
 import type { TaskLease, TaskLeases } from '../seams/task-leases.js';
 import type { TaskScope } from '../seams/task-store.js';
 import { endsTurn, isInterrupted, isTerminal } from '../task-state.js';
@@ -20,6 +20,8 @@ export interface ReplicaGuardDeps {
   readonly leases?: TaskLeases;
   /** How long a turn waits for a lease another replica holds. */
   readonly leaseWaitMs: number;
+  /** How long a turn canceled by another process may take to end before this one ends it (default 5 s). */
+  readonly cancelGraceMs?: number;
 }
 
 export class ReplicaGuard {
@@ -34,6 +36,8 @@ export class ReplicaGuard {
   #stopCancelListener: (() => void) | undefined;
   /** Ends the bus subscription through which a handed-off turn follows its task. */
   #stopFollowing: (() => void) | undefined;
+  /** Ends the watch a cancel asked by another process started (see watchForEnd). */
+  #stopWatching: (() => void) | undefined;
 
   constructor(deps: ReplicaGuardDeps, key: string, scope: TaskScope, taskId: string, onCancelRequest: () => void) {
     this.#deps = deps;
@@ -83,7 +87,7 @@ export class ReplicaGuard {
 
   /**
    * Whether the task's turn died with the process that ran it (restart, or an expired lease) and is
-   * to be FAILED: not when parked or finished by now. With leases, only while holding the task's
+   * to be resumed or FAILED: not when parked or finished by now. With leases, only while holding the task's
    * lease (taken here at once or not at all), so a turn another replica has taken over is never touched.
    */
   async claimOrphan(channel: TaskChannel<unknown>): Promise<boolean> {
@@ -95,7 +99,7 @@ export class ReplicaGuard {
     await channel.reload();
     const state = channel.task!.status.state;
     if (isTerminal(state) || isInterrupted(state)) return false;
-    this.#deps.logger.warn({ taskId: this.#taskId }, 'a task was left mid-turn by a process that stopped; it is failed');
+    this.#deps.logger.warn({ taskId: this.#taskId }, 'a task was left mid-turn by a process that stopped; it is resumed or failed');
     return true;
   }
 
@@ -129,10 +133,31 @@ export class ReplicaGuard {
     this.#stopFollowing = undefined;
   }
 
+  /**
+   * After a cancel asked by another process (which commits the end there): until release(), a
+   * terminal event of the task committed anywhere reaches `ended` from the bus, and `graceOver` runs
+   * once the grace period is over. Only on the cancel path: a turn follows nothing otherwise.
+   */
+  watchForEnd(ended: (committed: CommittedEvent) => void, graceOver: () => void): void {
+    // A watch left by an earlier turn's cancel (that turn parked meanwhile) gives way to this one.
+    this.#stopWatching?.();
+    const stop = this.#deps.bus.subscribe(this.#key, (committed) => {
+      if (isTerminal(committed.task.status.state)) ended(committed);
+    });
+    const timer = setTimeout(graceOver, this.#deps.cancelGraceMs ?? 5_000);
+    timer.unref();
+    this.#stopWatching = () => {
+      clearTimeout(timer);
+      stop();
+    };
+  }
+
   /** The execution holds nothing live now: no cancel listener, and the lease is given back. */
   release(): void {
     this.#stopCancelListener?.();
     this.#stopCancelListener = undefined;
+    this.#stopWatching?.();
+    this.#stopWatching = undefined;
     const lease = this.#lease;
     if (!lease) return;
     this.#lease = undefined;

@@ -51,6 +51,14 @@ export class TurnQueue {
     return turn;
   }
 
+  /** A turn for `request` started now with `run` instead of the usual start, ahead of any queued (nothing may run). */
+  startOwn(request: TurnRequest, run: (turn: Turn) => void): Turn {
+    const turn = new Turn(request);
+    this.#current = turn;
+    run(turn);
+    return turn;
+  }
+
   /** Starts the oldest queued turn in its request's context; false when none waits. */
   startNext(): boolean {
     const next = this.#pending.shift();
