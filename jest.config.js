@@ -16,6 +16,7 @@ const base = {
     '^a2a-express-kit/testing$': '<rootDir>/lib/testing/index.ts',
     '^a2a-express-kit/sqlite$': '<rootDir>/lib/sqlite.ts',
     '^a2a-express-kit/redis$': '<rootDir>/lib/redis.ts',
+    '^a2a-express-kit/postgres$': '<rootDir>/lib/postgres.ts',
   },
 };
 
