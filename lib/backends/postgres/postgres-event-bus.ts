@@ -45,6 +45,12 @@ interface Group {
   last: number;
   /** False until the starting point is known (notifications meanwhile wait for it). */
   ready: boolean;
+  /**
+   * The lowest version published through this bus since the group was made, before it was ready:
+   * the starting point stays below it, so an event published right after subscribe() is delivered
+   * even when it committed before the starting point was read.
+   */
+  floor: number;
   reading: boolean;
   /** A notification came during a read: read again after it. */
   again: boolean;
@@ -63,6 +69,8 @@ export class PostgresTaskEventBus implements TaskEventBus {
   readonly #groups = new Map<string, Group>();
   readonly #cancels: CancelListeners = new Map();
   readonly #pending = new Set<Promise<unknown>>();
+  /** Per task key, the last publish under way. */
+  readonly #publishing = new Map<string, Promise<void>>();
   #eventsReady: Promise<void> | undefined;
   #cancelReady: Promise<void> | undefined;
   #janitor: NodeJS.Timeout | undefined;
@@ -100,13 +108,31 @@ export class PostgresTaskEventBus implements TaskEventBus {
   async publish(key: string, committed: CommittedEvent): Promise<void> {
     const { version } = committed;
     if (!Number.isSafeInteger(version) || version < 1) throw new RangeError(`PostgresTaskEventBus: version must be a positive integer, got ${version}`);
+    const wire = wireKey(key);
+    const group = this.#groups.get(wire);
+    if (group && !group.ready) group.floor = Math.min(group.floor, version);
     // A linked store's write statement logged and notified this version already (see PostgresTaskStore).
     if (this.#log.takeAppended(key, version)) return;
+    // One key's publishes reach the table in the order they were made (the pool would reorder them).
+    const before = this.#publishing.get(key);
+    const write = (before ?? Promise.resolve()).then(() => this.#insert(key, wire, committed));
+    const settled = write.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#publishing.set(key, settled);
+    void settled.then(() => {
+      if (this.#publishing.get(key) === settled) this.#publishing.delete(key);
+    });
+    await write;
+  }
+
+  async #insert(key: string, wire: string, committed: CommittedEvent): Promise<void> {
     const log = this.#log;
     await log.db.query(
       `WITH source AS (SELECT $2::integer AS version, $3::text AS payload), ${log.appendSql('source', '$1', '$4')}
        SELECT count(*) FROM notified`,
-      [key, version, JSON.stringify(committed), wireKey(key)],
+      [key, committed.version, JSON.stringify(committed), wire],
     );
   }
 
@@ -202,7 +228,7 @@ export class PostgresTaskEventBus implements TaskEventBus {
   }
 
   #follow(wire: string, key: string): Group {
-    const group: Group = { key, followers: new Set(), last: 0, ready: false, reading: false, again: false };
+    const group: Group = { key, followers: new Set(), last: 0, ready: false, floor: Number.MAX_SAFE_INTEGER, reading: false, again: false };
     this.#groups.set(wire, group);
     if (!this.#eventsReady) {
       this.#eventsReady = this.#listen(this.#log.eventsChannel, (payload) => this.#onNotify(payload));
@@ -213,9 +239,9 @@ export class PostgresTaskEventBus implements TaskEventBus {
       .then(() => this.#log.db.query<{ top: number | null }>(`SELECT max(version) AS top FROM ${this.#log.table} WHERE task_key = $1`, [key]))
       .then(
         ([row]) => {
-          group.last = Math.max(group.last, row?.top ?? 0);
+          group.last = Math.max(group.last, Math.min(row?.top ?? 0, group.floor - 1));
           group.ready = true;
-          if (group.again) this.#read(group);
+          if (group.again || group.floor <= (row?.top ?? 0)) this.#read(group);
         },
         (error: unknown) => {
           group.ready = true;
