@@ -48,19 +48,24 @@ export class PostgresPushConfigStore implements PushConfigStore {
 
   async put(scope: TaskScope, config: StoredPushConfig, maxPerTask: number): Promise<void> {
     const { failing, ...rest } = config;
-    const [row] = await this.#db.query<{ stored: string }>(
-      `WITH replaced AS (
-        UPDATE ${this.#table} SET config = $3, failing = $4 WHERE task_key = $1 AND id = $2 RETURNING 1
-      ), added AS (
-        INSERT INTO ${this.#table} (task_key, id, tenant, owner, task_id, config, failing, delivered, attempts)
-        SELECT $1, $2, $5, $6, $7, $3, $4,
-          COALESCE((SELECT version FROM ${this.#tasks} WHERE id = $7 AND tenant = $5 AND owner = $6), 0), 0
-        WHERE NOT EXISTS (SELECT 1 FROM replaced) AND (SELECT count(*) FROM ${this.#table} WHERE task_key = $1) < $8
-        ON CONFLICT DO NOTHING RETURNING 1
-      )
-      SELECT (SELECT count(*) FROM replaced) + (SELECT count(*) FROM added) AS stored`,
-      [taskKey(scope, config.taskId), config.id, JSON.stringify(rest), failing === true, scope.tenant, scope.owner, config.taskId, maxPerTask],
-    );
+    const key = taskKey(scope, config.taskId);
+    // One put per task at a time (a lock until COMMIT), so concurrent puts respect the bound.
+    const [row] = await this.#db.transaction(async (query) => {
+      await query('SELECT pg_advisory_xact_lock(hashtext($1))', [`a2a push configs ${this.#db.schema} ${key}`]);
+      return query<{ stored: string }>(
+        `WITH replaced AS (
+          UPDATE ${this.#table} SET config = $3, failing = $4 WHERE task_key = $1 AND id = $2 RETURNING 1
+        ), added AS (
+          INSERT INTO ${this.#table} (task_key, id, tenant, owner, task_id, config, failing, delivered, attempts)
+          SELECT $1, $2, $5, $6, $7, $3, $4,
+            COALESCE((SELECT version FROM ${this.#tasks} WHERE id = $7 AND tenant = $5 AND owner = $6), 0), 0
+          WHERE NOT EXISTS (SELECT 1 FROM replaced) AND (SELECT count(*) FROM ${this.#table} WHERE task_key = $1) < $8
+          ON CONFLICT DO NOTHING RETURNING 1
+        )
+        SELECT (SELECT count(*) FROM replaced) + (SELECT count(*) FROM added) AS stored`,
+        [key, config.id, JSON.stringify(rest), failing === true, scope.tenant, scope.owner, config.taskId, maxPerTask],
+        );
+    });
     if (Number(row.stored) === 0) throw new PushConfigLimitError(config.taskId, maxPerTask);
   }
 
