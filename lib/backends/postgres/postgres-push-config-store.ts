@@ -64,7 +64,7 @@ export class PostgresPushConfigStore implements PushConfigStore {
         )
         SELECT (SELECT count(*) FROM replaced) + (SELECT count(*) FROM added) AS stored`,
         [key, config.id, JSON.stringify(rest), failing === true, scope.tenant, scope.owner, config.taskId, maxPerTask],
-        );
+      );
     });
     if (Number(row.stored) === 0) throw new PushConfigLimitError(config.taskId, maxPerTask);
   }
