@@ -32,6 +32,7 @@ export interface PgPoolClient {
   on(event: 'error', listener: (error: Error) => void): unknown;
   on(event: 'end', listener: () => void): unknown;
   removeAllListeners(event?: string): unknown;
+  removeListener(event: 'error', listener: (error: Error) => void): unknown;
 }
 
 /** A node-postgres `Pool`. */
@@ -111,22 +112,30 @@ export class PostgresDatabase {
    */
   async transaction<T>(work: (query: <R = Record<string, unknown>>(text: string, values?: readonly unknown[]) => Promise<R[]>) => Promise<T>): Promise<T> {
     const client = await this.#pool.connect();
+    let broken: Error | undefined;
+    // A connection that drops between two statements emits 'error' (unhandled, it would end the
+    // process); the pending or next statement fails, and the connection is not reused.
+    const onError = (error: Error) => (broken = error);
+    client.on('error', onError);
     const query = async <R,>(text: string, values?: readonly unknown[]): Promise<R[]> =>
       (await client.query<R>({ text, values, query_timeout: this.#timeoutMs })).rows;
-    let broken: Error | undefined;
     try {
       await query('BEGIN');
       const result = await work(query);
       await query('COMMIT');
       return result;
     } catch (error) {
-      try {
-        await query('ROLLBACK');
-      } catch (rollback) {
-        broken = rollback instanceof Error ? rollback : new Error(String(rollback));
+      if (!broken) {
+        try {
+          await query('ROLLBACK');
+        } catch (rollback) {
+          broken = rollback instanceof Error ? rollback : new Error(String(rollback));
+        }
       }
       throw error;
     } finally {
+      // A broken connection keeps the listener: it is destroyed, and may still report.
+      if (!broken) client.removeListener('error', onError);
       client.release(broken);
     }
   }
