@@ -89,6 +89,17 @@ pg.describe('PostgresTaskEventBus on PostgreSQL', () => {
     expect((await bus.history(key, 1))?.map((e) => e.version)).toEqual([2]);
   });
 
+  it('keeps the latest eventMaxPerTask events of a task; history() is undefined before them', async () => {
+    const bus = openBus(pool, { eventMaxPerTask: 10 });
+    const key = `k-${randomUUID()}`;
+    for (let v = 1; v <= 25; v++) void bus.publish(key, event(key, v));
+    await bus.publish(key, event(key, 26));
+    const kept = await pool.query(`SELECT version FROM "${pg.schema}".a2a_events WHERE task_key = $1 ORDER BY version`, [key]);
+    expect(kept.rows.map((r) => r.version)).toEqual([17, 18, 19, 20, 21, 22, 23, 24, 25, 26]);
+    expect(await bus.history(key, 0)).toBeUndefined();
+    expect((await bus.history(key, 23))?.map((e) => e.version)).toEqual([24, 25, 26]);
+  });
+
   it('catches up from the events table after its LISTEN connection was cut', async () => {
     const bus = openBus(pool);
     const publisher = openBus(peerPool);
@@ -126,5 +137,6 @@ pg.describe('PostgresTaskEventBus on PostgreSQL', () => {
   it('names the option in a construction error', () => {
     expect(() => makeBus(pool, { eventRetentionMs: 0 })).toThrow(/PostgresTaskEventBus: option "eventRetentionMs"/);
     expect(() => makeBus(pool, { eventRetention: 5 } as never)).toThrow(/did you mean "eventRetentionMs"/);
+    expect(() => makeBus(pool, { eventMaxPerTask: 0 })).toThrow(/option "eventMaxPerTask"/);
   });
 });

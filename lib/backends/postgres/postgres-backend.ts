@@ -29,6 +29,8 @@ export interface PostgresBackendOptions {
   readonly leaseTtlMs?: number;
   /** How long a task's events stay resumable (SSE Last-Event-ID) and deliverable by push. Default 3600000. */
   readonly eventRetentionMs?: number;
+  /** How many of a task's latest events stay resumable and deliverable by push. Default 200. */
+  readonly eventMaxPerTask?: number;
   /** How long one statement may take before it fails instead of hanging. Default 5000. */
   readonly queryTimeoutMs?: number;
   /** How long connecting (and migrating) may take before createPostgresBackend() rejects. Default 10000. */
@@ -69,6 +71,7 @@ const schema = z.strictObject({
   schema: schemaNameSchema,
   leaseTtlMs: millisecondsSchema(30).optional(),
   eventRetentionMs: millisecondsSchema(1000).optional(),
+  eventMaxPerTask: z.number().int().min(1).max(1_000_000).optional(),
   queryTimeoutMs: z.number().int().min(10).max(600_000).default(DEFAULT_QUERY_TIMEOUT_MS),
   connectTimeoutMs: millisecondsSchema(1).default(10_000),
   maxConnections: z.number().int().min(2).max(1000).default(10),
@@ -92,7 +95,12 @@ export async function createPostgresBackend(options: PostgresBackendOptions): Pr
   }
 
   const connection = { pool, schema: parsed.schema, queryTimeoutMs };
-  const eventBus = new PostgresTaskEventBus({ ...connection, logger, ...(parsed.eventRetentionMs === undefined ? {} : { eventRetentionMs: parsed.eventRetentionMs }) });
+  const eventBus = new PostgresTaskEventBus({
+    ...connection,
+    logger,
+    ...(parsed.eventRetentionMs === undefined ? {} : { eventRetentionMs: parsed.eventRetentionMs }),
+    ...(parsed.eventMaxPerTask === undefined ? {} : { eventMaxPerTask: parsed.eventMaxPerTask }),
+  });
   // Linked: each store write inserts its event in the bus's table in the same statement, so a
   // replica killed between the write and the bus's publish loses no event.
   const taskStore = new PostgresTaskStore({ ...connection, eventBus });

@@ -5,7 +5,8 @@
  * notifications that arrive out of order, late, or not at all (a dropped LISTEN connection: the
  * rows are read again once it is back) lose nothing. history() reads the same rows for
  * Last-Event-ID resumes, and the push outbox reads them for deliveries. Cancel requests are
- * notifications too. Rows older than `eventRetentionMs` are deleted now and then.
+ * notifications too. A task keeps its latest `eventMaxPerTask` rows; rows older than
+ * `eventRetentionMs` are deleted now and then.
  * A PostgresTaskStore given this bus inserts each event in its write statement; publish() then
  * skips the versions that store wrote in this process and still writes everything else.
  */
@@ -21,6 +22,8 @@ import { connectionShape, databaseOf, loggerSchema, millisecondsSchema, type Pos
 export interface PostgresTaskEventBusOptions extends PostgresConnectionOptions {
   /** How long a task's events stay resumable (SSE Last-Event-ID) and deliverable by push. Default 3600000 (1 h). */
   readonly eventRetentionMs?: number;
+  /** How many of a task's latest events stay resumable (the rest are deleted as new ones come). Default 200. */
+  readonly eventMaxPerTask?: number;
   /** LISTEN connection trouble is reported here. Default: the console. */
   readonly logger?: Logger;
 }
@@ -28,6 +31,7 @@ export interface PostgresTaskEventBusOptions extends PostgresConnectionOptions {
 const optionsSchema = z.strictObject({
   ...connectionShape,
   eventRetentionMs: millisecondsSchema(1000).default(3_600_000),
+  eventMaxPerTask: z.number().int().min(1).max(1_000_000).default(200),
   logger: loggerSchema.default(consoleLogger),
 });
 
@@ -80,7 +84,7 @@ export class PostgresTaskEventBus implements TaskEventBus {
   constructor(options: PostgresTaskEventBusOptions) {
     const parsed = parseOptions('PostgresTaskEventBus', optionsSchema, options);
     const db = databaseOf(parsed);
-    this.#log = new PostgresEventLog(db);
+    this.#log = new PostgresEventLog(db, parsed.eventMaxPerTask);
     this.#logger = parsed.logger;
     this.#retentionMs = parsed.eventRetentionMs;
     logOfBus.set(this, this.#log);

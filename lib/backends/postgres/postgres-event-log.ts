@@ -21,7 +21,11 @@ export class PostgresEventLog {
   /** Per task key, the highest version a linked store inserted here and the bus has not published yet. */
   readonly #appended = new Map<string, number>();
 
-  constructor(readonly db: PostgresDatabase) {
+  constructor(
+    readonly db: PostgresDatabase,
+    /** Rows kept per task: an insert deletes the task's rows this far below it. */
+    readonly maxPerTask: number,
+  ) {
     this.eventsChannel = channelName(db.schema, 'events');
     this.cancelChannel = channelName(db.schema, 'cancel');
     this.table = db.table('events');
@@ -30,13 +34,15 @@ export class PostgresEventLog {
   /**
    * SQL for a data-modifying WITH clause: `logged` inserts the rows of `source` (columns `version`
    * and `payload`) for task key parameter `keyParam`; `notified` notifies each inserted one. A
-   * version already logged is left as it is and not notified again. The main query must read
-   * `notified` (a plain SELECT in WITH runs only when referenced).
+   * version already logged is left as it is and not notified again; rows `maxPerTask` versions
+   * older go. The main query must read `notified` (a plain SELECT in WITH runs only when referenced).
    */
   appendSql(source: string, keyParam: string, wireParam: string): string {
     return `logged AS (
       INSERT INTO ${this.table} (task_key, version, payload) SELECT ${keyParam}::text, version, payload FROM ${source}
       ON CONFLICT DO NOTHING RETURNING version
+    ), trimmed AS (
+      DELETE FROM ${this.table} WHERE task_key = ${keyParam}::text AND version <= (SELECT max(version) FROM logged) - ${this.maxPerTask}
     ), notified AS (
       SELECT pg_notify('${this.eventsChannel}', logged.version || ' ' || ${wireParam}::text) FROM logged
     )`;
