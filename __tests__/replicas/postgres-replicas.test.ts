@@ -90,6 +90,11 @@ pg.describe('two replicas on one PostgreSQL', () => {
   it('cancels on B a task running on A: cancel() runs on B, A stops, the task ends CANCELED', async () => {
     const sent = await on(a).call('SendMessage', { ...userMessage('hold'), configuration: { returnImmediately: true } }, as('alice'));
     const taskId: string = sent.result.task.id;
+    // Once A's turn holds (its WORKING status committed, its abort listener set): a cancel that came
+    // before would abort a turn that has not started listening yet.
+    await a.printed((r) => r.hook === 'execute' && r.taskId === taskId);
+    const state = async () => (await on(b).call('GetTask', { id: taskId }, as('alice'))).result.status.state;
+    for (let i = 0; i < 500 && (await state()) !== 'TASK_STATE_WORKING'; i++) await new Promise((resolve) => setTimeout(resolve, 10));
     const canceled = await on(b).call('CancelTask', { id: taskId }, as('alice'));
     expect(canceled.error).toBeUndefined();
     expect(canceled.result.status.state).toBe('TASK_STATE_CANCELED');

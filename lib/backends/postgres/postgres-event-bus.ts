@@ -44,6 +44,8 @@ export const taskEventLog = (bus: PostgresTaskEventBus): PostgresEventLog => log
 /** The followers of one task in this process, and how far they have been served. */
 interface Group {
   readonly key: string;
+  /** The key as notifications name it. */
+  readonly wire: string;
   readonly followers: Set<CommittedEventListener>;
   /** The highest version delivered: nothing at or below it is delivered again. */
   last: number;
@@ -69,8 +71,9 @@ export class PostgresTaskEventBus implements TaskEventBus {
   readonly #retentionMs: number;
   readonly #listener: PostgresListener;
   readonly #releaseListener: () => Promise<void>;
-  /** Followed tasks by wire key (what notifications name). */
+  /** Followed tasks by task key, and by wire key (what notifications name). */
   readonly #groups = new Map<string, Group>();
+  readonly #byWire = new Map<string, Group>();
   readonly #cancels: CancelListeners = new Map();
   readonly #pending = new Set<Promise<unknown>>();
   /** Per task key, the last publish under way. */
@@ -112,11 +115,11 @@ export class PostgresTaskEventBus implements TaskEventBus {
   async publish(key: string, committed: CommittedEvent): Promise<void> {
     const { version } = committed;
     if (!Number.isSafeInteger(version) || version < 1) throw new RangeError(`PostgresTaskEventBus: version must be a positive integer, got ${version}`);
-    const wire = wireKey(key);
-    const group = this.#groups.get(wire);
+    const group = this.#groups.get(key);
     if (group && !group.ready) group.floor = Math.min(group.floor, version);
     // A linked store's write statement logged and notified this version already (see PostgresTaskStore).
     if (this.#log.takeAppended(key, version)) return;
+    const wire = wireKey(key);
     // One key's publishes reach the table in the order they were made (the pool would reorder them).
     const before = this.#publishing.get(key);
     const write = (before ?? Promise.resolve()).then(() => this.#insert(key, wire, committed));
@@ -142,8 +145,7 @@ export class PostgresTaskEventBus implements TaskEventBus {
 
   subscribe(key: string, listener: CommittedEventListener): () => void {
     if (this.#closed) throw new Error('PostgresTaskEventBus is closed');
-    const wire = wireKey(key);
-    const group = this.#groups.get(wire) ?? this.#follow(wire, key);
+    const group = this.#groups.get(key) ?? this.#follow(key);
     // A wrapper per call, so the same function subscribed twice is two subscriptions.
     const follower: CommittedEventListener = (committed) => listener(committed);
     group.followers.add(follower);
@@ -154,7 +156,10 @@ export class PostgresTaskEventBus implements TaskEventBus {
       subscribed = false;
       group.followers.delete(follower);
       this.#subscribers--;
-      if (group.followers.size === 0 && this.#groups.get(wire) === group) this.#groups.delete(wire);
+      if (group.followers.size === 0 && this.#groups.get(key) === group) {
+        this.#groups.delete(key);
+        this.#byWire.delete(group.wire);
+      }
     };
   }
 
@@ -208,6 +213,7 @@ export class PostgresTaskEventBus implements TaskEventBus {
     this.#closed = true;
     clearInterval(this.#janitor);
     this.#groups.clear();
+    this.#byWire.clear();
     this.#cancels.clear();
     await this.#releaseListener();
   }
@@ -231,9 +237,11 @@ export class PostgresTaskEventBus implements TaskEventBus {
     return handle.ready;
   }
 
-  #follow(wire: string, key: string): Group {
-    const group: Group = { key, followers: new Set(), last: 0, ready: false, floor: Number.MAX_SAFE_INTEGER, reading: false, again: false };
-    this.#groups.set(wire, group);
+  #follow(key: string): Group {
+    const wire = wireKey(key);
+    const group: Group = { key, wire, followers: new Set(), last: 0, ready: false, floor: Number.MAX_SAFE_INTEGER, reading: false, again: false };
+    this.#groups.set(key, group);
+    this.#byWire.set(wire, group);
     if (!this.#eventsReady) {
       this.#eventsReady = this.#listen(this.#log.eventsChannel, (payload) => this.#onNotify(payload));
       this.#eventsReady.catch(() => (this.#eventsReady = undefined));
@@ -258,7 +266,7 @@ export class PostgresTaskEventBus implements TaskEventBus {
 
   #onNotify(payload: string): void {
     const space = payload.indexOf(' ');
-    const group = this.#groups.get(payload.slice(space + 1));
+    const group = this.#byWire.get(payload.slice(space + 1));
     if (!group || !(Number(payload.slice(0, space)) > group.last)) return;
     this.#read(group);
   }
