@@ -52,9 +52,9 @@ interface Group {
   /** False until the starting point is known (notifications meanwhile wait for it). */
   ready: boolean;
   /**
-   * The lowest version published through this bus since the group was made, before it was ready:
-   * the starting point stays below it, so an event published right after subscribe() is delivered
-   * even when it committed before the starting point was read.
+   * The lowest version published through this bus, or notified, since the group was made and
+   * before it was ready: the starting point stays below it, so an event published right after
+   * subscribe() is delivered even when it committed before the starting point was read.
    */
   floor: number;
   reading: boolean;
@@ -79,6 +79,8 @@ export class PostgresTaskEventBus implements TaskEventBus {
   /** Per task key, the last publish under way. */
   readonly #publishing = new Map<string, Promise<void>>();
   #eventsReady: Promise<void> | undefined;
+  /** The events channel is listened to (a follower's starting point can be read at once). */
+  #listening = false;
   #cancelReady: Promise<void> | undefined;
   #janitor: NodeJS.Timeout | undefined;
   #subscribers = 0;
@@ -243,17 +245,24 @@ export class PostgresTaskEventBus implements TaskEventBus {
     this.#groups.set(key, group);
     this.#byWire.set(wire, group);
     if (!this.#eventsReady) {
-      this.#eventsReady = this.#listen(this.#log.eventsChannel, (payload) => this.#onNotify(payload));
-      this.#eventsReady.catch(() => (this.#eventsReady = undefined));
+      const ready = this.#listen(this.#log.eventsChannel, (payload) => this.#onNotify(payload));
+      this.#eventsReady = ready;
+      ready.then(
+        () => (this.#listening = true),
+        () => (this.#eventsReady = undefined),
+      );
     }
-    // Where the log stands once notifications are heard: every event after it is delivered.
-    const start = this.#eventsReady
-      .then(() => this.#log.db.query<{ top: number | null }>(`SELECT max(version) AS top FROM ${this.#log.table} WHERE task_key = $1`, [key]))
+    // Where the log stands when following starts: every event after it is delivered. Read on the
+    // listening connection, so it is sent before the caller's next statements (its read of the
+    // task); the starting point stays below any version notified or published meanwhile.
+    const fence = () => this.#listener.query<{ top: number | null }>(`SELECT max(version) AS top FROM ${this.#log.table} WHERE task_key = $1`, [key]);
+    const start = (this.#listening ? fence() : this.#eventsReady.then(fence))
       .then(
         ([row]) => {
-          group.last = Math.max(group.last, Math.min(row?.top ?? 0, group.floor - 1));
+          const top = row?.top ?? 0;
+          group.last = Math.max(group.last, Math.min(top, group.floor - 1));
           group.ready = true;
-          if (group.again || group.floor <= (row?.top ?? 0)) this.#read(group);
+          if (group.again || group.floor <= top) this.#read(group);
         },
         (error: unknown) => {
           group.ready = true;
@@ -267,8 +276,11 @@ export class PostgresTaskEventBus implements TaskEventBus {
   #onNotify(payload: string): void {
     const space = payload.indexOf(' ');
     const group = this.#byWire.get(payload.slice(space + 1));
-    if (!group || !(Number(payload.slice(0, space)) > group.last)) return;
-    this.#read(group);
+    if (!group) return;
+    const version = Number(payload.slice(0, space));
+    // Committed while the starting point is read: delivered, whichever way that read falls.
+    if (!group.ready) group.floor = Math.min(group.floor, version);
+    if (version > group.last) this.#read(group);
   }
 
   /** Reads and delivers the group's rows after its last version; one read at a time per group. */

@@ -61,6 +61,19 @@ export class PostgresListener {
     };
   }
 
+  /**
+   * One statement on the listening connection itself: sent at once on a connection that is
+   * usually idle, so it runs before statements issued after it on the pool (a follower's starting
+   * point, read before the caller reads the task).
+   */
+  query<R>(text: string, values: readonly unknown[]): Promise<R[]> {
+    // Sent now (not after a tick) when connected.
+    const client = this.#current;
+    const sent = client ? client.query<R>({ text, values, query_timeout: this.#db.timeoutMs }) : undefined;
+    if (sent) return sent.then((result) => result.rows);
+    return this.#connect().then(async (connected) => (await connected.query<R>({ text, values, query_timeout: this.#db.timeoutMs })).rows);
+  }
+
   onReconnect(hooks: ReconnectHooks): void {
     this.#hooks.add(hooks);
   }
