@@ -13,7 +13,7 @@ import { withLatency } from '../../lib/testing';
 import { RedisTaskStore, type RedisClient } from '../../lib/redis';
 import { createClient } from 'redis';
 import { randomUUID } from 'node:crypto';
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
 import { migratePostgres, PostgresTaskStore } from '../../lib/postgres';
 import { listen, type Listening } from './http';
 import { redisForTests } from './redis';
@@ -67,7 +67,8 @@ if (pgServer) {
 }
 
 async function postgresTestStore(url: string): Promise<TaskStore> {
-  pgPool ??= new Pool({ connectionString: url, max: 10 });
+  // Loaded here: the other projects' suites never load pg.
+  pgPool ??= new (await import('pg')).Pool({ connectionString: url, max: 10 });
   const schema = `a2a_guarantees_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
   await migratePostgres({ pool: pgPool, schema });
   return new PostgresTaskStore({ pool: pgPool, schema });
