@@ -34,7 +34,7 @@ module.exports = {
       moduleNameMapper: { ...base.moduleNameMapper, '^express$': 'express4' },
       // Express-independent suites run once, in the express5 project; so do the fuzz suite (~15 s a
       // run), the stores' suites, the multi-process replica suites and the push suites.
-      testPathIgnorePatterns: ['/__tests__/unit/', '/__tests__/bench/', '/__tests__/package/', '/__tests__/contract/', '/__tests__/fuzz/', '/__tests__/stores/', '/__tests__/replicas/', '/__tests__/push/'],
+      testPathIgnorePatterns: ['/__tests__/unit/', '/__tests__/docs/', '/__tests__/bench/', '/__tests__/package/', '/__tests__/contract/', '/__tests__/fuzz/', '/__tests__/stores/', '/__tests__/replicas/', '/__tests__/push/'],
     },
     {
       // The guarantee suites again, through a store that takes 1-5 ms per call (see helpers/fixtures).

@@ -34,6 +34,7 @@
  *   --memory-warmup <N>  warm-up requests of each kind before the memory baseline (default 2500, quick 200, smoke 20)
  *   --no-idle            skip the idle-streams phase
  *   --idle-only          only the idle-streams phase (no throughput, no engine memory)
+ *   --long-stream        only the long-stream workload (bench/long-stream.ts; its own options follow)
  *   --idle-n <N>         idle SSE streams held open per server (default 10000, quick 1000, smoke 200)
  *   --idle-warmup <N>    streams opened and closed before the idle baseline (default 1000, quick 200, smoke 0)
  */
@@ -1684,7 +1685,15 @@ function version(pkg: string): string {
 // ---------------------------------------------------------------------------------------------
 // Main
 
+/** `--long-stream [its options]`: the long-stream workload alone (bench/long-stream.ts), in its own process. */
+function runLongStream(argv: string[]): Promise<number> {
+  const rest = argv.filter((arg) => arg !== '--long-stream');
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench', 'long-stream.ts'), ...rest], { stdio: 'inherit' });
+  return new Promise((resolve) => child.once('exit', (code) => resolve(code ?? 1)));
+}
+
 async function main(): Promise<number> {
+  if (process.argv.includes('--long-stream')) return runLongStream(process.argv.slice(2));
   const config = parseArgs(process.argv.slice(2));
   const started = Date.now();
   const log = (line: string) => process.stderr.write(`${line}\n`);

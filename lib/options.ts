@@ -3,7 +3,7 @@
  * factory and the option (nested ones too), a "did you mean" hint for a likely typo, and the
  * branch the user meant when an option accepts several shapes.
  */
-import type { z } from 'zod';
+import { z } from 'zod';
 
 export class A2AOptionsError extends TypeError {
   readonly code = 'ERR_A2A_OPTIONS';
@@ -51,29 +51,29 @@ export function optionsError(factory: string, option: string, detail: string): A
   return new A2AOptionsError(`${factory}: option "${option}": ${detail}`);
 }
 
-/** Object keys a schema accepts at `path` (through optional/default/nullable wrappers and unions). */
-function knownKeysAt(schema: z.ZodType, path: readonly PropertyKey[]): string[] {
-  const def = (schema as unknown as { _zod: { def: Record<string, unknown> } })._zod.def;
-  switch (def.type) {
-    case 'optional':
-    case 'default':
-    case 'nullable':
-    case 'prefault':
-    case 'readonly':
-      return knownKeysAt(def.innerType as z.ZodType, path);
-    case 'union':
-      return (def.options as z.ZodType[]).flatMap((option) => knownKeysAt(option, path));
-    case 'pipe':
-      return knownKeysAt(def.in as z.ZodType, path);
-    case 'object': {
-      const shape = def.shape as Record<string, z.ZodType>;
-      if (path.length === 0) return Object.keys(shape);
-      const child = shape[String(path[0])];
-      return child ? knownKeysAt(child, path.slice(1)) : [];
-    }
-    default:
-      return [];
+/**
+ * Object keys a schema accepts at `path` (through optional/default/nullable wrappers, unions and
+ * pipes), read through zod's public accessors (unwrap, options, in, shape).
+ */
+function knownKeysAt(schema: z.core.$ZodType, path: readonly PropertyKey[]): string[] {
+  if (
+    schema instanceof z.ZodOptional ||
+    schema instanceof z.ZodDefault ||
+    schema instanceof z.ZodNullable ||
+    schema instanceof z.ZodPrefault ||
+    schema instanceof z.ZodReadonly
+  ) {
+    return knownKeysAt(schema.unwrap(), path);
   }
+  if (schema instanceof z.ZodUnion) return schema.options.flatMap((option) => knownKeysAt(option, path));
+  if (schema instanceof z.ZodPipe) return knownKeysAt(schema.in, path);
+  if (schema instanceof z.ZodObject) {
+    const shape = schema.shape as Record<string, z.core.$ZodType>;
+    if (path.length === 0) return Object.keys(shape);
+    const child = shape[String(path[0])];
+    return child ? knownKeysAt(child, path.slice(1)) : [];
+  }
+  return [];
 }
 
 /**

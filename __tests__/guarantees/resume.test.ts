@@ -69,7 +69,6 @@ describe.each(BINDINGS)('stream event ids and Last-Event-ID over %s', (binding) 
 
     const resumed = await a2a().open('SubscribeToTask', { id: taskId }, { headers: { 'Last-Event-ID': seen } });
     gate.resolve();
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
     const events: { event?: any; id?: string }[] = [];
     for await (const item of a2a().events(resumed)) events.push(item);
     // No Task snapshot first: the client had the task at `seen`; only what came after it.

@@ -21,7 +21,6 @@ export interface A2AReply {
   readonly headers: Headers;
   /** The raw body, for byte-identity checks within one binding. */
   readonly text: string;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   readonly result?: any;
   readonly error?: A2AErrorReply;
 }
@@ -30,10 +29,8 @@ export interface A2AStreamReply {
   readonly status: number;
   readonly headers: Headers;
   /** Every `data:` payload as sent (JSON-RPC envelopes, or StreamResponses and Status frames). */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   readonly frames: any[];
   /** StreamResponse objects, in order. */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   readonly events: any[];
   /** The error answered before the stream opened, or carried by its final frame. */
   readonly error?: A2AErrorReply;
@@ -53,7 +50,6 @@ type Params = Record<string, unknown>;
 const CODE_BY_REASON = new Map<string, number>(Object.values(ERROR_TABLE).flatMap((spec) => (spec.reason ? [[spec.reason, spec.code] as [string, number]] : [])));
 
 /** A google.rpc.Status as the JSON-RPC error it stands for. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 function fromStatus(status: any): A2AErrorReply {
   const details: { '@type': string; reason?: string }[] = status.details ?? [];
   const reason = details.find((d) => d['@type'].endsWith('google.rpc.ErrorInfo'))?.reason;
@@ -131,7 +127,6 @@ export function a2aClient(binding: Binding, url: string) {
     open,
 
     /** The StreamResponse objects of an open stream (an error frame ends it with `{ error }`); `frame` as sent. */
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
     async *events(response: Response): AsyncGenerator<{ event?: any; error?: A2AErrorReply; frame: unknown; id?: string }> {
       for await (const frame of sseFrames(response)) {
         if (frame.data === undefined) continue;
@@ -150,7 +145,6 @@ export function a2aClient(binding: Binding, url: string) {
       const response = await open(method, params, options);
       if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
         const text = await response.text();
-        // eslint-disable-next-line @typescript-eslint/no-explicit-any
         const body: any = JSON.parse(text);
         return { status: response.status, headers: response.headers, frames: [], events: [], text, error: binding === 'jsonrpc' ? { code: body.error.code, message: body.error.message, reason: body.error.data?.[0]?.reason } : fromStatus(body.error) };
       }

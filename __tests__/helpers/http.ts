@@ -31,7 +31,6 @@ export interface RpcReply {
   readonly status: number;
   readonly headers: Headers;
   readonly text: string;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   readonly body: any;
 }
 
@@ -64,13 +63,11 @@ export interface SseReply {
   readonly status: number;
   readonly headers: Headers;
   /** Parsed `data:` payloads (JSON-RPC envelopes), in order. */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   readonly events: any[];
   /** Event names per frame ('message' when none was given). */
   readonly eventTypes: string[];
   readonly comments: string[];
   /** A non-SSE body (error before the stream opened). */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   readonly json?: any;
 }
 

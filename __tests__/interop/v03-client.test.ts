@@ -187,10 +187,14 @@ describe.each(TRANSPORTS)('official A2A v0.3 client (a2a-sdk-v03) over $name', (
   it('resubscribeTask: the task snapshot, then the follow-up through to the final status-update', async () => {
     const parked = (await client.sendMessage(send('book'))) as Task;
     const events: StreamEvent[] = [];
+    const subscribed = deferred();
     const following = (async () => {
-      for await (const event of client.resubscribeTask({ id: parked.id })) events.push(event as StreamEvent);
+      for await (const event of client.resubscribeTask({ id: parked.id })) {
+        events.push(event as StreamEvent);
+        subscribed.resolve(); // the task snapshot comes once the subscription is open
+      }
     })();
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await Promise.race([subscribed.promise, following]);
     await client.sendMessage(send('Sunday', { taskId: parked.id }));
     await following;
     expect(events[0]).toMatchObject({ kind: 'task', id: parked.id, status: { state: 'input-required' } });

@@ -6,7 +6,6 @@ import { listen } from '../helpers/http';
 
 const executor: AgentExecutor = { execute: (_ctx, events) => events.complete('ok') };
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 const json = async (response: Response): Promise<any> => response.json();
 
 const mockLogger = (): Logger & { warn: jest.Mock } => ({ debug: jest.fn(), info: jest.fn(), warn: jest.fn(), error: jest.fn() });

@@ -13,7 +13,6 @@ const executor: AgentExecutor = {
   },
 };
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 const badRequestOf = (body: any) => body.error.data?.find((d: { '@type': string }) => d['@type'] === BAD_REQUEST);
 
 describe('JSON-RPC envelope', () => {

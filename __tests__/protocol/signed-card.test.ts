@@ -18,10 +18,10 @@ import { canonicalizeAgentCard } from '@a2a-js/sdk';
 import { A2AOptionsError, createA2ARouter, silentLogger, type AgentCardInput, type AgentExecutor } from '../../lib';
 import { startAgent, testCard, type TestServer } from '../helpers/fixtures';
 import { listen, rpc } from '../helpers/http';
+import { expectProtoJson } from '../helpers/proto-json';
 
 const executor: AgentExecutor = { execute: (_ctx, events) => events.complete('ok') };
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Card = any;
 
 const card: AgentCardInput = {
@@ -91,6 +91,15 @@ describe('signCard', () => {
     expect(received.url).toBeDefined(); // a merged card (v0.3 compatibility)
     await expect(verify(received, 1, publicKey)).rejects.toThrow(); // not over the v0.3 fields
     await verify(received, 1, publicKey, canonicalizeAgentCard(received));
+  });
+
+  it('the v1.0 card (a request stating 1.0) carries one signature, verified over the received JSON and by the SDK canonicalization alike', async () => {
+    const received: Card = await (await fetch(`${server.url}/.well-known/agent-card.json`, { headers: { 'A2A-Version': '1.0' } })).json();
+    expectProtoJson('AgentCard', received); // exactly v1.0, signatures included
+    expect(received.signatures).toHaveLength(1);
+    expectNoDefaults(received);
+    await verify(received, 0, publicKey);
+    await verify(received, 0, publicKey, canonicalizeAgentCard(received));
   });
 
   it('a changed card no longer verifies', async () => {

@@ -13,7 +13,6 @@ import { expectV03 } from '../helpers/v03-schema';
 
 const executor: AgentExecutor = { execute: (_ctx, events) => events.complete('ok') };
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 const getCard = async (url: string): Promise<any> => (await fetch(url)).json();
 
 const securedCard: AgentCardInput = {
@@ -113,7 +112,7 @@ describe('the card with v0.3 compatibility on (the default)', () => {
     expect(off).not.toHaveProperty('protocolVersion');
   });
 
-  it('the extended card, over v1.0 and v0.3 alike, is presented the same way', async () => {
+  it('the extended card is presented as the public one: merged over v0.3, exactly v1.0 over v1.0 (see card-shapes.test.ts)', async () => {
     server = await startAgent(executor, {
       agentCard: securedCard,
       extendedAgentCard: { ...securedCard, name: 'Extended' },
@@ -121,9 +120,12 @@ describe('the card with v0.3 compatibility on (the default)', () => {
     });
     const v1 = (await rpc(server.url, 'GetExtendedAgentCard', {})).body.result;
     const v03 = (await rpc(server.url, 'agent/getAuthenticatedExtendedCard', undefined, { headers: { 'A2A-Version': '' } })).body.result;
-    expect(v1).toEqual(v03);
-    expect(v1).toMatchObject({ name: 'Extended', url: `${server.baseUrl}/agent`, protocolVersion: '0.3.0' });
+    expect(v03).toMatchObject({ name: 'Extended', url: `${server.baseUrl}/agent`, protocolVersion: '0.3.0' });
     expectV03('AgentCard', v03);
+    // The same card without the v0.3 fields: what a v1.0 parser keeps of the merged one.
+    expect(v1.name).toBe('Extended');
+    expect(AgentCardSchema.parse(v1)).toEqual(AgentCardSchema.parse(v03));
+    for (const field of ['url', 'preferredTransport', 'additionalInterfaces', 'protocolVersion', 'supportsAuthenticatedExtendedCard', 'security']) expect(v1).not.toHaveProperty(field);
   });
 });
 

@@ -9,7 +9,8 @@ import type { Request } from 'express';
 import type { AgentExecutor } from '../../lib';
 import { deferred, type Deferred } from '../helpers/async';
 import { startAgent, type TestServer } from '../helpers/fixtures';
-import { rpc, rpcStream, userMessage } from '../helpers/http';
+import { followStream } from '../helpers/follow-stream';
+import { openStream, rpc, rpcStream, userMessage } from '../helpers/http';
 import { expectV03 } from '../helpers/v03-schema';
 
 let gate: Deferred<void>;
@@ -94,18 +95,18 @@ describe('a task across protocol versions', () => {
 
   it('followed across versions: a v1.0 subscriber sees a v0.3 follow-up, a v0.3 resubscriber a v1.0 one', async () => {
     const fromV03 = (await v03('message/send', v03Message('book'))).body.result;
-    const v1Stream = rpcStream(server.url, 'SubscribeToTask', { id: fromV03.id }, { headers: ALICE });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    const v1Stream = followStream(openStream(server.url, 'SubscribeToTask', { id: fromV03.id }, { headers: ALICE }));
+    await v1Stream.firstEvent;
     await v03('message/send', v03Message('Tuesday', { taskId: fromV03.id }));
-    const v1Events = (await v1Stream).events.map((e) => e.result);
+    const v1Events = (await v1Stream.ended).events.map((e) => e.result);
     expect(v1Events[0].task.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
     expect(v1Events.at(-1).statusUpdate.status.state).toBe('TASK_STATE_COMPLETED');
 
     const fromV1 = (await v1('SendMessage', userMessage('book'))).body.result.task;
-    const v03Stream = rpcStream(server.url, 'tasks/resubscribe', { id: fromV1.id }, { headers: { ...V03, ...ALICE } });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    const v03Stream = followStream(openStream(server.url, 'tasks/resubscribe', { id: fromV1.id }, { headers: { ...V03, ...ALICE } }));
+    await v03Stream.firstEvent;
     await v1('SendMessage', userMessage('Wednesday', { taskId: fromV1.id }));
-    const v03Events = (await v03Stream).events.map((e) => e.result);
+    const v03Events = (await v03Stream.ended).events.map((e) => e.result);
     expect(v03Events[0]).toMatchObject({ kind: 'task', status: { state: 'input-required' } });
     expect(v03Events.at(-1)).toMatchObject({ kind: 'status-update', status: { state: 'completed' }, final: true });
   });

@@ -9,7 +9,8 @@ import type { Request } from 'express';
 import type { AgentExecutor } from '../../lib';
 import { deferred, type Deferred } from '../helpers/async';
 import { startAgent, testCard, type TestServer } from '../helpers/fixtures';
-import { rpc, rpcStream } from '../helpers/http';
+import { followStream } from '../helpers/follow-stream';
+import { openStream, rpc, rpcStream } from '../helpers/http';
 import { expectV03 } from '../helpers/v03-schema';
 
 let gate: Deferred<void>;
@@ -163,11 +164,11 @@ describe('v0.3 over JSON-RPC (compatibility on by default)', () => {
 
   it('tasks/resubscribe: the task snapshot first, then its events to a terminal state (an interrupted one is not final)', async () => {
     const parked = (await call('message/send', v03Message('book'))).body.result;
-    const response = rpcStream(server.url, 'tasks/resubscribe', { id: parked.id }, { headers: NONE });
-    // Let the subscription open, then continue the task from another request.
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    const response = followStream(openStream(server.url, 'tasks/resubscribe', { id: parked.id }, { headers: NONE }));
+    // Once the task snapshot arrived the subscription is open: continue the task from another request.
+    await response.firstEvent;
     await call('message/send', v03Message('Saturday', { taskId: parked.id }));
-    const stream = await response;
+    const stream = await response.ended;
     for (const event of stream.events) expectV03('SendStreamingMessageSuccessResponse', event);
     const results = stream.events.map((e) => e.result);
     expect(results[0]).toMatchObject({ kind: 'task', id: parked.id, status: { state: 'input-required' } });

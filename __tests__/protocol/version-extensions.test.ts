@@ -15,7 +15,6 @@ const executor: AgentExecutor = {
 /** A JSON-RPC POST with exactly the given headers (no A2A-Version added). */
 async function post(url: string, headers: Record<string, string>, body: unknown = { jsonrpc: '2.0', id: 1, ...userMessageCall() }) {
   const response = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify(body) });
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const json: any = await response.json();
   return { status: response.status, headers: response.headers, body: json };
 }

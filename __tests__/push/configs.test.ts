@@ -160,9 +160,11 @@ describe('push notification configs', () => {
       expect((await call('DeleteTaskPushNotificationConfig', { taskId, id: 'nope' })).status).toBe(200);
     });
 
-    it('a terminal task takes no config', async () => {
+    it('a terminal task takes a config too (§3.1.7; see ended-task-config.test.ts)', async () => {
       const taskId = (await a2aClient('jsonrpc', server.url).call('SendMessage', userMessage('report'))).result.task.id;
-      expect(reasonOf(await call('CreateTaskPushNotificationConfig', { taskId, url: receiver.url }))).toBe('UNSUPPORTED_OPERATION');
+      const created = await call('CreateTaskPushNotificationConfig', { taskId, url: receiver.url });
+      expect(created.status).toBe(200);
+      expect(created.result).toMatchObject({ taskId, url: receiver.url });
     });
 
     describe('scoping', () => {

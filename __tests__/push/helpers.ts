@@ -1,17 +1,15 @@
 /** Push config calls over either binding (raw HTTP), and an agent the push suites share. */
 import { rpc, V1 } from '../helpers/http';
 import type { Binding } from '../helpers/bindings';
-import type { AgentExecutor } from '../../lib';
+import type { AgentExecutor, Logger } from '../../lib';
 import type { Deferred } from '../helpers/async';
 
 export interface PushReply {
   readonly status: number;
   /** The raw body, for byte-identity checks within one binding. */
   readonly text: string;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   readonly result?: any;
   /** JSON-RPC: the error object; HTTP+JSON: the google.rpc.Status. */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   readonly error?: any;
 }
 
@@ -44,7 +42,6 @@ export async function pushCall(binding: Binding, url: string, method: string, pa
 }
 
 /** The ErrorInfo reason of a reply's error, on either binding. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function reasonOf(reply: PushReply): string | undefined {
   const details: { '@type': string; reason?: string }[] = reply.error?.details ?? reply.error?.data ?? [];
   return details.find((d) => d['@type'].endsWith('google.rpc.ErrorInfo'))?.reason;
@@ -76,4 +73,16 @@ export function pushAgent(gate: () => Deferred<void>): AgentExecutor {
       }
     },
   };
+}
+
+/** A logger that keeps every line (level, fields, message). */
+export function recordingLogger(): Logger & { lines: { level: string; fields: Record<string, unknown>; message: string }[] } {
+  const lines: { level: string; fields: Record<string, unknown>; message: string }[] = [];
+  const at =
+    (level: string) =>
+    (fields: unknown, message?: string): void => {
+      if (typeof fields === 'string') lines.push({ level, fields: {}, message: fields });
+      else lines.push({ level, fields: (fields ?? {}) as Record<string, unknown>, message: message ?? '' });
+    };
+  return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') } as never;
 }

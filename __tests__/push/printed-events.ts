@@ -9,7 +9,6 @@ export const eventsOf = (lines: readonly PushLine[], taskId: string): StreamResp
   lines.flatMap((line) => (line.kind === 'event' && line.taskId === taskId ? [line.event] : []));
 
 /** The task state an event (or a delivered body) carries. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export const stateOf = (event: any): string | undefined => (event.statusUpdate?.status ?? event.task?.status)?.state;
 
 /** At-least-once: a delivery repeated right after itself (a lost answer) counts once. */

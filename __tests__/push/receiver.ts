@@ -6,7 +6,6 @@ export interface Received {
   readonly path: string;
   readonly headers: IncomingHttpHeaders;
   readonly text: string;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   readonly body: any;
 }
 

@@ -6,7 +6,6 @@ export interface RestReply {
   readonly status: number;
   readonly headers: Headers;
   readonly text: string;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   readonly body: any;
 }
 
@@ -52,12 +51,10 @@ export interface RestStreamReply {
   readonly status: number;
   readonly headers: Headers;
   /** Parsed `data:` payloads, in order. */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   readonly events: any[];
   /** Event names per frame ('message' when none was given). */
   readonly eventTypes: string[];
   /** A non-SSE body (an error answered before the stream opened). */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   readonly json?: any;
 }
 
@@ -83,13 +80,11 @@ export function sendBody(text: string, message: Record<string, unknown> = {}, ex
 }
 
 /** The ErrorInfo of a google.rpc.Status body, if it has one. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function errorInfo(body: any): any {
   return body?.error?.details?.find((d: { '@type': string }) => d['@type'] === 'type.googleapis.com/google.rpc.ErrorInfo');
 }
 
 /** The BadRequest field violations of a google.rpc.Status body. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function fieldViolations(body: any): { field: string; description: string }[] {
   return body?.error?.details?.find((d: { '@type': string }) => d['@type'] === 'type.googleapis.com/google.rpc.BadRequest')?.fieldViolations ?? [];
 }

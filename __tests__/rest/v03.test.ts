@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AgentCardInput, AgentExecutor } from '../../lib';
 import { startAgent, testCard, type TestServer } from '../helpers/fixtures';
+import { followStream } from '../helpers/follow-stream';
 import { rpc, sseFrames } from '../helpers/http';
 import { gates, restAgent, type Gates } from './agent';
 import { errorInfo, rest, sendBody } from './helpers';
@@ -45,7 +46,6 @@ const card: AgentCardInput = {
 interface Reply {
   readonly status: number;
   readonly headers: Headers;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   readonly body: any;
 }
 
@@ -67,7 +67,6 @@ async function v03Stream(base: string, method: string, path: string, body?: unkn
     headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream' },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const events: any[] = [];
   const types: string[] = [];
   if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) return { status: response.status, events, types, json: await response.json() };
@@ -211,10 +210,12 @@ describe('v0.3 over HTTP+JSON (compatibility on by default)', () => {
 
     it.each(['GET', 'POST'])('%s /v1/tasks/{id}:subscribe: the task, then its follow-up to the terminal state', async (method) => {
       const { body } = await v03(server.url, 'POST', '/v1/message:send', protoSend('book'));
-      const following = v03Stream(server.url, method, `/v1/tasks/${body.task.id}:subscribe`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      const following = followStream(
+        fetch(`${server.url}/v1/tasks/${body.task.id}:subscribe`, { method, headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream' } }),
+      );
+      await following.firstEvent;
       await v03(server.url, 'POST', '/v1/message:send', protoSend('Sunday', { taskId: body.task.id }));
-      const reply = await following;
+      const reply = await following.ended;
       expect(reply.events[0].task).toMatchObject({ id: body.task.id, status: { state: 'TASK_STATE_INPUT_REQUIRED' } });
       expect(reply.events.at(-1).statusUpdate).toMatchObject({ status: { state: 'TASK_STATE_COMPLETED' }, final: true });
     });
@@ -357,7 +358,6 @@ describe('v0.3 over HTTP+JSON (compatibility on by default)', () => {
 describe('v0.3 over HTTP+JSON turned off', () => {
   let server: TestServer | undefined;
   afterEach(() => server?.close());
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const publicCard = async (): Promise<any> => (await fetch(`${server!.url}/.well-known/agent-card.json`)).json();
 
   it('compatibility: { v0_3: false }: /v1 is a tenant for every request, and a request without a version gets VersionNotSupported', async () => {

@@ -9,10 +9,12 @@
 #   bench/tools/instructions.sh ours.ts "" message 2000 /message:send               # the same over HTTP+JSON
 #   bench/tools/instructions.sh official-sdk.ts "" complete 2000 /rest/message:send  # the SDK's REST handler
 #
-# <text> picks the agent behaviour as in bench/servers (message | complete | input). Without a REST
+# <text> picks the agent behaviour as in bench/servers (message | complete | input), or get-task:
+# JSON-RPC GetTask, every request on the one task a `complete` SendMessage made first. Without a REST
 # path: JSON-RPC SendMessage posted to /; with one: the HTTP+JSON SendMessageRequest `{"message": ...}`
 # posted to that path as application/a2a+json. Needs valgrind; run `npm run build` first for ours.ts.
-# Takes about 40 s per call. CALLGRIND_KEEP=<dir> keeps the callgrind output there (for
+# INSTR_NODE_FLAGS adds node flags to the server, e.g. --single-threaded: V8 then compiles and
+# collects on the main thread, so a loaded machine shifts the count less. Takes about 40 s per call. CALLGRIND_KEEP=<dir> keeps the callgrind output there (for
 # `callgrind_annotate --inclusive=yes <dir>/cg.<pid>`: where the instructions go, by function).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -20,12 +22,17 @@ script=$1 args=$2 text=$3 n=${4:-2000} rest=${5:-}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 valgrind --tool=callgrind --instr-atstart=no --smc-check=all-non-file --callgrind-out-file="$out/cg.%p" \
-  node --import tsx "bench/servers/$script" $args >"$out/server.out" 2>"$out/valgrind.err" &
+  node ${INSTR_NODE_FLAGS:-} --import tsx "bench/servers/$script" $args >"$out/server.out" 2>"$out/valgrind.err" &
 pid=$!
 for _ in $(seq 1 600); do grep -q READY "$out/server.out" && break; sleep 0.2; done
 port=$(awk '/READY/ {print $2}' "$out/server.out")
 message="{\"messageId\":\"m-instr\",\"role\":\"ROLE_USER\",\"parts\":[{\"text\":\"$text\"}]}"
-if [ -n "$rest" ]; then
+if [ "$text" = get-task ]; then
+  created=$(curl -s -X POST -H 'content-type: application/json' -H 'a2a-version: 1.0' -H 'authorization: Bearer bench-pre-verified-token' \
+    -H 'x-tenant-id: bench-tenant' -d "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"SendMessage\",\"params\":{\"message\":${message/get-task/complete}}}" "http://127.0.0.1:$port/")
+  task=$(node -e 'process.stdout.write(JSON.parse(process.argv[1]).result.task.id)' "$created")
+  body="{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"GetTask\",\"params\":{\"id\":\"$task\"}}" type=application/json path=/ binding=JSON-RPC
+elif [ -n "$rest" ]; then
   body="{\"message\":$message}" type=application/a2a+json path=$rest binding=REST
 else
   body="{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"SendMessage\",\"params\":{\"message\":$message}}" type=application/json path=/ binding=JSON-RPC

@@ -32,17 +32,11 @@ async function openBackend(kind: string): Promise<Backend> {
       // The library's default store: tasks live as long as the process.
       return { options: {}, label: 'memory (tasks are lost on restart)', close: async () => {} };
     case 'redis': {
-      // ---- Redis (several replicas) -------------------------------------------------------------
-      // createRedisBackend is being built in a2a-express-kit/redis. Until it lands this branch is
-      // typed by the shape it is expected to have; once it exists, drop the cast and use its types.
+      // Several replicas share one Redis: its store, event bus and task leases.
       const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-      const redis = (await import('a2a-express-kit/redis')) as unknown as {
-        createRedisBackend?: (options: { url: string }) => Promise<Backend['options'] & { close(): Promise<void> }>;
-      };
-      if (!redis.createRedisBackend) throw new Error('A2A_STORE=redis: a2a-express-kit/redis has no createRedisBackend yet');
-      const backend = await redis.createRedisBackend({ url });
-      const { taskStore, eventBus, taskLeases } = backend;
-      return { options: { taskStore, eventBus, taskLeases }, label: `redis (${url})`, close: () => backend.close() };
+      const { createRedisBackend } = await import('a2a-express-kit/redis');
+      const backend = await createRedisBackend({ url });
+      return { options: backend.options, label: `redis (${url})`, close: () => backend.close() };
     }
     default:
       throw new Error(`A2A_STORE must be sqlite, memory or redis, got "${kind}"`);
@@ -61,17 +55,21 @@ async function main(): Promise<void> {
     console.log(`A2A agent listening: http://${host}:${actualPort}/agent (card: http://${host}:${actualPort}/agent/.well-known/agent-card.json)`);
   });
 
-  async function shutdown(signal: string): Promise<void> {
-    // eslint-disable-next-line no-console
-    console.log(`${signal}: shutting down (grace ${graceMs} ms)`);
-    await agent.close({ graceMs });
-    // After the router: its last writes (settled turns) go to the store before it closes.
-    await backend.close();
-    server.close(() => process.exit(0));
-    server.closeIdleConnections();
-  }
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
-  process.once('SIGINT', () => void shutdown('SIGINT'));
+  // npm and tsx relay a group signal, so the process may get SIGTERM twice: shutdown runs once,
+  // and a listener stays registered so a second signal never falls back to Node's default (exit).
+  let stopping: Promise<void> | undefined;
+  const shutdown = (signal: string): Promise<void> =>
+    (stopping ??= (async () => {
+      // eslint-disable-next-line no-console
+      console.log(`${signal}: shutting down (grace ${graceMs} ms)`);
+      await agent.close({ graceMs });
+      // After the router: its last writes (settled turns) go to the store before it closes.
+      await backend.close();
+      server.close(() => process.exit(0));
+      server.closeIdleConnections();
+    })());
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
 }
 
 main().catch((error: unknown) => {

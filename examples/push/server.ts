@@ -23,12 +23,15 @@ const server = app.listen(port, '127.0.0.1', () => {
   console.log(`Report agent listening: http://127.0.0.1:${port}/agent\nTry:\n  curl -s http://127.0.0.1:${port}/agent/message:send -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' -d '${JSON.stringify(body)}'`);
 });
 
-async function shutdown(signal: string): Promise<void> {
-  // eslint-disable-next-line no-console
-  console.log(`${signal}: shutting down`);
-  await close();
-  server.close(() => process.exit(0));
-  server.closeIdleConnections();
-}
-process.once('SIGTERM', () => void shutdown('SIGTERM'));
-process.once('SIGINT', () => void shutdown('SIGINT'));
+// Runs once however many signals arrive (npm and tsx relay a group signal: SIGTERM can come twice).
+let stopping: Promise<void> | undefined;
+const shutdown = (signal: string): Promise<void> =>
+  (stopping ??= (async () => {
+    // eslint-disable-next-line no-console
+    console.log(`${signal}: shutting down`);
+    await close();
+    server.close(() => process.exit(0));
+    server.closeIdleConnections();
+  })());
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));

@@ -30,14 +30,17 @@ async function main(): Promise<void> {
     // eslint-disable-next-line no-console
     console.log(`${name}: A2A agent listening: http://${host}:${actualPort}/agent (${onPostgres ? 'PostgreSQL' : 'Redis'} store, bus and leases)`);
   });
-  const shutdown = async (): Promise<void> => {
-    await agent.close({ graceMs: 10_000 });
-    await backend.close();
-    server.close(() => process.exit(0));
-    server.closeIdleConnections();
-  };
-  process.once('SIGTERM', () => void shutdown());
-  process.once('SIGINT', () => void shutdown());
+  // Runs once however many signals arrive (a group signal relayed by npm or tsx can come twice).
+  let stopping: Promise<void> | undefined;
+  const shutdown = (): Promise<void> =>
+    (stopping ??= (async () => {
+      await agent.close({ graceMs: 10_000 });
+      await backend.close();
+      server.close(() => process.exit(0));
+      server.closeIdleConnections();
+    })());
+  process.on('SIGTERM', () => void shutdown());
+  process.on('SIGINT', () => void shutdown());
 }
 
 main().catch((error: unknown) => {

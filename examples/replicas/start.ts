@@ -27,8 +27,8 @@ const stop = (signal: NodeJS.Signals): void => {
   stopping = true;
   for (const child of children) if (child.exitCode === null) child.kill(signal);
 };
-process.once('SIGTERM', () => stop('SIGTERM'));
-process.once('SIGINT', () => stop('SIGINT'));
+process.on('SIGTERM', () => stop('SIGTERM'));
+process.on('SIGINT', () => stop('SIGINT'));
 
 // Exits once both replicas have; a replica that dies on its own takes the other one down too.
 let running = children.length;

@@ -2,8 +2,11 @@
  * The task reducer: `(task | undefined, event) → next task | refusal`, pure (no I/O, no clock but
  * for the timestamp of an engine-made WORKING status). The engine, stores, push delivery and the
  * protocol translations all fold events with it, so there is one definition of "what an event does".
+ * foldTaskInPlace is the same fold for the one owner of a task copy (TaskWriter): an artifact event
+ * changes that copy instead of copying its artifacts and parts, so an event costs what it carries.
  */
 import type {
+  Artifact,
   Message,
   StreamResponse,
   Task,
@@ -142,4 +145,80 @@ function reduceArtifact(current: Task | undefined, update: TaskArtifactUpdateEve
     artifacts[index] = { ...existing, ...update.artifact, parts: [...existing.parts, ...update.artifact.parts] };
   } else artifacts[index] = update.artifact;
   return { ok: true, task: { ...current, artifacts }, change: { kind: 'artifact', update }, event: { artifactUpdate: update } };
+}
+
+/** An artifact the folded task owns: its parts array is appended to later, so it is not the event's. */
+const owned = (artifact: Artifact): Artifact => ({ ...artifact, parts: [...artifact.parts] });
+
+/**
+ * The folder's own copy of a task a `{ task }` event carries (a created task, a joined follow-up):
+ * the event keeps its object, so appending to the copy later never changes what was published.
+ */
+function detached(reduction: Reduction): Reduction {
+  if (!reduction.ok || !('task' in reduction.event)) return reduction;
+  const source = reduction.task;
+  const task: Task = { ...source };
+  if (source.artifacts) task.artifacts = source.artifacts.map(owned);
+  // A status message is appended to the history in place later.
+  if (source.history) task.history = [...source.history];
+  return { ...reduction, task };
+}
+
+/**
+ * reduceTask for the single owner of `current`: an artifact event on an existing task changes
+ * `current` itself (its artifacts array, and for an appended chunk the artifact's parts array) and
+ * returns it, in time proportional to the event, not the task; a status update returns a shallow
+ * copy with the new status, its message appended to the shared history (its change is
+ * `{ kind: 'status' }`, where reduceTask's is a replace). Other events fold as reduceTask does. The owner must treat `current` as changed even when the write that follows fails: re-read
+ * the task before folding on it again. Artifacts it adds are copied, so a later append never
+ * changes an event that was published.
+ */
+export function foldTaskInPlace(current: Task | undefined, event: TaskEvent, ctx: ReduceContext): Reduction {
+  if (current && 'statusUpdate' in event && !isTerminal(current.status.state)) return foldStatusInPlace(current, event.statusUpdate, ctx);
+  if (!current || !('artifactUpdate' in event) || isTerminal(current.status.state)) return detached(reduceTask(current, event, ctx));
+  const update = event.artifactUpdate;
+  const idError = checkIds(update, ctx);
+  if (idError) return refuse(idError);
+  if (update.artifact.parts.length === 0) return refuse('an artifact needs at least one part');
+  const artifacts = current.artifacts ?? (current.artifacts = []);
+  const index = artifacts.findIndex((a) => a.artifactId === update.artifact.artifactId);
+  if (index < 0) artifacts.push(owned(update.artifact));
+  else if (update.append) appendInPlace(artifacts[index], update.artifact);
+  else artifacts[index] = owned(update.artifact);
+  return { ok: true, task: current, change: { kind: 'artifact', update }, event: { artifactUpdate: update } };
+}
+
+/**
+ * A status update on an existing task: a new task object (so each commit's task keeps its own
+ * status: listeners read it after later events), sharing the artifacts and the history arrays, the
+ * message appended to the history in place (reduceTask copies the history); the change names the
+ * status alone.
+ */
+function foldStatusInPlace(current: Task, update: TaskStatusUpdateEvent, ctx: ReduceContext): Reduction {
+  const idError = checkIds(update, ctx);
+  if (idError) return refuse(idError);
+  const status = update.status;
+  const timestamp = utc(status.timestamp);
+  const stamped: TaskStatus = timestamp === status.timestamp ? status : { ...status, timestamp };
+  if (!canTransition(current.status.state, stamped.state)) {
+    return refuse(`illegal transition ${current.status.state} -> ${stamped.state}`);
+  }
+  const task: Task = { ...current, status: stamped };
+  if (stamped.message) {
+    if (task.history) task.history.push(stamped.message);
+    else task.history = [stamped.message];
+  }
+  const stored = stamped === status ? update : { ...update, status: stamped };
+  return { ok: true, task, change: { kind: 'status', update: stored }, event: { statusUpdate: stored } };
+}
+
+/** `{ ...existing, ...chunk, parts: [...existing.parts, ...chunk.parts] }`, written into `existing`. */
+function appendInPlace(existing: Artifact, chunk: Artifact): void {
+  const parts = existing.parts;
+  for (const part of chunk.parts) parts.push(part);
+  for (const key in chunk) {
+    if (key !== 'parts' && Object.prototype.hasOwnProperty.call(chunk, key)) {
+      (existing as unknown as Record<string, unknown>)[key] = (chunk as unknown as Record<string, unknown>)[key];
+    }
+  }
 }

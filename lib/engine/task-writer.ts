@@ -2,6 +2,9 @@
  * Writes one task's events: folds each with the reducer and stores the result compare-and-set on
  * the version last read or written here. A conflict means another request or process wrote: the
  * task is read again and the event folded again on what it now is, never written over it.
+ * The writer owns its copy of the task and folds artifact and status events into it in place (see
+ * foldTaskInPlace), so a streamed chunk costs what the chunk costs; a write that fails leaves that
+ * copy ahead of the store, so it is read again before the next fold.
  */
 import { A2AError, taskNotFound } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -14,12 +17,24 @@ import {
   type TaskStore,
   type VersionedTask,
 } from './seams/task-store.js';
-import { reduceTask, type TaskEvent } from './task-reducer.js';
+import { foldTaskInPlace, type TaskEvent } from './task-reducer.js';
 import { isTerminal } from './task-state.js';
 
 /** The result of writing one event. */
 export type Commit =
-  | { readonly kind: 'committed'; readonly task: Task; readonly previous: Task | undefined; readonly event: StreamResponse; readonly version: number }
+  | {
+      readonly kind: 'committed';
+      /**
+       * The writer's own copy as of `version`. Its status is this commit's for good (a status event
+       * makes a new object), but later events append to its artifacts' parts and its history in
+       * place: copy those if they must outlive the next commit.
+       */
+      readonly task: Task;
+      /** The task before the event; the same object as `task` after an artifact event (folded in place). */
+      readonly previous: Task | undefined;
+      readonly event: StreamResponse;
+      readonly version: number;
+    }
   /** The event is not valid on the task as it stands (the reducer's reason). */
   | { readonly kind: 'refused'; readonly reason: string }
   /** The task is terminal: nothing more is written. */
@@ -48,6 +63,8 @@ export class TaskWriter {
   readonly #contextId: string;
   /** The task as last read or written here, with its store version (undefined until created). */
   #committed: VersionedTask | undefined;
+  /** The copy holds a fold whose write failed: read the task again before folding on it. */
+  #stale = false;
 
   constructor(store: TaskStore, scope: TaskScope, taskId: string, contextId: string, stored?: VersionedTask) {
     this.#store = store;
@@ -67,10 +84,11 @@ export class TaskWriter {
    * `recheck` may refuse the write on what it now is. Store failures reject as the store's errors.
    */
   async commit(event: TaskEvent, openingMessage: Message | undefined, recheck?: (fresh: Task) => A2AError | undefined): Promise<Commit> {
+    if (this.#stale) await this.reload();
     for (let attempt = 0; ; attempt++) {
       const base = this.#committed;
       if (base && isTerminal(base.task.status.state)) return { kind: 'ended', task: base.task };
-      const reduced = reduceTask(base?.task, event, { taskId: this.#taskId, contextId: this.#contextId, openingMessage });
+      const reduced = foldTaskInPlace(base?.task, event, { taskId: this.#taskId, contextId: this.#contextId, openingMessage });
       if (!reduced.ok) return { kind: 'refused', reason: reduced.reason };
       // A follow-up joining the history is told to its own turn only (no subscriber or webhook
       // gets it): it is no event for a store's event log.
@@ -81,6 +99,9 @@ export class TaskWriter {
           ? await this.#store.update(this.#scope, reduced.task, base.version, { ...reduced.change, event: logged })
           : await this.#store.create(this.#scope, reduced.task);
       } catch (error) {
+        // Folded in place (an artifact's parts, a status message in the shared history): the copy
+        // now has an event the store does not.
+        if (base && reduced.change.kind !== 'replace') this.#stale = true;
         if (!(error instanceof TaskVersionConflictError) || attempt >= MAX_CONFLICT_RETRIES) throw error;
         await this.reload();
         const refusal = recheck?.(this.#committed!.task);
@@ -102,6 +123,7 @@ export class TaskWriter {
     const stored = await this.#store.get(this.#scope, this.#taskId);
     if (!stored) throw taskNotFound(this.#taskId);
     this.#committed = stored;
+    this.#stale = false;
     return stored.task;
   }
 }

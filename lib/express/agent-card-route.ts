@@ -1,18 +1,22 @@
 /**
  * GET <mount>/.well-known/agent-card.json: the public card as the presenter makes it (interface
- * URLs filled in from where the router is mounted unless the card states them, v0.3 fields,
- * signatures). Rendered once per origin, with ETag and Last-Modified (§8.6.1).
+ * URLs filled in from where the router is mounted unless the card states them, the shape the
+ * request's A2A-Version asks for, signatures). Rendered once per origin and shape, with ETag and
+ * Last-Modified (§8.6.1), and `Vary: A2A-Version` while the shapes differ.
  */
 import { createHash } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { cardForBaseUrl, type AgentCardInput } from '../protocol/card.js';
 import type { AgentCard } from '../protocol/schemas.js';
 import { baseUrlOf } from './base-url.js';
+import { cardShapeOf, type CardShape, type PresentCardAt } from './card-presenter.js';
 import { writeError } from './error-writer.js';
 import { writeJson } from './respond.js';
 
-/** The card as served with the router's endpoints at `baseUrl` (see card-presenter.ts). */
-export type PresentCardAt = (card: AgentCardInput, baseUrl: string) => AgentCard | Promise<AgentCard>;
+export type { PresentCardAt } from './card-presenter.js';
+
+/** Without a presenter: the v1.0 card, one shape. */
+const v1Card: PresentCardAt = (card, baseUrl) => cardForBaseUrl(card, baseUrl);
 
 interface Rendered {
   readonly body: string;
@@ -50,31 +54,36 @@ export function agentCardRoute(
   maxAgeSeconds: number,
   baseUrlFor: (req: Request) => string = baseUrlOf,
   lastModified: Date = new Date(),
-  present: PresentCardAt = cardForBaseUrl,
+  present: PresentCardAt = v1Card,
 ): (req: Request, res: Response) => void {
   // HTTP dates have whole seconds: compare at that precision.
   const modifiedMs = Math.floor(lastModified.getTime() / 1000) * 1000;
   const lastModifiedHeader = new Date(modifiedMs).toUTCString();
+  const varies = present.variesByVersion === true;
   const cache = new Map<string, Rendered | Promise<Rendered>>();
+  const maxCached = varies ? 2 * MAX_CACHED_ORIGINS : MAX_CACHED_ORIGINS;
   const rendering = (served: AgentCard): Rendered => {
     const body = JSON.stringify(served);
     return { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
   };
-  const render = (baseUrl: string): Rendered | Promise<Rendered> => {
-    let rendered = cache.get(baseUrl);
+  const render = (baseUrl: string, shape: CardShape): Rendered | Promise<Rendered> => {
+    const key = varies ? `${shape} ${baseUrl}` : baseUrl;
+    let rendered = cache.get(key);
     if (!rendered) {
-      const served = present(card, baseUrl);
+      const served = present(card, baseUrl, shape);
       rendered = served instanceof Promise ? served.then(rendering) : rendering(served);
-      if (cache.size >= MAX_CACHED_ORIGINS) cache.delete(cache.keys().next().value!);
-      cache.set(baseUrl, rendered);
+      if (cache.size >= maxCached) cache.delete(cache.keys().next().value!);
+      cache.set(key, rendered);
       // A failed signing is not cached: the next request tries again.
-      if (rendered instanceof Promise) rendered.then((done) => cache.get(baseUrl) === rendered && cache.set(baseUrl, done), () => cache.delete(baseUrl));
+      if (rendered instanceof Promise) rendered.then((done) => cache.get(key) === rendered && cache.set(key, done), () => cache.delete(key));
     }
     return rendered;
   };
 
   return function a2aAgentCard(req: Request, res: Response): void {
-    const rendered = render(baseUrlFor(req));
+    // Each shape has its own body, hence its own ETag; caches key it by the header (Vary).
+    if (varies) res.vary('A2A-Version');
+    const rendered = render(baseUrlFor(req), varies ? cardShapeOf(req) : 'v1.0');
     if (rendered instanceof Promise) {
       rendered.then((done) => serve(req, res, done), (error: unknown) => writeError(req, res, error, 'rest'));
       return;

@@ -1,17 +1,30 @@
 /**
  * Every card the router serves (the public card, the one at the origin root, the extended card on
  * either binding) goes through one presenter: interfaces filled in from where the router is
- * mounted, the v0.3 discovery fields while compatibility is on, then the signatures (§8.4) when
+ * mounted, then the shape the request's A2A-Version asks for, then the signatures (§8.4) when
  * `signCard` is set: signing comes last, since any later change would break them.
  */
 import type { Request } from 'express';
 import { cardWithoutDefaults } from '../protocol/card-canonical.js';
 import { cardForBaseUrl, type AgentCardInput, type ServedBindings } from '../protocol/card.js';
 import type { AgentCard } from '../protocol/schemas.js';
-import { withV03Discovery } from '../protocol/v0_3/card.js';
+import { withV03Discovery, withV03Interfaces } from '../protocol/v0_3/card.js';
 import { toV03RestAgentCard } from '../protocol/v0_3/rest.js';
 import type { CardSigner } from './card-signer.js';
 import { baseUrlOf } from './base-url.js';
+import { requestsV03 } from './request-call.js';
+
+/**
+ * Which card a request gets while v0.3 compatibility is on. `v1.0`: exactly the v1.0 card (0.3
+ * interfaces listed among the others), for a request that states A2A-Version 1.0 (header or query
+ * parameter) or any version but 0.3: a strict ProtoJSON parser takes it (a security scheme is its
+ * oneof alone). `merged`: the v0.3 discovery fields beside the v1.0 ones, for a request that states
+ * no version or 0.3 (v0.3 clients never send one; §3.6.2 reads none as 0.3).
+ */
+export type CardShape = 'v1.0' | 'merged';
+
+/** The shape `req` asks for (see CardShape). */
+export const cardShapeOf = (req: Request): CardShape => (requestsV03(req) ? 'merged' : 'v1.0');
 
 export interface CardPresenterOptions {
   readonly bindings?: ServedBindings;
@@ -20,10 +33,16 @@ export interface CardPresenterOptions {
   readonly signer?: CardSigner;
 }
 
+/** `card` as served with the router's endpoints at `baseUrl`, in `shape`; a promise only when signing. */
+export type PresentCardAt = ((card: AgentCardInput, baseUrl: string, shape?: CardShape) => AgentCard | Promise<AgentCard>) & {
+  /** Whether the shapes differ (v0.3 compatibility on): a response then varies by A2A-Version. */
+  readonly variesByVersion?: boolean;
+};
+
 export interface CardPresenter {
-  /** `card` as served with the router's endpoints at `baseUrl`; a promise only when signing. */
-  at(card: AgentCardInput, baseUrl: string): AgentCard | Promise<AgentCard>;
-  /** `card` as served to `req` (its origin and the router's mount path). */
+  /** `card` as served with the router's endpoints at `baseUrl` in `shape` (default `merged`). */
+  readonly at: PresentCardAt;
+  /** `card` as served to `req` (its origin, the router's mount path, the shape it asks for). */
   forRequest(req: Request, card: AgentCardInput): AgentCard | Promise<AgentCard>;
   /**
    * `card` as v0.3 HTTP+JSON serves it to `req` (`GET /v1/card`): the v0.3 proto's ProtoJSON of
@@ -35,16 +54,21 @@ export interface CardPresenter {
 
 export function cardPresenter(options: CardPresenterOptions): CardPresenter {
   const { bindings, v03Bindings, signer } = options;
-  const unsigned = (card: AgentCardInput, baseUrl: string): AgentCard => {
+  const compatible = v03Bindings.length > 0;
+  const unsigned = (card: AgentCardInput, baseUrl: string, shape: CardShape): AgentCard => {
     const filled = cardForBaseUrl(card, baseUrl, bindings);
-    return v03Bindings.length > 0 ? withV03Discovery(filled, v03Bindings) : filled;
+    if (!compatible) return filled;
+    return shape === 'v1.0' ? withV03Interfaces(filled, v03Bindings) : withV03Discovery(filled, v03Bindings);
   };
-  const at = signer ? (card: AgentCardInput, baseUrl: string) => signer.sign(unsigned(card, baseUrl)) : unsigned;
+  const present = signer
+    ? (card: AgentCardInput, baseUrl: string, shape: CardShape = 'merged') => signer.sign(unsigned(card, baseUrl, shape))
+    : (card: AgentCardInput, baseUrl: string, shape: CardShape = 'merged') => unsigned(card, baseUrl, shape);
+  const at: PresentCardAt = Object.assign(present, { variesByVersion: compatible });
   const v03RestCard = (req: Request, card: AgentCardInput): object | Promise<object> => {
-    const proto = toV03RestAgentCard(unsigned(card, baseUrlOf(req)));
+    const proto = toV03RestAgentCard(unsigned(card, baseUrlOf(req), 'merged'));
     if (!signer) return proto;
     const served = cardWithoutDefaults(proto as unknown as AgentCard);
     return signer.signature(served).then((signature) => ({ ...served, signatures: [signature] }));
   };
-  return { at, forRequest: (req, card) => at(card, baseUrlOf(req)), v03RestCard };
+  return { at, forRequest: (req, card) => at(card, baseUrlOf(req), cardShapeOf(req)), v03RestCard };
 }

@@ -73,9 +73,11 @@ export interface A2ARouterOptions {
   readonly cancelGracePeriodMs?: number;
   /** Interval of `: ping` comments on idle SSE streams. Default 15000 ms; 0 disables. */
   readonly heartbeatIntervalMs?: number;
-  /** Bytes an SSE stream may hold for a client that does not read (see streamStallMs). Default 1 MiB. */
+  /** Bytes an SSE stream may hold for a client that does not read; past it the stream is cut (the client can resume). Default 1 MiB. */
   readonly streamBufferBytes?: number;
-  /** How long a client may stay more than streamBufferBytes behind before its stream is cut. Default 10 s. */
+  /** Bytes all the SSE streams of the router may hold together; past it the furthest behind are cut. Default 16 MiB. */
+  readonly streamBufferTotalBytes?: number;
+  /** How long a client may take to read one event larger than streamBufferBytes before its stream is cut. Default 10 s. */
   readonly streamStallMs?: number;
   /** A turn that has not ended after this long is failed (its signal fires). Default 0: no deadline. */
   readonly turnTimeoutMs?: number;
@@ -186,6 +188,7 @@ const RouterOptionsSchema = z.strictObject({
   cancelGracePeriodMs: z.number().int().min(0).max(600_000).default(5_000),
   heartbeatIntervalMs: z.number().int().min(0).max(3_600_000).default(15_000),
   streamBufferBytes: z.number().int().min(1024).default(1024 * 1024),
+  streamBufferTotalBytes: z.number().int().min(1024).default(16 * 1024 * 1024),
   streamStallMs: z.number().int().min(1).max(600_000).default(10_000),
   turnTimeoutMs: z.number().int().min(0).max(2_147_483_647).default(0),
   extendedAgentCard: z
@@ -303,7 +306,7 @@ export function createA2ARouter(options: A2ARouterOptions): A2ARouter {
     handler,
     logger,
     extensions: new ExtensionNegotiator(card),
-    streamLimits: streamLimits(settings.heartbeatIntervalMs, settings.streamBufferBytes, settings.streamStallMs, logger),
+    streamLimits: streamLimits(settings.heartbeatIntervalMs, settings.streamBufferBytes, settings.streamStallMs, logger, settings.streamBufferTotalBytes),
     callContext: settings.callContext,
     bindings,
     compatibility: settings.compatibility,

@@ -10,7 +10,7 @@ import type { Logger } from '../logger.js';
 import type { JsonRpcId } from '../protocol/jsonrpc.js';
 import type { CallContext, StreamObserver } from '../engine/request-handler.js';
 import { writeError, type ErrorBinding } from './error-writer.js';
-import { Heartbeat, SseWriter, type SseLimits } from './sse.js';
+import { Heartbeat, SseWriter, StreamBufferBudget, type SseLimits } from './sse.js';
 
 /** How a binding frames its stream; one object per binding, the request's `id` passed in. */
 export interface StreamEncoding {
@@ -29,13 +29,20 @@ export interface StreamSettings {
   readonly logger: Logger;
 }
 
-/** The limits every stream of a router shares: one heartbeat timer, one send-buffer bound. */
-export function streamLimits(heartbeatIntervalMs: number, maxBufferedBytes: number, stallMs: number, logger: Logger): SseLimits {
+/** The limits every stream of a router shares: one heartbeat timer, one send-buffer bound per stream, one for all of them. */
+export function streamLimits(heartbeatIntervalMs: number, maxBufferedBytes: number, stallMs: number, logger: Logger, maxTotalBufferedBytes = Infinity): SseLimits {
   return {
     heartbeat: new Heartbeat(heartbeatIntervalMs),
     maxBufferedBytes,
     stallMs,
-    onOverflow: () => logger.warn({ maxBufferedBytes }, 'an SSE client stayed more than streamBufferBytes behind; its stream was cut (the task goes on)'),
+    budget: new StreamBufferBudget(maxTotalBufferedBytes),
+    onOverflow: (cause) =>
+      cause === 'stream'
+        ? logger.warn({ maxBufferedBytes }, 'an SSE client fell more than streamBufferBytes behind; its stream was cut (the task goes on, the client can resume)')
+        : logger.warn(
+            { maxTotalBufferedBytes },
+            'SSE clients together fell more than streamBufferTotalBytes behind; the stream furthest behind was cut (the task goes on, the client can resume)',
+          ),
   };
 }
 

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { A2AOptionsError, closestKey } from '../options.js';
 import { peekRequestRecord, requestRecord } from '../context/request-state.js';
 import { answerBeforeBody, bodyOverLimit } from './body-limit.js';
-import { canWriteHeadersDirectly, hasNodeRemoveHeader, outHeaders } from './fast-headers.js';
+import { canWriteHeadersDirectly, hasNodeRemoveHeader, outHeaders } from '../internals/node-out-headers.js';
 import { A2AMiddlewareError, reportMiddlewareError, type A2AErrorMode } from './errors.js';
 import { detectUncalledFactory } from './misuse.js';
 import { optionsError, parseOptions } from './options.js';
@@ -184,8 +184,8 @@ function precomputed(middleware: ReturnType<typeof helmet>, overrides: Record<st
 const REMOVE_WITH_SIDE_EFFECTS = new Set(['connection', 'content-length', 'transfer-encoding', 'date']);
 
 /**
- * The static headers written as setHeader/removeHeader would (see fast-headers.ts), names and
- * values validated here once; false from the writer when the response needs the Node methods.
+ * The static headers written as setHeader/removeHeader would (lib/internals/node-out-headers.ts),
+ * names and values validated here once; false from the writer when the response needs the Node methods.
  */
 function directHeaderWriter(names: readonly string[], values: readonly string[], removed: readonly string[]): ((res: Response) => boolean) | undefined {
   if (names.length === 0 || !canWriteHeadersDirectly()) return undefined;

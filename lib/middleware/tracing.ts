@@ -11,7 +11,7 @@ import { contributeA2AState, type A2ATraceContext } from '../context/index.js';
 import { writableA2AState, type A2ARequestState } from '../context/request-state.js';
 import { A2AMiddlewareError, A2AWiringError, reportMiddlewareError, type A2AErrorMode } from './errors.js';
 import { detectUncalledFactory } from './misuse.js';
-import { canWriteHeadersDirectly, setValidHeader } from './fast-headers.js';
+import { canWriteHeadersDirectly, setValidHeader } from '../internals/node-out-headers.js';
 import { fn, parseOptions } from './options.js';
 import { brandMiddleware, type A2AMiddleware } from './types.js';
 

@@ -7,6 +7,16 @@
 import type { Request } from 'express';
 import { readA2AState } from '../context/index.js';
 import { peekRequestRecord, requestRecord } from '../context/request-state.js';
+import {
+  isMountedAppLayer,
+  isRouteLayer,
+  layerHandle,
+  layersOf,
+  matchedPrefix,
+  nestedLayers,
+  routeServes,
+  type ExpressLayer,
+} from '../internals/express-layer-stack.js';
 import type { Logger } from '../logger.js';
 import { a2aMiddlewareKind, type A2AMiddlewareKind } from './types.js';
 
@@ -43,19 +53,7 @@ export function requestWiringProblems(req: Request): number {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The host app's middleware stack (Express 4 and 5)
-
-/** The parts of an Express 4 or 5 (`router` package) Layer this file reads. */
-interface LayerLike {
-  readonly handle?: unknown;
-  readonly route?: unknown;
-  /** Express 5: `app.use(fn)` without a path. */
-  readonly slash?: boolean;
-  /** Express 5: one matcher per path. */
-  readonly matchers?: ReadonlyArray<(path: string) => false | { path: string }>;
-  /** Express 4. */
-  readonly regexp?: RegExp & { fast_slash?: boolean; fast_star?: boolean };
-}
+// The host app's middleware stack (Express 4 and 5), read through lib/internals/express-layer-stack
 
 // The layer Express created for each router mounted with app.use (its handle is a wrapper).
 const MOUNTED_LAYERS = new WeakMap<object, object>();
@@ -66,54 +64,14 @@ export function registerRouter(router: object): void {
   ROUTERS.add(router);
 }
 
-/** The layers of an app (Express 4 `_router`, Express 5 `router`) or of a Router. */
-function stackOf(owner: unknown): readonly LayerLike[] | undefined {
-  if (owner === null || (typeof owner !== 'object' && typeof owner !== 'function')) return undefined;
-  const value = owner as { stack?: unknown; _router?: { stack?: unknown } };
-  if (Array.isArray(value.stack)) return value.stack as LayerLike[];
-  if (value._router !== undefined) return Array.isArray(value._router.stack) ? (value._router.stack as LayerLike[]) : undefined;
-  if (typeof (owner as { set?: unknown }).set !== 'function') return undefined;
-  try {
-    // Express 5's lazy getter; Express 4 throws here (it has `_router` once anything is mounted).
-    const router = (owner as { router?: { stack?: unknown } }).router;
-    return Array.isArray(router?.stack) ? (router.stack as LayerLike[]) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * Called when Express mounts `router` on `parent` (app.use): Express has just pushed the layer
  * that wraps it, so it is the last one of the parent's stack.
  */
 export function rememberMountLayer(router: object, parent: unknown): void {
-  const layer = stackOf(parent)?.at(-1);
-  if (layer && typeof layer.handle === 'function' && layer.handle.name === 'mounted_app') MOUNTED_LAYERS.set(layer, router);
+  const layer = layersOf(parent)?.at(-1);
+  if (layer && isMountedAppLayer(layer)) MOUNTED_LAYERS.set(layer, router);
 }
-
-/** The prefix of `path` a use-layer matches, without touching the layer's own state. */
-function matchedPrefix(layer: LayerLike, path: string): string | undefined {
-  if (layer.route !== undefined) return undefined; // app.get()/post() routes: not middleware stacks
-  if (layer.slash || layer.regexp?.fast_slash) return '';
-  if (layer.matchers) {
-    for (const match of layer.matchers) {
-      const found = match(path);
-      if (found) return found.path;
-    }
-    return undefined;
-  }
-  if (layer.regexp) {
-    if (layer.regexp.fast_star) return path;
-    layer.regexp.lastIndex = 0;
-    return layer.regexp.exec(path)?.[0];
-  }
-  return undefined;
-}
-
-const innerStack = (layer: LayerLike): readonly LayerLike[] | undefined =>
-  typeof layer.handle === 'function' && Array.isArray((layer.handle as { stack?: unknown }).stack)
-    ? ((layer.handle as unknown as { stack: LayerLike[] }).stack)
-    : undefined;
 
 const rest = (path: string, prefix: string): string => {
   const remaining = path.slice(prefix.length);
@@ -121,20 +79,20 @@ const rest = (path: string, prefix: string): string => {
 };
 
 interface Position {
-  readonly stack: readonly LayerLike[];
+  readonly stack: readonly ExpressLayer[];
   readonly index: number;
   readonly path: string;
 }
 
 /** Where `router` sits, searching nested Routers, for a request to `path`. */
-function locate(stack: readonly LayerLike[], path: string, router: object, depth = 0): Position | undefined {
+function locate(stack: readonly ExpressLayer[], path: string, router: object, depth = 0): Position | undefined {
   if (depth > 8) return undefined;
   for (let index = 0; index < stack.length; index++) {
     const layer = stack[index];
     const prefix = matchedPrefix(layer, path);
     if (prefix === undefined) continue;
-    if (layer.handle === router || MOUNTED_LAYERS.get(layer) === router) return { stack, index, path };
-    const inner = innerStack(layer);
+    if (layerHandle(layer) === router || MOUNTED_LAYERS.get(layer) === router) return { stack, index, path };
+    const inner = nestedLayers(layer);
     const found = inner && locate(inner, rest(path, prefix), router, depth + 1);
     if (found) return found;
   }
@@ -143,7 +101,7 @@ function locate(stack: readonly LayerLike[], path: string, router: object, depth
 
 /** Where the router sits in the app's stack, for a request that reached it (see mountedAfter). */
 function locateRouter(req: Request, router: object): Position | undefined {
-  const stack = stackOf(req.app);
+  const stack = layersOf(req.app);
   if (!stack) return undefined;
   // `req.baseUrl` is the path to the router from the origin; `req.app` may itself be mounted
   // somewhere, so try it and each shorter suffix until the router is found.
@@ -158,28 +116,14 @@ function locateRouter(req: Request, router: object): Position | undefined {
   return undefined;
 }
 
-/** Whether a route layer (app.get/post/...) serves `method` at exactly `path`. */
-function routeServes(layer: LayerLike, path: string, method: string): boolean {
-  const methods = (layer.route as { methods?: Record<string, unknown> } | undefined)?.methods;
-  if (!methods) return false;
-  const name = method.toLowerCase();
-  if (!(methods._all || methods[name] || (name === 'head' && methods.get))) return false;
-  if (layer.matchers) return layer.matchers.some((match) => match(path) !== false);
-  if (layer.regexp) {
-    layer.regexp.lastIndex = 0;
-    return layer.regexp.test(path);
-  }
-  return false;
-}
-
-function findRoute(stack: readonly LayerLike[], from: number, path: string, method: string, depth = 0): boolean {
+function findRoute(stack: readonly ExpressLayer[], from: number, path: string, method: string, depth = 0): boolean {
   for (let index = from; index < stack.length && depth <= 8; index++) {
     const layer = stack[index];
-    if (layer.route !== undefined) {
+    if (isRouteLayer(layer)) {
       if (routeServes(layer, path, method)) return true;
       continue;
     }
-    const inner = innerStack(layer);
+    const inner = nestedLayers(layer);
     const prefix = inner && matchedPrefix(layer, path);
     if (inner && prefix !== undefined && findRoute(inner, 0, rest(path, prefix), method, depth + 1)) return true;
   }
@@ -204,17 +148,18 @@ export function laterRouteServes(req: Request, router: object, path: string): bo
 /** What is mounted after the router on its path and so never sees what it serves. */
 export type ShadowedKind = A2AMiddlewareKind | 'router';
 
-function collectAfter(stack: readonly LayerLike[], from: number, path: string, self: object, found: Set<ShadowedKind>, depth = 0): void {
+function collectAfter(stack: readonly ExpressLayer[], from: number, path: string, self: object, found: Set<ShadowedKind>, depth = 0): void {
   for (let index = from; index < stack.length && depth <= 8; index++) {
     const layer = stack[index];
     const prefix = matchedPrefix(layer, path);
     if (prefix === undefined) continue;
-    const kind = a2aMiddlewareKind(layer.handle);
+    const handle = layerHandle(layer);
+    const kind = a2aMiddlewareKind(handle);
     if (kind) found.add(kind);
-    else if ((ROUTERS.has(layer.handle as object) && layer.handle !== self) || (MOUNTED_LAYERS.has(layer) && MOUNTED_LAYERS.get(layer) !== self)) {
+    else if ((ROUTERS.has(handle as object) && handle !== self) || (MOUNTED_LAYERS.has(layer) && MOUNTED_LAYERS.get(layer) !== self)) {
       found.add('router');
     } else {
-      const inner = innerStack(layer);
+      const inner = nestedLayers(layer);
       if (inner) collectAfter(inner, 0, rest(path, prefix), self, found, depth + 1);
     }
   }

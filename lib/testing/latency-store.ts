@@ -43,7 +43,9 @@ export function withLatency(store: TaskStore, options: LatencyOptions = {}): Tas
       return delayed(() => store.create(scope, sent));
     },
     update: (scope, task, expectedVersion, change) => {
-      const sent = atCall(task);
+      // An artifact or status change is what travels (see TaskChange): the task is the caller's
+      // copy, which it leaves alone until the write settles. Copying it costs what the task holds.
+      const sent = change?.kind === 'artifact' || change?.kind === 'status' ? task : atCall(task);
       const sentChange = atCall(change);
       return delayed(() => store.update(scope, sent, expectedVersion, sentChange));
     },

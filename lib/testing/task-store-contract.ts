@@ -6,7 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import type { Artifact, Message, Task, TaskState } from '../protocol/schemas.js';
+import type { Artifact, Message, Task, TaskArtifactUpdateEvent, TaskState } from '../protocol/schemas.js';
+import { foldTaskInPlace } from '../engine/task-reducer.js';
 import {
   InvalidPageTokenError,
   TaskExistsError,
@@ -58,12 +59,19 @@ export function describeTaskStoreContract<S extends TaskStore>(
   describe(`TaskStore contract: ${name}`, () => {
     describe('scoping', () => defineScoping(test));
     describe('versions', () => defineVersions(test));
-    describe('compare-and-set', () => defineCompareAndSet(test));
-    describe('concurrency', () => defineConcurrency(test));
+    describe('compare-and-set', () => {
+      defineCompareAndSet(test);
+      defineAppendCompareAndSet(test);
+    });
+    describe('concurrency', () => {
+      defineConcurrency(test);
+      defineAppendConcurrency(test);
+    });
     describe('clone isolation', () => defineCloneIsolation(test));
     describe('large tasks', () => defineLargeTasks(test));
     describe('listing', () => defineListing(test));
     describe('change hint', () => defineChangeHint(test));
+    describe('artifact appends', () => defineArtifactAppends(test));
     describe('failure propagation', () => defineFailures(test));
   });
 }
@@ -110,7 +118,9 @@ const at = (seconds: number): string => new Date(T0 + seconds * 1000).toISOStrin
 const newScope = (owner = 'alice'): TaskScope => ({ tenant: `tenant-${randomUUID()}`, owner });
 const newId = (): string => `task-${randomUUID()}`;
 
-const message = (taskId: string, text: string): Message => ({
+const message = (taskId: string, text: string): Message => makeMessage(taskId, text);
+
+const makeMessage = (taskId: string, text: string): Message => ({
   messageId: randomUUID(),
   role: 'ROLE_USER',
   parts: [{ text }],
@@ -671,6 +681,189 @@ const defineChangeHint: Define<TaskStore> = (test) => {
     await store.update(scope, done, 2);
     await rejectsWith(store.update(scope, { ...done, artifacts: [added] }, 3, chunk(done, added, false)), TaskVersionConflictError, 'terminal');
     assert.deepEqual(await store.get(scope, task.id), { task: done, version: 3 });
+  });
+};
+
+/**
+ * A writer as the engine's: one copy of the task, artifact events folded into it in place (so the
+ * object passed to update() is the same one every time, holding every earlier chunk), each written
+ * with its artifact change at the version the last write made.
+ */
+class InPlaceWriter {
+  readonly scope = newScope();
+  task: Task;
+  version = 1;
+
+  constructor(
+    readonly store: TaskStore,
+    artifacts?: Artifact[],
+  ) {
+    this.task = { ...makeTask(newId()), ...(artifacts ? { artifacts } : {}) };
+  }
+
+  create(): Promise<number> {
+    return this.store.create(this.scope, this.task);
+  }
+
+  /** Folds the artifact event into the copy and writes it; resolves with the new version. */
+  async write(artifact: Artifact, append: boolean): Promise<number> {
+    const update: TaskArtifactUpdateEvent = { taskId: this.task.id, contextId: this.task.contextId ?? '', artifact, append, lastChunk: false };
+    const folded = foldTaskInPlace(this.task, { artifactUpdate: update }, { taskId: this.task.id, contextId: this.task.contextId ?? '' });
+    assert.ok(folded.ok && folded.task === this.task, 'the fixture folds in place');
+    this.version = await this.store.update(this.scope, this.task, this.version, { kind: 'artifact', update, event: { artifactUpdate: update } });
+    return this.version;
+  }
+
+  /** Folds a status update into the copy and writes it with its status change. */
+  async status(state: TaskState, seconds: number, text?: string): Promise<number> {
+    const message: Message | undefined = text === undefined ? undefined : { ...makeMessage(this.task.id, text), role: 'ROLE_AGENT' };
+    const update = { taskId: this.task.id, contextId: this.task.contextId ?? '', status: { state, timestamp: at(seconds), ...(message ? { message } : {}) } };
+    const folded = foldTaskInPlace(this.task, { statusUpdate: update }, { taskId: this.task.id, contextId: this.task.contextId ?? '' });
+    assert.ok(folded.ok && folded.change.kind === 'status', 'the fixture folds a status change');
+    this.task = folded.task;
+    this.version = await this.store.update(this.scope, this.task, this.version, { ...folded.change, event: folded.event });
+    return this.version;
+  }
+
+  /** The task as the store must hold it now (a copy of the writer's). */
+  expected(): Task {
+    return copy(this.task);
+  }
+}
+
+const defineArtifactAppends: Define<TaskStore> = (test) => {
+  const text = (artifactId: string, value: string, fields: Partial<Artifact> = {}): Artifact => ({ artifactId, parts: [{ text: value }], ...fields });
+
+  test('300 appended chunks, written from one task object folded in place, read back as every chunk in order', async (store) => {
+    const writer = new InPlaceWriter(store);
+    await writer.create();
+    for (let i = 0; i < 300; i++) assert.equal(await writer.write(text('out', `chunk ${i};`, i === 0 ? { name: 'out' } : {}), i > 0), i + 2);
+    const stored = await mustGet(store, writer.scope, writer.task.id);
+    assert.deepEqual(stored, { task: writer.expected(), version: 301 });
+    assert.deepEqual(
+      stored.task.artifacts![0].parts.map((p) => ('text' in p ? p.text : '')),
+      Array.from({ length: 300 }, (_, i) => `chunk ${i};`),
+    );
+    const listed = await store.list(writer.scope, EVERY);
+    assert.deepEqual(listed.tasks, [writer.expected()]);
+  });
+
+  test('appends after a read keep folding onto what was read: reads in the middle change nothing', async (store) => {
+    const writer = new InPlaceWriter(store);
+    await writer.create();
+    for (let i = 0; i < 40; i++) {
+      await writer.write(text('out', `${i}`), i > 0);
+      if (i % 9 === 4) assert.deepEqual(await store.get(writer.scope, writer.task.id), { task: writer.expected(), version: writer.version });
+      if (i % 13 === 6) assert.deepEqual((await store.list(writer.scope, EVERY)).tasks, [writer.expected()]);
+    }
+    assert.deepEqual(await store.get(writer.scope, writer.task.id), { task: writer.expected(), version: 41 });
+  });
+
+  test('appends to several artifacts, a replaced artifact and a chunk carrying new fields fold like reduceTask', async (store) => {
+    const writer = new InPlaceWriter(store, [text('first', 'created with the task')]);
+    await writer.create();
+    for (let i = 0; i < 30; i++) {
+      await writer.write(text(i % 2 === 0 ? 'a' : 'b', `${i}`), i > 1);
+      if (i === 12) await writer.write(text('first', 'replaced'), false);
+      if (i === 20) await writer.write(text('a', 'renamed', { name: 'A', description: 'now named', metadata: { n: i } }), true);
+    }
+    assert.deepEqual(await store.get(writer.scope, writer.task.id), { task: writer.expected(), version: writer.version });
+    // A whole-task write after the appends replaces them all.
+    const done: Task = { ...writer.expected(), status: { state: 'TASK_STATE_COMPLETED', timestamp: at(5) } };
+    await store.update(writer.scope, done, writer.version, { kind: 'replace' });
+    assert.deepEqual(await store.get(writer.scope, writer.task.id), { task: done, version: writer.version + 1 });
+  });
+
+  test('changing the task object after an append resolved does not change what is stored', async (store) => {
+    const writer = new InPlaceWriter(store);
+    await writer.create();
+    await writer.write(text('out', 'one'), false);
+    await writer.write(text('out', 'two'), true);
+    const expected = writer.expected();
+    // The engine's writer folds its next event into the same object before writing it.
+    writer.task.artifacts![0].parts.push({ text: 'not written' });
+    writer.task.artifacts!.push(text('ghost', 'not written'));
+    assert.deepEqual(await store.get(writer.scope, writer.task.id), { task: expected, version: 3 });
+  });
+
+  test('status changes between chunks fold in order: status, history and listing follow them', async (store) => {
+    const writer = new InPlaceWriter(store);
+    await writer.create();
+    for (let i = 0; i < 30; i++) {
+      await writer.write(text('out', `${i}`), i > 0);
+      if (i % 7 === 3) await writer.status('TASK_STATE_WORKING', i, `progress ${i}`);
+      if (i === 20) await writer.status('TASK_STATE_WORKING', i);
+    }
+    await writer.status('TASK_STATE_INPUT_REQUIRED', 40, 'which one?');
+    assert.deepEqual(await store.get(writer.scope, writer.task.id), { task: writer.expected(), version: writer.version });
+    const parked = await store.list(writer.scope, { pageSize: 10, status: 'TASK_STATE_INPUT_REQUIRED', statusTimestampAfter: at(40) });
+    assert.deepEqual(parked.tasks, [writer.expected()]);
+    assert.equal((await store.list(writer.scope, { pageSize: 10, status: 'TASK_STATE_WORKING' })).totalSize, 0);
+    await writer.status('TASK_STATE_WORKING', 41);
+    await writer.write(text('out', 'after the answer'), true);
+    await writer.status('TASK_STATE_COMPLETED', 42, 'done');
+    assert.deepEqual(await store.get(writer.scope, writer.task.id), { task: writer.expected(), version: writer.version });
+  });
+
+};
+
+const appendText = (artifactId: string, value: string, fields: Partial<Artifact> = {}): Artifact => ({ artifactId, parts: [{ text: value }], ...fields });
+
+/** The version rules for artifact and status changes (registered under 'compare-and-set'). */
+const defineAppendCompareAndSet: Define<TaskStore> = (test) => {
+  const text = appendText;
+
+  test('an append at a stale version, from another scope, or on a terminal task changes nothing', async (store) => {
+    const writer = new InPlaceWriter(store);
+    await writer.create();
+    for (let i = 0; i < 5; i++) await writer.write(text('out', `${i}`), i > 0);
+    const before = writer.expected();
+    const update = (value: string): TaskArtifactUpdateEvent => ({ taskId: writer.task.id, contextId: writer.task.contextId ?? '', artifact: text('out', value), append: true });
+    const grown = (value: string): Task => ({ ...before, artifacts: [{ ...before.artifacts![0], parts: [...before.artifacts![0].parts, { text: value }] }] });
+    await rejectsWith(store.update(writer.scope, grown('stale'), 5, { kind: 'artifact', update: update('stale') }), TaskVersionConflictError, 'stale');
+    await rejectsWith(store.update(newScope(), grown('other'), 6, { kind: 'artifact', update: update('other') }), TaskNotFoundInStoreError, 'other scope');
+    assert.deepEqual(await store.get(writer.scope, writer.task.id), { task: before, version: 6 });
+    const done: Task = { ...before, status: { state: 'TASK_STATE_CANCELED', timestamp: at(3) } };
+    await store.update(writer.scope, done, 6, { kind: 'replace' });
+    await rejectsWith(store.update(writer.scope, grown('late'), 7, { kind: 'artifact', update: update('late') }), TaskVersionConflictError, 'terminal');
+    assert.deepEqual(await store.get(writer.scope, writer.task.id), { task: done, version: 7 });
+  });
+
+  test('a task completed by a status change refuses later appends', async (store) => {
+    const writer = new InPlaceWriter(store);
+    await writer.create();
+    await writer.write(text('out', 'one'), false);
+    await writer.status('TASK_STATE_COMPLETED', 2, 'done');
+    const done = writer.expected();
+    const update: TaskArtifactUpdateEvent = { taskId: done.id, contextId: done.contextId ?? '', artifact: text('out', 'late'), append: true };
+    const late: Task = { ...done, artifacts: [{ ...done.artifacts![0], parts: [...done.artifacts![0].parts, { text: 'late' }] }] };
+    await rejectsWith(store.update(writer.scope, late, 3, { kind: 'artifact', update }), TaskVersionConflictError, 'terminal');
+    assert.deepEqual(await store.get(writer.scope, done.id), { task: done, version: 3 });
+  });
+};
+
+/** Concurrent artifact changes (registered under 'concurrency'). */
+const defineAppendConcurrency: Define<TaskStore> = (test) => {
+  const text = appendText;
+
+  test('of concurrent appends naming the same version, exactly one is stored', async (store) => {
+    const writer = new InPlaceWriter(store);
+    await writer.create();
+    await writer.write(text('out', 'base'), false);
+    const base = writer.expected();
+    const results = await Promise.allSettled(
+      Array.from({ length: 10 }, (_, i) => {
+        const update: TaskArtifactUpdateEvent = { taskId: base.id, contextId: base.contextId ?? '', artifact: text('out', `racer ${i}`), append: true };
+        const task: Task = { ...base, artifacts: [{ ...base.artifacts![0], parts: [...base.artifacts![0].parts, { text: `racer ${i}` }] }] };
+        return store.update(writer.scope, task, 2, { kind: 'artifact', update });
+      }),
+    );
+    const won = results.flatMap((r, i) => (r.status === 'fulfilled' ? [i] : []));
+    assert.equal(won.length, 1, 'exactly one append wins');
+    for (const r of results) if (r.status === 'rejected') assert.ok(r.reason instanceof TaskVersionConflictError, String(r.reason));
+    const stored = await mustGet(store, writer.scope, base.id);
+    assert.equal(stored.version, 3);
+    assert.deepEqual(stored.task.artifacts![0].parts, [{ text: 'base' }, { text: `racer ${won[0]}` }]);
   });
 };
 

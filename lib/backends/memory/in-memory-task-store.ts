@@ -1,10 +1,13 @@
 /**
  * The default task store: a Map per (tenant, owner) partition. Tasks are kept as JSON text, which
  * is the clone on the way in (cheaper than structuredClone) and parsed into a fresh object on the
- * way out; listing filters and sorts on the few fields it needs without parsing.
+ * way out; listing filters and sorts on the few fields it needs without parsing. An artifact or
+ * status write keeps only its update's JSON, folded into the task's text when the task is next read, so a
+ * streamed chunk costs what the chunk costs however long the task already is.
  */
-import type { Task, TaskState } from '../../protocol/schemas.js';
+import type { Task, TaskArtifactUpdateEvent, TaskState, TaskStatusUpdateEvent } from '../../protocol/schemas.js';
 import { isTerminal } from '../../engine/task-state.js';
+import { foldTaskInPlace } from '../../engine/task-reducer.js';
 import {
   TaskExistsError,
   TaskNotFoundInStoreError,
@@ -24,7 +27,10 @@ import {
 interface Entry {
   readonly scopeKey: string;
   readonly id: string;
+  /** The task as of its last replace or read. */
   json: string;
+  /** Artifact and status updates written since (their JSON), oldest first. */
+  pending: Array<{ readonly kind: 'artifact' | 'status'; readonly json: string }>;
   version: number;
   contextId: string | undefined;
   state: TaskState;
@@ -51,13 +57,13 @@ export class InMemoryTaskStore implements TaskStore {
   async get(scope: TaskScope, taskId: string): Promise<VersionedTask | undefined> {
     const entry = this.#byId.get(taskId);
     if (!entry || entry.scopeKey !== scopeKeyOf(scope)) return undefined;
-    return { task: JSON.parse(entry.json) as Task, version: entry.version };
+    return { task: materialize(entry), version: entry.version };
   }
 
   async create(scope: TaskScope, task: Task): Promise<number> {
     if (this.#byId.has(task.id)) throw new TaskExistsError(task.id);
     const scopeKey = scopeKeyOf(scope);
-    const entry: Entry = { scopeKey, id: task.id, version: 1, ...indexed(task) };
+    const entry: Entry = { scopeKey, id: task.id, version: 1, pending: [], ...indexed(task) };
     this.#byId.set(task.id, entry);
     let partition = this.#byScope.get(scopeKey);
     if (!partition) this.#byScope.set(scopeKey, (partition = new Map()));
@@ -65,13 +71,24 @@ export class InMemoryTaskStore implements TaskStore {
     return 1;
   }
 
-  async update(scope: TaskScope, task: Task, expectedVersion: number, _change?: TaskChange): Promise<number> {
+  async update(scope: TaskScope, task: Task, expectedVersion: number, change?: TaskChange): Promise<number> {
     const entry = this.#byId.get(task.id);
     if (!entry || entry.scopeKey !== scopeKeyOf(scope)) throw new TaskNotFoundInStoreError(task.id);
     if (entry.version !== expectedVersion || isTerminal(entry.state)) {
       throw new TaskVersionConflictError(task.id, expectedVersion, entry.version);
     }
-    Object.assign(entry, indexed(task));
+    if (change?.kind === 'artifact') {
+      // Listing keys do not change with an artifact; the update is the clone on the way in.
+      entry.pending.push({ kind: 'artifact', json: JSON.stringify(change.update) });
+    } else if (change?.kind === 'status') {
+      const status = change.update.status;
+      entry.pending.push({ kind: 'status', json: JSON.stringify(change.update) });
+      entry.state = status.state;
+      entry.timestamp = status.timestamp ?? '';
+    } else {
+      Object.assign(entry, indexed(task));
+      entry.pending = [];
+    }
     return ++entry.version;
   }
 
@@ -88,7 +105,7 @@ export class InMemoryTaskStore implements TaskStore {
     matches.sort(compareForListing);
     const from = cursor ? matches.findIndex((e) => isAfterCursor(e, cursor)) : 0;
     const start = from < 0 ? matches.length : from;
-    const page = matches.slice(start, start + query.pageSize).map((e) => JSON.parse(e.json) as Task);
+    const page = matches.slice(start, start + query.pageSize).map(materialize);
     const more = start + page.length < matches.length;
     return { tasks: page, nextPageToken: more ? encodePageToken(page[page.length - 1]) : '', totalSize: matches.length };
   }
@@ -96,4 +113,20 @@ export class InMemoryTaskStore implements TaskStore {
 
 function indexed(task: Task) {
   return { json: JSON.stringify(task), contextId: task.contextId, state: task.status.state, timestamp: task.status.timestamp ?? '' };
+}
+
+/** A fresh Task: the stored text with the updates written since folded in (and kept so). */
+function materialize(entry: Entry): Task {
+  let task = JSON.parse(entry.json) as Task;
+  if (entry.pending.length === 0) return task;
+  const ctx = { taskId: task.id, contextId: task.contextId ?? '' };
+  for (const { kind, json } of entry.pending) {
+    const event = kind === 'artifact' ? { artifactUpdate: JSON.parse(json) as TaskArtifactUpdateEvent } : { statusUpdate: JSON.parse(json) as TaskStatusUpdateEvent };
+    const folded = foldTaskInPlace(task, event, ctx);
+    if (folded.ok) task = folded.task;
+  }
+  // Compacted: the next read parses one text again.
+  entry.json = JSON.stringify(task);
+  entry.pending = [];
+  return task;
 }

@@ -24,6 +24,14 @@ export class RedisKeys {
   }
 
   /**
+   * List: the artifact and status updates written since the task's JSON in its hash was last
+   * written, as `a<artifact update JSON>` or `s<status update JSON>`, oldest first; folded in on read.
+   */
+  taskDeltas(taskId: string): string {
+    return `${this.prefix}task-deltas:${taskId}`;
+  }
+
+  /**
    * Sorted sets listing a scope's tasks (all of them; by context; by state; by both), members in
    * ListTasks order. One is read per query, whichever matches its filters.
    */

@@ -26,7 +26,9 @@ export interface RedisPushConfigStoreOptions {
 const optionsSchema = z.strictObject({ client: clientSchema, keyPrefix: keyPrefixSchema });
 
 // KEYS: configs hash, order set, task hash, push-tasks set. ARGV: id, JSON, failing flag, bound,
-// scope id, push-tasks member. Replies 0 over the bound.
+// scope id, push-tasks member. Replies 0 over the bound. A config put on an ended task is owed
+// nothing: its task joins no sweep, which would drop the configs of an ended task owing nothing
+// (the client keeps it until it deletes it).
 const PUT = new RedisScript(`
 if not redis.call('ZSCORE', KEYS[2], ARGV[1]) then
   if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then return 0 end
@@ -34,11 +36,15 @@ if not redis.call('ZSCORE', KEYS[2], ARGV[1]) then
   local position = 1
   if #last > 0 then position = tonumber(last[2]) + 1 end
   redis.call('ZADD', KEYS[2], position, ARGV[1])
-  local task = redis.call('HMGET', KEYS[3], 's', 'v')
+  local task = redis.call('HMGET', KEYS[3], 's', 'v', 't')
   local version = 0
-  if task[1] == ARGV[5] then version = tonumber(task[2]) end
+  local ended = false
+  if task[1] == ARGV[5] then
+    version = tonumber(task[2])
+    ended = task[3] == '1'
+  end
   redis.call('HSET', KEYS[1], 'd:' .. ARGV[1], version, 'a:' .. ARGV[1], 0)
-  redis.call('SADD', KEYS[4], ARGV[6])
+  if not ended then redis.call('SADD', KEYS[4], ARGV[6]) end
 end
 redis.call('HSET', KEYS[1], 'c:' .. ARGV[1], ARGV[2], 'f:' .. ARGV[1], ARGV[3])
 return 1

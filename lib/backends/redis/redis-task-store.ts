@@ -6,11 +6,14 @@
  * sort in ListTasks order, so a page costs O(log n + page) and never loads the other tasks.
  * Given the backend's RedisTaskEventBus (`eventBus`), the same script also appends the committed
  * event to the task's stream and publishes it, so no event is stored without reaching the stream.
+ * An artifact or status event is one RPUSH of the update to the task's delta list (the task's JSON
+ * is not rewritten); a read folds the deltas into the task and writes the result back (compaction).
  */
 import { z } from 'zod';
-import type { Task } from '../../protocol/schemas.js';
+import type { StreamResponse, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent } from '../../protocol/schemas.js';
+import { foldTaskInPlace } from '../../engine/task-reducer.js';
 import { parseOptions } from '../../options.js';
-import { isTerminal } from '../../engine/task-state.js';
+import { endsTurn, isTerminal } from '../../engine/task-state.js';
 import {
   TaskExistsError,
   TaskNotFoundInStoreError,
@@ -51,15 +54,16 @@ const optionsSchema = z.strictObject({
   eventBus: z.custom<RedisTaskEventBus>((v) => v instanceof RedisTaskEventBus, { error: 'must be a RedisTaskEventBus' }).optional(),
 });
 
-// KEYS: task hash, then its four listing sets, then the task's event stream when the event is
-// appended. ARGV: scope, JSON, terminal flag, listing member, then (with the stream) the stream
+// KEYS: task hash, then its four listing sets, its delta list, then the task's event stream when
+// the event is appended. ARGV: scope, JSON, terminal flag, listing member, then (with the stream) the stream
 // max length, retention ms and channel; the event is the task's `{ task }`.
 const CREATE = new RedisScript(`${APPEND_EVENT_LUA}${COMMITTED_LUA}
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('DEL', KEYS[6])
 redis.call('HSET', KEYS[1], 's', ARGV[1], 'v', 1, 'j', ARGV[2], 't', ARGV[3], 'm', ARGV[4],
   'i1', KEYS[2], 'i2', KEYS[3], 'i3', KEYS[4], 'i4', KEYS[5])
 for i = 2, 5 do redis.call('ZADD', KEYS[i], 0, ARGV[4]) end
-if KEYS[6] then append_event(KEYS[6], 1, committed('{"task":' .. ARGV[2] .. '}', ARGV[2], 1), ARGV[5], ARGV[6], ARGV[7]) end
+if KEYS[7] then append_event(KEYS[7], 1, committed('{"task":' .. ARGV[2] .. '}', ARGV[2], 1), ARGV[5], ARGV[6], ARGV[7]) end
 return 1
 `);
 
@@ -76,12 +80,67 @@ for i = 5, 8 do redis.call('ZREM', stored[i], stored[4]) end
 redis.call('HSET', KEYS[1], 'v', version + 1, 'j', ARGV[2], 't', ARGV[3], 'm', ARGV[4],
   'i1', KEYS[2], 'i2', KEYS[3], 'i3', KEYS[4], 'i4', KEYS[5])
 for i = 2, 5 do redis.call('ZADD', KEYS[i], 0, ARGV[4]) end
-if KEYS[6] then append_event(KEYS[6], version + 1, committed(ARGV[6], ARGV[2], version + 1), ARGV[7], ARGV[8], ARGV[9]) end
+redis.call('DEL', KEYS[6])
+if KEYS[7] then append_event(KEYS[7], version + 1, committed(ARGV[6], ARGV[2], version + 1), ARGV[7], ARGV[8], ARGV[9]) end
 return {1, version + 1}
 `);
 
-// KEYS: one listing set. ARGV: lex range start and end, how many, the task key prefix. Replies
-// {matches in the range from its start to the set's start, JSON...}. A member is the encoded
+// An artifact event. KEYS: task hash, delta list, then (with the stream) the event stream. ARGV:
+// scope, expected version, the delta, then (with the stream) the event's JSON, the task's JSON
+// without its artifacts (the bus payload's task: an artifact event does not change the rest, and
+// the artifacts would make every payload as long as the task), max length, retention ms, channel.
+// Replies as UPDATE; the listing sets do not change (an artifact event leaves status and context).
+const APPEND_ARTIFACT = new RedisScript(`${APPEND_EVENT_LUA}${COMMITTED_LUA}
+local stored = redis.call('HMGET', KEYS[1], 's', 'v', 't')
+if stored[1] ~= ARGV[1] then return {0} end
+local version = tonumber(stored[2])
+if version ~= tonumber(ARGV[2]) or stored[3] == '1' then return {2, version} end
+redis.call('HSET', KEYS[1], 'v', version + 1)
+redis.call('RPUSH', KEYS[2], ARGV[3])
+if KEYS[3] then append_event(KEYS[3], version + 1, committed(ARGV[4], ARGV[5], version + 1), ARGV[6], ARGV[7], ARGV[8]) end
+return {1, version + 1}
+`);
+
+// A status event: as UPDATE (the listing sets move with the state and timestamp) but the task's
+// JSON stays and the status joins the delta list. KEYS: task hash, four listing sets, delta list,
+// then (with the stream) the event stream. ARGV: scope, terminal flag, listing member, expected
+// version, the delta, then (with the stream) the event's JSON, the payload's task JSON, max length,
+// retention ms, channel. Replies as UPDATE.
+const APPEND_STATUS = new RedisScript(`${APPEND_EVENT_LUA}${COMMITTED_LUA}
+local stored = redis.call('HMGET', KEYS[1], 's', 'v', 't', 'm', 'i1', 'i2', 'i3', 'i4')
+if stored[1] ~= ARGV[1] then return {0} end
+local version = tonumber(stored[2])
+if version ~= tonumber(ARGV[4]) or stored[3] == '1' then return {2, version} end
+for i = 5, 8 do redis.call('ZREM', stored[i], stored[4]) end
+redis.call('HSET', KEYS[1], 'v', version + 1, 't', ARGV[2], 'm', ARGV[3],
+  'i1', KEYS[2], 'i2', KEYS[3], 'i3', KEYS[4], 'i4', KEYS[5])
+for i = 2, 5 do redis.call('ZADD', KEYS[i], 0, ARGV[3]) end
+redis.call('RPUSH', KEYS[6], ARGV[5])
+if KEYS[7] then append_event(KEYS[7], version + 1, committed(ARGV[6], ARGV[7], version + 1), ARGV[8], ARGV[9], ARGV[10]) end
+return {1, version + 1}
+`);
+
+// KEYS: task hash, delta list. ARGV: scope. Replies false when the task is not in that scope, else
+// {version, JSON, delta...}.
+const GET = new RedisScript(`
+local stored = redis.call('HMGET', KEYS[1], 's', 'v', 'j')
+if stored[1] ~= ARGV[1] or not stored[2] or not stored[3] then return false end
+local out = {stored[2], stored[3]}
+for _, delta in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do out[#out + 1] = delta end
+return out
+`);
+
+// KEYS: task hash, delta list. ARGV: the version read, the task's JSON with its deltas folded in.
+// Replaces the JSON and drops the deltas unless the task was written since that read.
+const COMPACT = new RedisScript(`
+if redis.call('HGET', KEYS[1], 'v') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'j', ARGV[2])
+redis.call('DEL', KEYS[2])
+return 1
+`);
+
+// KEYS: one listing set. ARGV: lex range start and end, how many, the task key prefix, the delta
+// list prefix. Replies {matches in the range from its start to the set's start, {JSON, delta...}...}. A member is the encoded
 // timestamp, ended by the bytes 255 254 (which occur nowhere else in it), then the task id.
 const LIST = new RedisScript(`
 local total
@@ -89,11 +148,32 @@ if ARGV[2] == '+' then total = redis.call('ZCARD', KEYS[1]) else total = redis.c
 local out = {total}
 for _, member in ipairs(redis.call('ZRANGEBYLEX', KEYS[1], ARGV[1], ARGV[2], 'LIMIT', 0, tonumber(ARGV[3]))) do
   local cut = string.find(member, '\\255\\254', 1, true)
-  local json = redis.call('HGET', ARGV[4] .. string.sub(member, cut + 2), 'j')
-  if json then out[#out + 1] = json end
+  local id = string.sub(member, cut + 2)
+  local json = redis.call('HGET', ARGV[4] .. id, 'j')
+  if json then
+    local entry = {json}
+    for _, delta in ipairs(redis.call('LRANGE', ARGV[5] .. id, 0, -1)) do entry[#entry + 1] = delta end
+    out[#out + 1] = entry
+  end
 end
 return out
 `);
+
+/** Deltas a read folds before it writes the result back as the task's JSON. */
+const COMPACT_AT = 8;
+
+/** A fresh Task: its stored JSON with the artifact deltas written since folded in. */
+function materialize(json: string, deltas: readonly string[]): Task {
+  let task = JSON.parse(json) as Task;
+  const ctx = { taskId: task.id, contextId: task.contextId ?? '' };
+  for (const delta of deltas) {
+    const text = delta.slice(1);
+    const event = delta[0] === 'a' ? { artifactUpdate: JSON.parse(text) as TaskArtifactUpdateEvent } : { statusUpdate: JSON.parse(text) as TaskStatusUpdateEvent };
+    const folded = foldTaskInPlace(task, event, ctx);
+    if (folded.ok) task = folded.task;
+  }
+  return task;
+}
 
 /**
  * The timestamp so that byte order is newest first: each byte inverted, a zero byte escaped as
@@ -134,9 +214,14 @@ export class RedisTaskStore implements TaskStore {
   }
 
   async get(scope: TaskScope, taskId: string): Promise<VersionedTask | undefined> {
-    const [storedScope, version, json] = await this.#client.sendCommand<Array<string | null>>(['HMGET', this.#keys.task(taskId), 's', 'v', 'j']);
-    if (storedScope !== scopeId(scope) || version == null || json == null) return undefined;
-    return { task: JSON.parse(json) as Task, version: Number(version) };
+    const keys = [this.#keys.task(taskId), this.#keys.taskDeltas(taskId)];
+    const found = await GET.run<[string, string, ...string[]] | null>(this.#client, keys, [scopeId(scope)]);
+    if (!found) return undefined;
+    const [version, json, ...deltas] = found;
+    const task = materialize(json, deltas);
+    // The deltas were folded anyway: keep the result, so the next read parses one JSON text.
+    if (deltas.length >= COMPACT_AT) await COMPACT.run(this.#client, keys, [version, JSON.stringify(task)]);
+    return { task, version: Number(version) };
   }
 
   // A task is created by its `{ task }` event (the reducer's, whatever the agent published first).
@@ -144,6 +229,7 @@ export class RedisTaskStore implements TaskStore {
     const json = JSON.stringify(task);
     const keys = this.#writeKeys(scope, task);
     const args = this.#writeArgs(scope, task, json);
+    keys.push(this.#keys.taskDeltas(task.id));
     const append = this.#streams?.streamArgs(scope, task.id);
     if (append) {
       keys.push(append.stream);
@@ -158,8 +244,11 @@ export class RedisTaskStore implements TaskStore {
   // Only the change's event is used: the whole task is one JSON value, replaced in the same script.
   // A write without an event (a follow-up joining the history) appends nothing.
   async update(scope: TaskScope, task: Task, expectedVersion: number, change?: TaskChange): Promise<number> {
+    if (change?.kind === 'artifact') return this.#appendArtifact(scope, task, expectedVersion, change.update, change.event);
+    if (change?.kind === 'status') return this.#appendStatus(scope, task, expectedVersion, change.update, change.event);
     const json = JSON.stringify(task);
     const keys = this.#writeKeys(scope, task);
+    keys.push(this.#keys.taskDeltas(task.id));
     const args: Array<string | Buffer | number> = [...this.#writeArgs(scope, task, json), expectedVersion];
     const event = change?.event;
     const append = event && this.#streams?.streamArgs(scope, task.id);
@@ -185,10 +274,56 @@ export class RedisTaskStore implements TaskStore {
       query.statusTimestampAfter === undefined ? '+' : Buffer.concat([Buffer.from('('), newestFirst(query.statusTimestampAfter), Buffer.from([0xff])]);
     const index = this.#keys.taskIndex(scope, query.contextId, query.status);
     // One more than a page, to know whether another page follows.
-    const [matches, ...found] = await LIST.run<[number, ...string[]]>(this.#client, [index], [start, end, query.pageSize + 1, this.#keys.task('')]);
+    const [matches, ...found] = await LIST.run<[number, ...Array<[string, ...string[]]>]>(
+      this.#client,
+      [index],
+      [start, end, query.pageSize + 1, this.#keys.task(''), this.#keys.taskDeltas('')],
+    );
     const more = found.length > query.pageSize;
-    const tasks = found.slice(0, query.pageSize).map((json) => JSON.parse(json) as Task);
+    const tasks = found.slice(0, query.pageSize).map(([json, ...deltas]) => materialize(json, deltas));
     return { tasks, nextPageToken: more ? encodePageToken(tasks[tasks.length - 1]) : '', totalSize: matches };
+  }
+
+  /** An artifact event: its artifact is pushed to the task's delta list; the task is not serialized. */
+  async #appendArtifact(scope: TaskScope, task: Task, expectedVersion: number, update: TaskArtifactUpdateEvent, event: StreamResponse | undefined): Promise<number> {
+    const keys = [this.#keys.task(task.id), this.#keys.taskDeltas(task.id)];
+    const args: Array<string | number> = [scopeId(scope), expectedVersion, `a${JSON.stringify(update)}`];
+    const append = event && this.#streams?.streamArgs(scope, task.id);
+    if (append) {
+      keys.push(append.stream);
+      // The payload's task without its artifacts: what an artifact event leaves as it was.
+      args.push(JSON.stringify(event), JSON.stringify(task.artifacts === undefined ? task : { ...task, artifacts: undefined }), ...append.args);
+    }
+    const [outcome, version] = await APPEND_ARTIFACT.run<number[]>(this.#client, keys, args);
+    if (outcome === 1) {
+      if (append) this.#streams!.appended(scope, task.id, version);
+      return version;
+    }
+    if (outcome === 2) throw new TaskVersionConflictError(task.id, expectedVersion, version);
+    throw new TaskNotFoundInStoreError(task.id);
+  }
+
+  /** A status event: the listing entries move, the status joins the delta list; the task's JSON stays. */
+  async #appendStatus(scope: TaskScope, task: Task, expectedVersion: number, update: TaskStatusUpdateEvent, event: StreamResponse | undefined): Promise<number> {
+    const keys = this.#writeKeys(scope, task);
+    keys.push(this.#keys.taskDeltas(task.id));
+    const [scopeArg, , terminal, member] = this.#writeArgs(scope, task, '');
+    const args: Array<string | Buffer | number> = [scopeArg, terminal, member, expectedVersion, `s${JSON.stringify(update)}`];
+    const append = event && this.#streams?.streamArgs(scope, task.id);
+    if (append) {
+      keys.push(append.stream);
+      // Subscribers take the task of a final or interrupted status as the turn's answer: it is whole
+      // then. Any other status leaves the artifacts out, like an artifact event.
+      const payloadTask = endsTurn(task.status.state) || task.artifacts === undefined ? task : { ...task, artifacts: undefined };
+      args.push(JSON.stringify(event), JSON.stringify(payloadTask), ...append.args);
+    }
+    const [outcome, version] = await APPEND_STATUS.run<number[]>(this.#client, keys, args);
+    if (outcome === 1) {
+      if (append) this.#streams!.appended(scope, task.id, version);
+      return version;
+    }
+    if (outcome === 2) throw new TaskVersionConflictError(task.id, expectedVersion, version);
+    throw new TaskNotFoundInStoreError(task.id);
   }
 
   #writeKeys(scope: TaskScope, task: Task): string[] {

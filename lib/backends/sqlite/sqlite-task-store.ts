@@ -1,8 +1,9 @@
 /**
  * SqliteTaskStore: the TaskStore in one SQLite file through better-sqlite3, for an agent one process
  * serves. A small row per task carries the version and the listing keys; the task's JSON and its
- * artifacts live in their own tables, so an artifact chunk appends one row instead of rewriting the
- * task. better-sqlite3 is loaded only by openSqliteTaskStore (a dynamic import), never by the kit.
+ * artifacts live in their own tables, so an artifact chunk appends one row (from the chunk alone:
+ * the task is not serialized) and a read joins the chunks, folding them into one row as it goes.
+ * better-sqlite3 is loaded only by openSqliteTaskStore (a dynamic import), never by the kit.
  */
 import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
@@ -209,14 +210,56 @@ interface HeadRow {
 
 interface StoredArtifact {
   position: number;
+  head: string;
   part_count: number;
   chunks: number;
 }
 
+/** An artifact update as text, made when update() is called (the clone on the way in). */
+interface ArtifactWrite {
+  readonly artifactId: string;
+  readonly append: boolean;
+  /** The artifact's JSON with "parts": [] standing in for its parts. */
+  readonly head: string;
+  /** Whether it carries fields besides artifactId and parts (an append then rewrites the stored head). */
+  readonly hasFields: boolean;
+  readonly parts: string;
+  readonly partCount: number;
+  /**
+   * What the task passed says the result is, as far as a few numbers tell (the task is not
+   * serialized): a change that does not fit the stored task falls back to writing the whole task.
+   */
+  readonly fit: { readonly state: TaskState; readonly timestamp: string; readonly contextId: string | null; readonly count: number; readonly index: number; readonly partsAfter: number };
+  /** The task passed, for that fallback only (a caller that lies about the change). */
+  readonly task: Task;
+}
+
+/** A status update as text, made when update() is called. */
+interface StatusWrite {
+  readonly body: string;
+  readonly columns: ReturnType<typeof headColumns>;
+  /** The task passed, for the fallback of a change that does not fit. */
+  readonly task: Task;
+}
+
+/** An artifact whose chunks a read joined: written back as one chunk when there were many. */
+interface JoinedArtifact {
+  readonly position: number;
+  readonly chunks: number;
+  readonly partCount: number;
+  readonly parts: string;
+}
+
+/** Chunks an artifact gathers before a read folds them into one row. */
+const COMPACT_AT = 8;
+
 interface ArtifactText {
+  readonly position: number;
   readonly head: string;
   /** The artifact's parts as one JSON array text. */
   readonly parts: string;
+  /** How many chunk rows it was joined from. */
+  readonly chunks: number;
 }
 
 interface PendingWrite {
@@ -239,6 +282,41 @@ const snapshot = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 
 const bodyJson = (task: Task): string => JSON.stringify(task.artifacts === undefined ? task : { ...task, artifacts: [] });
 const headJson = (artifact: Artifact): string => JSON.stringify({ ...artifact, parts: [] });
+
+/** Whether the task passed is the stored task with the update folded in, as far as its numbers tell. */
+function fits(head: HeadRow, stored: StoredArtifact | undefined, write: ArtifactWrite): boolean {
+  const { fit } = write;
+  if (fit.state !== head.state || fit.timestamp !== head.status_ts || fit.contextId !== head.context_id) return false;
+  if (!stored) return fit.count === head.artifact_count + 1 && fit.index === head.artifact_count && fit.partsAfter === write.partCount;
+  if (fit.count !== head.artifact_count || fit.index !== stored.position) return false;
+  return fit.partsAfter === (write.append ? stored.part_count : 0) + write.partCount;
+}
+
+/** An artifact update's texts, made at the call. */
+function artifactWrite(update: TaskArtifactUpdateEvent, task: Task): ArtifactWrite {
+  const artifact = update.artifact;
+  let hasFields = false;
+  for (const key in artifact) if (key !== 'artifactId' && key !== 'parts') hasFields = true;
+  const artifacts = task.artifacts ?? [];
+  const index = artifacts.findIndex((a) => a.artifactId === artifact.artifactId);
+  return {
+    fit: {
+      state: task.status.state,
+      timestamp: task.status.timestamp ?? '',
+      contextId: task.contextId ?? null,
+      count: artifacts.length,
+      index,
+      partsAfter: index < 0 ? -1 : artifacts[index].parts.length,
+    },
+    task,
+    artifactId: artifact.artifactId,
+    append: update.append === true,
+    head: headJson(artifact),
+    hasFields,
+    parts: JSON.stringify(artifact.parts),
+    partCount: artifact.parts.length,
+  };
+}
 
 /** The listing and version columns of a task. */
 const headColumns = (task: Task) => ({
@@ -300,7 +378,10 @@ export class SqliteTaskStore implements TaskStore {
   readonly #pages = new Map<string, ListStatements['page']>();
   readonly #counts = new Map<string, ListStatements['count']>();
   readonly #createTx: (scope: TaskScope, task: Task) => number;
-  readonly #updateTx: (scope: TaskScope, task: Task, expectedVersion: number, change: TaskChange | undefined) => number;
+  readonly #updateTx: (scope: TaskScope, task: Task, expectedVersion: number, event: string | undefined) => number;
+  readonly #appendTx: (scope: TaskScope, taskId: string, expectedVersion: number, write: ArtifactWrite, event: string | undefined) => number;
+  readonly #statusTx: (scope: TaskScope, taskId: string, expectedVersion: number, write: StatusWrite, event: string | undefined) => number;
+  readonly #compactTx: (seq: number, version: number, joined: readonly JoinedArtifact[]) => void;
   readonly #readTx: <T>(read: () => T) => T;
   readonly #batchTx: (batch: readonly PendingWrite[], outcomes: WriteOutcome[]) => void;
   /** Writes called and not yet committed: they commit together (see #enqueue). */
@@ -327,9 +408,17 @@ export class SqliteTaskStore implements TaskStore {
 
     this.#s = prepareStatements(db);
     this.#createTx = db.transaction((scope: TaskScope, task: Task) => this.#create(scope, task)).immediate;
-    this.#updateTx = db.transaction((scope: TaskScope, task: Task, expectedVersion: number, change: TaskChange | undefined) =>
-      this.#update(scope, task, expectedVersion, change),
+    this.#updateTx = db.transaction((scope: TaskScope, task: Task, expectedVersion: number, event: string | undefined) =>
+      this.#update(scope, task, expectedVersion, event),
     ).immediate;
+    this.#appendTx = db.transaction(
+      (scope: TaskScope, taskId: string, expectedVersion: number, write: ArtifactWrite, event: string | undefined) =>
+        this.#writeArtifactUpdate(scope, taskId, expectedVersion, write, event),
+    ).immediate;
+    this.#statusTx = db.transaction((scope: TaskScope, taskId: string, expectedVersion: number, write: StatusWrite, event: string | undefined) =>
+      this.#writeStatusUpdate(scope, taskId, expectedVersion, write, event),
+    ).immediate;
+    this.#compactTx = db.transaction((seq: number, version: number, joined: readonly JoinedArtifact[]) => this.#compact(seq, version, joined)).immediate;
     // Several reads see one snapshot even when another connection writes in between.
     const read = db.transaction((run: () => unknown) => run());
     this.#readTx = <T>(run: () => T) => read.deferred(run) as T;
@@ -354,10 +443,15 @@ export class SqliteTaskStore implements TaskStore {
     const head = this.#s.getInScope.get(taskId, scope.tenant, scope.owner);
     if (!head) return undefined;
     if (head.artifact_count === 0) return { task: this.#load(head.seq, head.body, 0), version: head.version };
-    return this.#readTx(() => {
+    const joined: JoinedArtifact[] = [];
+    const read = this.#readTx(() => {
       const row = this.#s.getInScope.get(taskId, scope.tenant, scope.owner);
-      return row ? { task: this.#load(row.seq, row.body, row.artifact_count), version: row.version } : undefined;
+      return row ? { seq: row.seq, task: this.#load(row.seq, row.body, row.artifact_count, joined), version: row.version } : undefined;
     });
+    if (!read) return undefined;
+    // The chunks were joined anyway: keep them joined, so the next read reads one row per artifact.
+    if (joined.length > 0) this.#compactTx(read.seq, read.version, joined);
+    return { task: read.task, version: read.version };
   }
 
   async create(scope: TaskScope, task: Task): Promise<number> {
@@ -368,9 +462,22 @@ export class SqliteTaskStore implements TaskStore {
 
   async update(scope: TaskScope, task: Task, expectedVersion: number, change?: TaskChange): Promise<number> {
     this.#assertOpen();
+    // Text now: what is stored is the change as it was at the call.
+    const event = change?.event === undefined ? undefined : JSON.stringify(change.event);
+    if (change?.kind === 'artifact') {
+      // Only the update is written: `task` (which holds every earlier chunk too) is not serialized.
+      const write = artifactWrite(change.update, task);
+      const taskId = task.id;
+      return this.#enqueue(() => this.#appendTx(scope, taskId, expectedVersion, write, event));
+    }
+    if (change?.kind === 'status') {
+      // The body (the task without its artifacts) and the listing columns: the artifacts are as stored.
+      const write: StatusWrite = { body: bodyJson(task), columns: headColumns(task), task };
+      const taskId = task.id;
+      return this.#enqueue(() => this.#statusTx(scope, taskId, expectedVersion, write, event));
+    }
     const stored = snapshot(task);
-    const changed = change === undefined ? undefined : snapshot(change);
-    return this.#enqueue(() => this.#updateTx(scope, stored, expectedVersion, changed));
+    return this.#enqueue(() => this.#updateTx(scope, stored, expectedVersion, event));
   }
 
   /**
@@ -504,67 +611,86 @@ export class SqliteTaskStore implements TaskStore {
     this.#s.insertBody.run(seq, bodyJson(task));
     (task.artifacts ?? []).forEach((artifact, position) => this.#writeArtifact(seq, position, artifact));
     // A task is created by its `{ task }` event; a config may exist already (stored ahead by id).
-    this.#logForPush(scope, task.id, 1, { task });
+    this.#logForPush(scope, task.id, 1, () => JSON.stringify({ task }));
     return 1;
   }
 
   /** Keeps the event for push delivery when the task has configs (nothing is written otherwise). */
-  #logForPush(scope: TaskScope, taskId: string, version: number, event: StreamResponse | undefined): void {
+  #logForPush(scope: TaskScope, taskId: string, version: number, event: string | (() => string) | undefined): void {
     if (event === undefined || this.#s.hasPushConfigs.get(taskId, scope.tenant, scope.owner) === undefined) return;
-    this.#s.logPushEvent.run(taskId, version, JSON.stringify(event));
+    this.#s.logPushEvent.run(taskId, version, typeof event === 'string' ? event : event());
   }
 
-  #update(scope: TaskScope, task: Task, expectedVersion: number, change: TaskChange | undefined): number {
-    const head = this.#s.headById.get(task.id);
-    if (!head || head.tenant !== scope.tenant || head.owner !== scope.owner) throw new TaskNotFoundInStoreError(task.id);
+  /** The stored head of a task `scope` may write at `expectedVersion`; throws the contract's errors otherwise. */
+  #writableHead(scope: TaskScope, taskId: string, expectedVersion: number): HeadRow {
+    const head = this.#s.headById.get(taskId);
+    if (!head || head.tenant !== scope.tenant || head.owner !== scope.owner) throw new TaskNotFoundInStoreError(taskId);
     if (head.version !== expectedVersion || isTerminal(head.state)) {
-      throw new TaskVersionConflictError(task.id, expectedVersion, head.version);
+      throw new TaskVersionConflictError(taskId, expectedVersion, head.version);
     }
+    return head;
+  }
+
+  #update(scope: TaskScope, task: Task, expectedVersion: number, event: string | undefined): number {
+    const head = this.#writableHead(scope, task.id, expectedVersion);
     const version = expectedVersion + 1;
-    if (change?.kind === 'artifact' && this.#writeArtifactChange(head, task, change.update)) {
-      // Only the version and the count: the indexed listing columns did not change.
-      this.#s.setVersion.run(version, task.artifacts?.length ?? 0, head.seq);
-    } else {
-      this.#replace(head, task);
-      this.#s.setHead.run({ seq: head.seq, version, ...headColumns(task) });
-    }
-    this.#logForPush(scope, task.id, version, change?.event);
+    this.#replace(head, task);
+    this.#s.setHead.run({ seq: head.seq, version, ...headColumns(task) });
+    this.#logForPush(scope, task.id, version, event);
     return version;
   }
 
   /**
-   * Writes only the artifact an artifact event touched: a new artifact row, one appended chunk, or
-   * the replaced artifact. False when `task` is not the stored task plus this update as far as the
-   * cheap checks can tell (then the whole task is written instead).
+   * An artifact event, from the update alone: a new artifact row, one appended chunk row, or the
+   * replaced artifact. The indexed listing columns do not change; only the version and the count.
    */
-  #writeArtifactChange(head: HeadRow, task: Task, update: TaskArtifactUpdateEvent): boolean {
-    const artifacts = task.artifacts;
-    // An artifact event changes only the artifacts; anything else changed needs the whole task.
-    if (!artifacts || task.status.state !== head.state || (task.status.timestamp ?? '') !== head.status_ts || (task.contextId ?? null) !== head.context_id) {
-      return false;
-    }
-    const artifactId = update.artifact.artifactId;
-    const stored = this.#s.artifactById.get(head.seq, artifactId);
+  #writeArtifactUpdate(scope: TaskScope, taskId: string, expectedVersion: number, write: ArtifactWrite, event: string | undefined): number {
+    const head = this.#writableHead(scope, taskId, expectedVersion);
+    const version = expectedVersion + 1;
+    const seq = head.seq;
+    const stored = this.#s.artifactById.get(seq, write.artifactId);
+    if (!fits(head, stored, write)) return this.#update(scope, snapshot(write.task), expectedVersion, event);
+    let count = head.artifact_count;
     if (!stored) {
       // A new artifact goes last.
-      const position = head.artifact_count;
-      if (artifacts.length !== position + 1 || artifacts[position].artifactId !== artifactId) return false;
-      this.#writeArtifact(head.seq, position, artifacts[position]);
-      return true;
+      this.#s.upsertArtifact.run(seq, count, write.artifactId, write.head, write.partCount, 1);
+      this.#s.insertChunk.run(seq, count, 0, write.parts);
+      count++;
+    } else if (!write.append) {
+      this.#s.deleteChunksAt.run(seq, stored.position);
+      this.#s.upsertArtifact.run(seq, stored.position, write.artifactId, write.head, write.partCount, 1);
+      this.#s.insertChunk.run(seq, stored.position, 0, write.parts);
+    } else {
+      this.#s.insertChunk.run(seq, stored.position, stored.chunks, write.parts);
+      // A chunk with a name, description or metadata replaces those of the stored head.
+      const headText = write.hasFields ? JSON.stringify({ ...JSON.parse(stored.head), ...JSON.parse(write.head), parts: [] }) : stored.head;
+      this.#s.growArtifact.run(headText, stored.part_count + write.partCount, stored.chunks + 1, seq, stored.position);
     }
-    const artifact = artifacts[stored.position];
-    if (artifacts.length !== head.artifact_count || artifact?.artifactId !== artifactId) return false;
-    if (!update.append) {
-      this.#s.deleteChunksAt.run(head.seq, stored.position);
-      this.#writeArtifact(head.seq, stored.position, artifact);
-      return true;
+    this.#s.setVersion.run(version, count, seq);
+    this.#logForPush(scope, taskId, version, event);
+    return version;
+  }
+
+  /** A status event: the body and the listing columns; the artifact rows stay as they are. */
+  #writeStatusUpdate(scope: TaskScope, taskId: string, expectedVersion: number, write: StatusWrite, event: string | undefined): number {
+    const head = this.#writableHead(scope, taskId, expectedVersion);
+    // A task passed with other artifacts than stored does not fit a status change: write it whole.
+    if (write.columns.artifact_count !== head.artifact_count) return this.#update(scope, snapshot(write.task), expectedVersion, event);
+    const version = expectedVersion + 1;
+    this.#s.setBody.run(write.body, head.seq);
+    this.#s.setHead.run({ seq: head.seq, version, ...write.columns });
+    this.#logForPush(scope, taskId, version, event);
+    return version;
+  }
+
+  /** Writes back artifacts a read joined, as one chunk each, unless the task was written meanwhile. */
+  #compact(seq: number, version: number, joined: readonly JoinedArtifact[]): void {
+    if (this.#s.versionOf.get(seq)?.version !== version) return;
+    for (const artifact of joined) {
+      this.#s.deleteChunksAt.run(seq, artifact.position);
+      this.#s.insertChunk.run(seq, artifact.position, 0, artifact.parts);
+      this.#s.setChunks.run(1, seq, artifact.position);
     }
-    const added = artifact.parts.length - stored.part_count;
-    if (added !== update.artifact.parts.length || added <= 0) return false;
-    this.#s.insertChunk.run(head.seq, stored.position, stored.chunks, JSON.stringify(artifact.parts.slice(stored.part_count)));
-    // The head too: an appended chunk may bring a new name, description or metadata.
-    this.#s.growArtifact.run(headJson(artifact), artifact.parts.length, stored.chunks + 1, head.seq, stored.position);
-    return true;
   }
 
   /** The whole task: its body, and each artifact that differs from the stored one. */
@@ -593,13 +719,14 @@ export class SqliteTaskStore implements TaskStore {
 
   // --- reads ---------------------------------------------------------------------------------
 
-  /** A fresh Task from its rows: the caller owns every object. */
-  #load(seq: number, body: string, artifactCount: number): Task {
+  /** A fresh Task from its rows: the caller owns every object. `joined` collects artifacts worth compacting. */
+  #load(seq: number, body: string, artifactCount: number, joined?: JoinedArtifact[]): Task {
     const task = JSON.parse(body) as Task;
     if (artifactCount > 0) {
-      task.artifacts = this.#artifactTexts(seq).map(({ head, parts }) => {
+      task.artifacts = this.#artifactTexts(seq).map(({ position, head, parts, chunks }) => {
         const artifact = JSON.parse(head) as Artifact;
         artifact.parts = JSON.parse(parts) as Artifact['parts'];
+        if (joined && chunks >= COMPACT_AT) joined.push({ position, chunks, partCount: artifact.parts.length, parts });
         return artifact;
       });
     }
@@ -614,7 +741,7 @@ export class SqliteTaskStore implements TaskStore {
       if (last?.position === row.position) last.chunks.push(row.parts);
       else grouped.push({ position: row.position, head: row.head, chunks: [row.parts] });
     }
-    return grouped.map(({ head, chunks }) => ({ head, parts: joinChunks(chunks) }));
+    return grouped.map(({ position, head, chunks }) => ({ position, head, parts: joinChunks(chunks), chunks: chunks.length }));
   }
 
   #listStatements(shape: ListShape): ListStatements {
@@ -657,8 +784,10 @@ function prepareStatements(db: Database) {
     setVersion: prepare<[number, number, number]>('UPDATE a2a_tasks SET version = ?, artifact_count = ? WHERE seq = ?'),
     setBody: prepare<[string, number]>('UPDATE a2a_task_bodies SET body = ? WHERE task = ?'),
     artifactById: prepare<[number, string], StoredArtifact>(
-      'SELECT position, part_count, chunks FROM a2a_artifacts WHERE task = ? AND artifact_id = ? ORDER BY position LIMIT 1',
+      'SELECT position, head, part_count, chunks FROM a2a_artifacts WHERE task = ? AND artifact_id = ? ORDER BY position LIMIT 1',
     ),
+    versionOf: prepare<[number], { version: number }>('SELECT version FROM a2a_tasks WHERE seq = ?'),
+    setChunks: prepare<[number, number, number]>('UPDATE a2a_artifacts SET chunks = ? WHERE task = ? AND position = ?'),
     upsertArtifact: prepare<[number, number, string, string, number, number]>(
       `INSERT INTO a2a_artifacts (task, position, artifact_id, head, part_count, chunks) VALUES (?, ?, ?, ?, ?, ?)
        ON CONFLICT (task, position) DO UPDATE SET artifact_id = excluded.artifact_id, head = excluded.head,

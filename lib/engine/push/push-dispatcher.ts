@@ -276,7 +276,11 @@ export class PushDispatcher {
     this.#forgetTask(key, entry);
   }
 
-  /** Attempts one delivery until delivered, given up, or its config is gone. */
+  /**
+   * Attempts one delivery until delivered, given up, or its config is gone. A config's health is
+   * logged when it changes (starts failing, with the cause; delivers again), not per event: a dead
+   * receiver of a busy task would otherwise log a line per event.
+   */
   async #deliver(delivery: PushDelivery): Promise<void> {
     const { configs, settings, logger, observer } = this.#deps;
     const signal = this.#abort.signal;
@@ -288,20 +292,25 @@ export class PushDispatcher {
       if (!config) return;
       // A failing config gets one attempt per event until one succeeds.
       const limit = config.failing ? Math.min(attempts + 1, settings.maxAttempts) : settings.maxAttempts;
-      const outcome = await this.#attempt(config, delivery);
+      const { outcome, cause } = await this.#attempt(config, delivery);
       attempts++;
+      // The URL's origin only: a path or query may carry secrets, and credentials never appear.
       if (outcome === 'delivered') {
-        if (config.failing) await configs.setFailing(delivery.scope, delivery.taskId, config.id, false);
+        if (config.failing) {
+          await configs.setFailing(delivery.scope, delivery.taskId, config.id, false);
+          logger.info({ taskId: delivery.taskId, configId: config.id, webhook: originOf(config.url) }, 'push notifications delivered again; the config is no longer failing');
+        }
         return;
       }
       if (attempts >= limit) {
-        if (!config.failing) await configs.setFailing(delivery.scope, delivery.taskId, config.id, true);
         observer?.gaveUp?.({ taskId: delivery.taskId, tenant: delivery.scope.tenant });
-        // The URL's origin only: a path or query may carry secrets, and credentials never appear.
-        logger.warn(
-          { taskId: delivery.taskId, configId: config.id, webhook: originOf(config.url), attempts, outcome },
-          'push notification not delivered after the last attempt; the config is marked failing',
-        );
+        const fields = { taskId: delivery.taskId, configId: config.id, webhook: originOf(config.url), attempts, outcome, cause };
+        if (!config.failing) {
+          await configs.setFailing(delivery.scope, delivery.taskId, config.id, true);
+          logger.warn(fields, `push notification not delivered after the last attempt (${cause}); the config is marked failing`);
+        } else {
+          logger.debug(fields, 'push notification to a failing config not delivered');
+        }
         return;
       }
       await this.#deps.outbox.recordAttempts(delivery.id, attempts);
@@ -309,17 +318,22 @@ export class PushDispatcher {
     }
   }
 
-  /** One HTTP attempt: resolve and check the address, wait for a slot on the host, POST. */
-  async #attempt(config: StoredPushConfig, delivery: PushDelivery): Promise<string> {
+  /**
+   * One HTTP attempt: resolve and check the address, wait for a slot on the host, POST. The slot is
+   * held until the attempt's socket is closed: the per-host limit bounds open connections.
+   */
+  async #attempt(config: StoredPushConfig, delivery: PushDelivery): Promise<{ outcome: AttemptOutcome['kind'] | 'refused'; cause: string }> {
     const { guard, settings, logger, observer } = this.#deps;
     const started = performance.now();
     let outcome: AttemptOutcome['kind'] | 'refused';
+    let cause: string;
     try {
       const target = await guard.resolve(config.url);
       const release = await this.#hosts.acquire(target.url.origin);
       try {
         const result = await postWebhook(target, delivery.body, headersOf(config, delivery.contentType), settings.timeoutMs, this.#abort.signal);
         outcome = result.kind;
+        cause = causeOf(result, settings.timeoutMs);
         logger.debug(
           { taskId: delivery.taskId, configId: config.id, version: delivery.version, webhook: target.url.origin, outcome, ...('status' in result ? { status: result.status } : {}) },
           'push notification attempt',
@@ -331,10 +345,11 @@ export class PushDispatcher {
       if (!(error instanceof WebhookRefusedError)) throw error;
       // Resolved to a refused address now (DNS rebinding) or no longer resolving: nothing is sent.
       outcome = 'refused';
+      cause = `refused by the SSRF guard: ${error.message}`;
       logger.debug({ taskId: delivery.taskId, configId: config.id, reason: error.message }, 'push notification attempt refused by the SSRF guard');
     }
     observer?.attempt?.({ outcome, durationMs: performance.now() - started });
-    return outcome;
+    return { outcome, cause };
   }
 
   #checkIdle(): void {
@@ -372,6 +387,19 @@ function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
     };
     signal.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+/** Why an attempt failed, in a few words for the log: an HTTP status, a socket error code, the deadline. */
+function causeOf(result: AttemptOutcome, timeoutMs: number): string {
+  switch (result.kind) {
+    case 'delivered':
+    case 'rejected':
+      return `HTTP ${result.status}`;
+    case 'timeout':
+      return `no answer within ${timeoutMs} ms`;
+    case 'error':
+      return result.code;
+  }
 }
 
 function originOf(url: string): string {

@@ -19,7 +19,6 @@ import type { TaskPushNotificationConfig } from '../../protocol/schemas.js';
 import { registeredByV03 } from '../../protocol/v0_3/push.js';
 import type { EngineEvents } from '../engine-events.js';
 import type { TaskScope, TaskStore, VersionedTask } from '../seams/task-store.js';
-import { isTerminal } from '../task-state.js';
 import { PushConfigLimitError, type PushConfigStore, type PushProtocol, type StoredPushConfig } from '../seams/push-config-store.js';
 import type { PushDispatcher } from './push-dispatcher.js';
 import { WebhookRefusedError, type SsrfGuard } from './ssrf-guard.js';
@@ -69,9 +68,16 @@ export class PushNotificationService {
     };
   }
 
+  /**
+   * Accepted whatever the task's state (§3.1.7 lists only PushNotificationNotSupported and
+   * TaskNotFound; both official SDKs accept it). A config on an ended task receives nothing:
+   * notifications are sent when the task is updated (§3.1.7, §4.3.3) and an ended task is not; the
+   * client reads the outcome with GetTask. Get, List and Delete see it until it is deleted (a store
+   * may drop the configs of ended tasks on its own schedule: SQLite at start-up, and every store
+   * when a final delivery of that task, in flight when it was created, completes).
+   */
   async create(scope: TaskScope, request: CreateTaskPushNotificationConfigRequest, protocol: PushProtocol = '1.0'): Promise<TaskPushNotificationConfig> {
     const { task } = await this.#visibleTask(scope, request.taskId);
-    if (isTerminal(task.status.state)) throw ended(task.id);
     const config = await this.#validated(request, request.taskId, protocol, '');
     try {
       await this.#deps.configs.put(scope, config, this.#deps.maxConfigsPerTask);
@@ -80,16 +86,6 @@ export class PushNotificationService {
         throw new A2AError('UnsupportedOperation', `Task ${task.id} already has ${error.maxPerTask} push notification configs, the most this agent keeps per task; delete one first`);
       }
       throw this.#storeFailure(error);
-    }
-    // The task may have ended while the config was stored: its configs are being removed, so is this one.
-    // Gone is as good as ended; a store failure is reported as one (not as an ended task).
-    const now = await this.#visibleTask(scope, request.taskId).catch((error: unknown) => {
-      if (error instanceof A2AError && error.kind === 'TaskNotFound') return undefined;
-      throw error;
-    });
-    if (!now || isTerminal(now.task.status.state)) {
-      await this.#deps.configs.delete(scope, config.taskId, config.id).catch(() => undefined);
-      throw ended(task.id);
     }
     return present(config, scope.tenant);
   }
@@ -219,9 +215,6 @@ export function present(config: StoredPushConfig, tenant: string): TaskPushNotif
     ...(auth ? { authentication: auth.credentials ? { scheme: auth.scheme, credentials: MASKED_CREDENTIALS } : { scheme: auth.scheme } } : {}),
   };
 }
-
-const ended = (taskId: string): A2AError =>
-  new A2AError('UnsupportedOperation', `Task ${taskId} is in a terminal state; it sends no more notifications`);
 
 /** A visible task without that config: the caller owns the task, so saying which is missing leaks nothing. */
 const configNotFound = (taskId: string, id: string): A2AError =>

@@ -1,7 +1,8 @@
 /**
  * One webhook POST over node:http(s), connected to the address the SSRF guard checked (never
  * resolved again), with the URL's host in `Host` and as the TLS server name. Redirects are not
- * followed: a 3xx is a failed attempt like any other non-2xx answer.
+ * followed: a 3xx is a failed attempt like any other non-2xx answer. An attempt is bounded in time
+ * (connect to the end of the answer) and in bytes read, and settles only once its socket is gone.
  */
 import { request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -15,7 +16,17 @@ export type AttemptOutcome =
   | { readonly kind: 'error'; readonly code: string };
 
 const USER_AGENT = 'a2a-express-kit push';
+/**
+ * Bytes of an answer's body read before the socket is closed. Only the status matters; a short
+ * body is read so that a receiver's normal answer ends cleanly, a long or endless one is cut.
+ */
+export const MAX_RESPONSE_BODY_BYTES = 4096;
 
+/**
+ * POSTs `body`; resolves once the attempt's socket is closed, so that a caller counting attempts
+ * in flight counts open connections. The outcome is the answer's status as soon as it is known;
+ * `timeoutMs` bounds the whole exchange, a body still arriving then is cut (the status stands).
+ */
 export function postWebhook(
   target: WebhookTarget,
   body: string,
@@ -32,13 +43,10 @@ export function postWebhook(
     'user-agent': USER_AGENT,
   };
   return new Promise<AttemptOutcome>((resolve) => {
-    let settled = false;
-    const finish = (outcome: AttemptOutcome): void => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-      resolve(outcome);
+    // The first of: the answer's status, the deadline, an abort, a socket error.
+    let outcome: AttemptOutcome | undefined;
+    const decide = (decided: AttemptOutcome): void => {
+      outcome ??= decided;
     };
     const options = {
       method: 'POST',
@@ -53,24 +61,35 @@ export function postWebhook(
     };
     const req = (https ? httpsRequest : httpRequest)(options, (res: IncomingMessage) => {
       const status = res.statusCode ?? 0;
-      // The answer's body is not needed: read and drop it so the socket closes cleanly.
-      res.resume();
+      decide(status >= 200 && status < 300 ? { kind: 'delivered', status } : { kind: 'rejected', status });
+      // The body is not needed: a little is read and dropped, then the connection goes.
+      let read = 0;
+      res.on('data', (chunk: Buffer) => {
+        read += chunk.length;
+        if (read > MAX_RESPONSE_BODY_BYTES) req.destroy();
+      });
+      res.on('end', () => req.destroy());
       res.on('error', () => undefined);
-      finish(status >= 200 && status < 300 ? { kind: 'delivered', status } : { kind: 'rejected', status });
     });
-    // A whole-attempt deadline (req.setTimeout is per idle period only).
+    // A whole-exchange deadline (req.setTimeout is per idle period only).
     const timer = setTimeout(() => {
-      finish({ kind: 'timeout' });
+      decide({ kind: 'timeout' });
       req.destroy();
     }, timeoutMs);
     timer.unref();
     const onAbort = (): void => {
-      finish({ kind: 'error', code: 'ABORTED' });
+      decide({ kind: 'error', code: 'ABORTED' });
       req.destroy();
     };
+    // 'close' comes once the socket is closed (or was never opened), after any 'error'.
+    req.on('close', () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      resolve(outcome ?? { kind: 'error', code: 'ECONNRESET' });
+    });
+    req.on('error', (error: NodeJS.ErrnoException) => decide({ kind: 'error', code: error.code ?? error.name }));
     if (signal?.aborted) return onAbort();
     signal?.addEventListener('abort', onAbort, { once: true });
-    req.on('error', (error: NodeJS.ErrnoException) => finish({ kind: 'error', code: error.code ?? error.name }));
     req.end(body);
   });
 }

@@ -5,7 +5,7 @@
  * old copy is refused instead of overwriting what another request or process wrote (no last write
  * wins). Implementations clone on the way in and out, so callers never share objects with the store.
  */
-import type { StreamResponse, Task, TaskArtifactUpdateEvent, TaskState } from '../../protocol/schemas.js';
+import type { StreamResponse, Task, TaskArtifactUpdateEvent, TaskState, TaskStatusUpdateEvent } from '../../protocol/schemas.js';
 
 /** Who is asking: tasks are partitioned by tenant, then owned by one caller. */
 export interface TaskScope {
@@ -21,19 +21,37 @@ export interface VersionedTask {
 }
 
 /**
- * How `task` differs from the stored version, for stores that can write less than the whole task.
- * A store may ignore it and replace the task; the stored result must equal `task` either way.
+ * The committed change a write records: how `task` differs from the stored version, and the event
+ * it is. The write produces version `expectedVersion + 1`. A store may ignore it and replace the
+ * task; the stored result must equal `task` either way.
+ *
+ * For `kind: 'artifact'` a store should write only the update (an appended chunk is an append: a
+ * row, a list entry), never re-serialize or copy `task`: the engine folds its own copy in place,
+ * so `task` is the very object that holds every earlier chunk too. A store that writes the update
+ * alone materializes the task when it is read (compacting what it appended as it goes), so a write
+ * costs what the event costs, not what the task holds.
  */
 export type TaskChange = (
-  /** An artifact (or a chunk of one) was added: the task's artifacts are the old ones plus this update. */
+  /**
+   * An artifact (or a chunk of one) was added: the task's artifacts are the stored ones with this
+   * update folded in as reduceTask does (a new artifactId goes last; `append` adds the parts to the
+   * artifact with that id and its other fields replace the stored ones; otherwise it replaces it).
+   */
   | { readonly kind: 'artifact'; readonly update: TaskArtifactUpdateEvent }
-  /** Anything else (status, history): replace the task. */
+  /**
+   * The status moved to `update.status` (its timestamp in the stored form) and its message, when it
+   * has one, joined the end of the history; nothing else changed. A store may write this alone too
+   * (the listing keys change with it): the task's artifacts are as stored. Stores that know only
+   * 'artifact' treat it as 'replace', as every kind they do not know.
+   */
+  | { readonly kind: 'status'; readonly update: TaskStatusUpdateEvent }
+  /** Anything else (a created task, a follow-up joining the history): replace the task. */
   | { readonly kind: 'replace' }
 ) & {
   /**
    * The committed event this write records, when the engine writes it. Optional: a store that
-   * keeps an event log for durable push delivery (SQLite) writes it in the same transaction; the
-   * others ignore it.
+   * keeps an event log (SQLite for durable push, Redis for the bus's streams) writes it in the
+   * same transaction or script; the others ignore it.
    */
   readonly event?: StreamResponse;
 };
@@ -75,6 +93,8 @@ export interface TaskStore {
    * Replaces the task of `scope` if its stored version is `expectedVersion` and its stored state is
    * not terminal; resolves with the new version (`expectedVersion + 1`). Rejects with
    * TaskVersionConflictError otherwise, and TaskNotFoundInStoreError when it is not in `scope`.
+   * With an artifact or status `change` the store may write only that change (see TaskChange); the
+   * caller does not change `task` before the returned promise settles.
    */
   update(scope: TaskScope, task: Task, expectedVersion: number, change?: TaskChange): Promise<number>;
   /** Tasks of `scope` matching the filters, newest status timestamp first, then by id. */

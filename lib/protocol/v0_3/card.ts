@@ -1,6 +1,7 @@
 /**
- * The v0.3 discovery fields of a served card (one merged card for both protocol versions; see the
- * README, "v0.3 compatibility"): 0.3 interfaces mirroring the 1.0 ones a v0.3 client can use
+ * The v0.3 discovery fields of a served card (the merged card, for requests that may come from a
+ * v0.3 client; one that states A2A-Version 1.0 gets withV03Interfaces' card: see the README,
+ * "v0.3 compatibility"): 0.3 interfaces mirroring the 1.0 ones a v0.3 client can use
  * (JSON-RPC first, then HTTP+JSON: `url` and `preferredTransport` name the first), and
  * the v0.3 top-level fields (`url`, `preferredTransport`, `additionalInterfaces`,
  * `protocolVersion`, `supportsAuthenticatedExtendedCard`, `security`) and scheme shapes beside the
@@ -91,6 +92,17 @@ export function toV03SecurityScheme(scheme: SecurityScheme): Record<string, unkn
     return { type: 'openIdConnect', openIdConnectUrl: s.openIdConnectUrl, ...described(s.description) };
   }
   return { type: 'mutualTLS', ...described(scheme.mtlsSecurityScheme.description) };
+}
+
+/**
+ * `card` as a v1.0 client reads it: exactly the v1.0 card (a strict ProtoJSON parser takes it), its
+ * 0.3 interfaces appended to `supportedInterfaces` (1.0 ones stay first, preferred; §8.3.1 lets a
+ * card declare several versions). Unchanged when there is no 0.3 interface to announce.
+ */
+export function withV03Interfaces(card: AgentCard, bindings: readonly string[]): AgentCard {
+  const legacy = v03Interfaces(card, bindings);
+  if (legacy.length === 0 || card.supportedInterfaces.includes(legacy[0])) return card;
+  return { ...card, supportedInterfaces: [...card.supportedInterfaces, ...legacy] };
 }
 
 /**

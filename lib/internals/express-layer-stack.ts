@@ -1,0 +1,102 @@
+/**
+ * Private reach: Express's router stack and Layer fields (4: `app._router.stack`, 5: `app.router.stack`).
+ * The wiring checks walk the host app's middleware, for which Express has no public API (start-up only).
+ */
+// Guarded on Express 4 and 5 by __tests__/middleware/express-layer-stack.test.ts.
+
+/** One entry of an Express router's stack, opaque outside this module. */
+export interface ExpressLayer {
+  readonly __expressLayer?: never;
+}
+
+/** The parts of an Express 4 or 5 (`router` package) Layer this module reads. */
+interface LayerFields {
+  readonly handle?: unknown;
+  readonly route?: unknown;
+  /** Express 5: `app.use(fn)` without a path. */
+  readonly slash?: boolean;
+  /** Express 5: one matcher per path. */
+  readonly matchers?: ReadonlyArray<(path: string) => false | { path: string }>;
+  /** Express 4. */
+  readonly regexp?: RegExp & { fast_slash?: boolean; fast_star?: boolean };
+}
+
+const fields = (layer: ExpressLayer): LayerFields => layer as LayerFields;
+
+/**
+ * The layers of an app (Express 4 `_router`, Express 5 `router`) or of a Router; undefined for
+ * anything else, or an app with nothing mounted yet on Express 4.
+ */
+export function layersOf(owner: unknown): readonly ExpressLayer[] | undefined {
+  if (owner === null || (typeof owner !== 'object' && typeof owner !== 'function')) return undefined;
+  const value = owner as { stack?: unknown; _router?: { stack?: unknown } };
+  if (Array.isArray(value.stack)) return value.stack as ExpressLayer[];
+  if (value._router !== undefined) return Array.isArray(value._router.stack) ? (value._router.stack as ExpressLayer[]) : undefined;
+  if (typeof (owner as { set?: unknown }).set !== 'function') return undefined;
+  try {
+    // Express 5's lazy getter; Express 4 throws here (it has `_router` once anything is mounted).
+    const router = (owner as { router?: { stack?: unknown } }).router;
+    return Array.isArray(router?.stack) ? (router.stack as ExpressLayer[]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The function the layer calls (a middleware, a Router, or Express's wrapper of a mounted app). */
+export function layerHandle(layer: ExpressLayer): unknown {
+  return fields(layer).handle;
+}
+
+/** Whether the layer is the wrapper Express puts around an app mounted with app.use(path, subApp). */
+export function isMountedAppLayer(layer: ExpressLayer): boolean {
+  const handle = fields(layer).handle;
+  return typeof handle === 'function' && handle.name === 'mounted_app';
+}
+
+/** Whether the layer is a route (app.get/post/...), not a middleware or a Router. */
+export function isRouteLayer(layer: ExpressLayer): boolean {
+  return fields(layer).route !== undefined;
+}
+
+/** The prefix of `path` a use-layer matches, without touching the layer's own state. */
+export function matchedPrefix(layer: ExpressLayer, path: string): string | undefined {
+  const { route, slash, regexp, matchers } = fields(layer);
+  if (route !== undefined) return undefined; // app.get()/post() routes: not middleware stacks
+  if (slash || regexp?.fast_slash) return '';
+  if (matchers) {
+    for (const match of matchers) {
+      const found = match(path);
+      if (found) return found.path;
+    }
+    return undefined;
+  }
+  if (regexp) {
+    if (regexp.fast_star) return path;
+    regexp.lastIndex = 0;
+    return regexp.exec(path)?.[0];
+  }
+  return undefined;
+}
+
+/** The stack of the Router a use-layer calls, if it calls one. */
+export function nestedLayers(layer: ExpressLayer): readonly ExpressLayer[] | undefined {
+  const handle = fields(layer).handle;
+  return typeof handle === 'function' && Array.isArray((handle as { stack?: unknown }).stack)
+    ? (handle as unknown as { stack: ExpressLayer[] }).stack
+    : undefined;
+}
+
+/** Whether a route layer (app.get/post/...) serves `method` at exactly `path`. */
+export function routeServes(layer: ExpressLayer, path: string, method: string): boolean {
+  const { route, matchers, regexp } = fields(layer);
+  const methods = (route as { methods?: Record<string, unknown> } | undefined)?.methods;
+  if (!methods) return false;
+  const name = method.toLowerCase();
+  if (!(methods._all || methods[name] || (name === 'head' && methods.get))) return false;
+  if (matchers) return matchers.some((match) => match(path) !== false);
+  if (regexp) {
+    regexp.lastIndex = 0;
+    return regexp.test(path);
+  }
+  return false;
+}
