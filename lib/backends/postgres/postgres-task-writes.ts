@@ -1,10 +1,11 @@
 /**
- * The write path of PostgresTaskStore, on today's store seam (the whole task, plus a TaskChange
- * saying whether the write only adds an artifact or a chunk of one). Each write is a
- * compare-and-set on the version that also refuses a terminal task and another scope, in one
- * statement (an appended chunk, a new artifact, a task without artifacts) or one transaction (the
- * rest). With the bus's event log, the committed event is inserted and notified by the same
- * statement or transaction, so no written event can be lost.
+ * The write path of PostgresTaskStore on the delta seam: an artifact change writes its update
+ * alone (a chunk row, or a new artifact's rows), a status change the task's row alone (its
+ * artifacts are as stored), never reading or re-serializing the artifacts the task holds. Each
+ * write is a compare-and-set on the version that also refuses a terminal task and another scope,
+ * in one statement; a whole-task replace of a task with artifacts is one transaction that rewrites
+ * only the artifacts that differ. With the bus's event log, the committed event is inserted and
+ * notified by the same statement or transaction, so no written event can be lost.
  */
 import type { StreamResponse, Task, TaskArtifactUpdateEvent } from '../../protocol/schemas.js';
 import {
@@ -16,6 +17,7 @@ import {
 } from '../../engine/seams/task-store.js';
 import type { PostgresDatabase } from './postgres-client.js';
 import { committedPayloadSql, type PostgresEventLog } from './postgres-event-log.js';
+import { endsTurn } from '../../engine/task-state.js';
 import { ARTIFACT_RECORD, artifactRecords, headJson, headValues, joinChunks } from './postgres-task-rows.js';
 
 /** What a single-statement write reports: the new version, or why there is none. */
@@ -74,7 +76,7 @@ export class PostgresTaskWrites {
     const event = change?.event;
     let outcome: Outcome | undefined;
     if (change?.kind === 'artifact') outcome = await this.#artifactWrite(scope, task, expectedVersion, change.update, event);
-    else if (!task.artifacts?.length) outcome = await this.#bareWrite(scope, task, expectedVersion, event);
+    else if (change?.kind === 'status' || !task.artifacts?.length) outcome = await this.#rowWrite(scope, task, expectedVersion, change?.kind === 'status', event);
     if (outcome?.version != null) return outcome.version;
     // The statement refused: a conflict, another scope, or a shape it cannot write (then the
     // transaction below writes the whole task).
@@ -105,8 +107,14 @@ export class PostgresTaskWrites {
     };
   }
 
-  #eventPayload(p: Params, task: Task, event: StreamResponse | undefined): (() => { event: string; task: string }) | undefined {
-    return event && (() => ({ event: p.add(JSON.stringify(event), '::text'), task: p.add(JSON.stringify(task), '::text') }));
+  /**
+   * The event's and the payload task's JSON as parameters. The payload's task leaves the artifacts
+   * out (as the Redis backend's does) for an artifact event, which leaves the rest as it was, and for
+   * a status that does not end the turn; so a payload costs what the event costs, not the task.
+   */
+  #eventPayload(p: Params, task: Task, event: StreamResponse | undefined, whole: boolean): (() => { event: string; task: string }) | undefined {
+    const payloadTask = whole || task.artifacts === undefined ? task : { ...task, artifacts: undefined };
+    return event && (() => ({ event: p.add(JSON.stringify(event), '::text'), task: p.add(JSON.stringify(payloadTask), '::text') }));
   }
 
   /** The scope and version condition and the outcome select-list, on parameters $1-$4. */
@@ -121,15 +129,18 @@ export class PostgresTaskWrites {
     };
   }
 
-  /** A task without artifacts (stored without any too): its row only. */
-  async #bareWrite(scope: TaskScope, task: Task, expectedVersion: number, event: StreamResponse | undefined): Promise<Outcome> {
+  /**
+   * The task's row only: a status change (the artifacts are as stored), or a task without
+   * artifacts (stored without any too).
+   */
+  async #rowWrite(scope: TaskScope, task: Task, expectedVersion: number, statusOnly: boolean, event: StreamResponse | undefined): Promise<Outcome> {
     const p = new Params();
     const cas = this.#cas(p, scope, task, expectedVersion);
     const [state, terminal, contextId, statusTs, body] = headValues(task).map((value) => p.add(value));
-    const logged = this.#eventSql(p, 'upd', this.#eventPayload(p, task, event), scope, task.id);
+    const logged = this.#eventSql(p, 'upd', this.#eventPayload(p, task, event, !statusOnly || endsTurn(task.status.state)), scope, task.id);
     const sql = `WITH upd AS (
         UPDATE ${this.#tasks} t SET version = t.version + 1, state = ${state}, terminal = ${terminal}, context_id = ${contextId}, status_ts = ${statusTs}, body = ${body}
-        WHERE ${cas.where} AND t.artifact_count = 0 RETURNING t.version
+        WHERE ${cas.where}${statusOnly ? '' : ' AND t.artifact_count = 0'} RETURNING t.version
       )${logged.with}
       ${cas.outcome(logged.select)}`;
     return this.#runOutcome(sql, p.values, logged.done);
@@ -154,7 +165,9 @@ export class PostgresTaskWrites {
     if (!isNew && !isAppend) return undefined;
     const p = new Params();
     const cas = this.#cas(p, scope, task, expectedVersion);
-    const [state, , contextId, statusTs] = headValues(task);
+    const state = task.status.state;
+    const contextId = task.contextId ?? null;
+    const statusTs = task.status.timestamp ?? '';
     // An artifact event leaves the rest of the task alone: the stored columns must be these.
     const unchanged = `${cas.where} AND t.state = ${p.add(state)} AND t.context_id IS NOT DISTINCT FROM ${p.add(contextId, '::text')} AND t.status_ts = ${p.add(statusTs)}`;
     const count = p.add(artifacts.length, '::integer');
@@ -163,7 +176,7 @@ export class PostgresTaskWrites {
     const head = p.add(headJson(artifact));
     const parts = p.add(artifact.parts.length, '::integer');
     const chunk = p.add(JSON.stringify(isNew ? artifact.parts : artifact.parts.slice(artifact.parts.length - added)));
-    const logged = this.#eventSql(p, 'upd', this.#eventPayload(p, task, event), scope, task.id);
+    const logged = this.#eventSql(p, 'upd', this.#eventPayload(p, task, event, false), scope, task.id);
     const sql = isNew
       ? `WITH cur AS (
           SELECT t.id FROM ${this.#tasks} t WHERE ${unchanged} AND t.artifact_count = ${count} - 1
