@@ -3,8 +3,9 @@
  * an insert that overwrites only an expired row, renewed every ttl/3 by an update that extends it
  * only while it names this holder and has not expired; release deletes it the same way and
  * NOTIFYs the key, which wakes the processes waiting for it (they also poll, with a bounded
- * backoff, for a lease that expires because its holder died). claimExpired() deletes expired rows
- * it locked with FOR UPDATE SKIP LOCKED and returns them: each goes to exactly one caller.
+ * backoff, for a lease that expires because its holder died). claimExpired() deletes rows expired
+ * for half a time to live that it locked with FOR UPDATE SKIP LOCKED and returns them: each goes to
+ * exactly one caller.
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -146,11 +147,16 @@ export class PostgresTaskLeases implements TaskLeases {
     }
   }
 
+  // Claimed half a time to live after it expired: by then a push outbox on the same time to live
+  // (it sweeps every half) has taken the dead replica's deliveries over, so the status that settles
+  // the task is delivered after the events the dead replica still owed, not before them.
   async claimExpired(): Promise<LeasedTask[]> {
     const rows = await this.#db.query<{ tenant: string; owner: string; task_id: string }>(
       `DELETE FROM ${this.#table} WHERE key IN (
-        SELECT key FROM ${this.#table} WHERE expires_at < clock_timestamp() ORDER BY expires_at LIMIT ${CLAIMS_PER_SWEEP} FOR UPDATE SKIP LOCKED
+        SELECT key FROM ${this.#table} WHERE expires_at < clock_timestamp() - $1 * interval '1 millisecond'
+        ORDER BY expires_at LIMIT ${CLAIMS_PER_SWEEP} FOR UPDATE SKIP LOCKED
       ) RETURNING tenant, owner, task_id`,
+      [Math.floor(this.#ttlMs / 2)],
     );
     return rows.map((row) => ({ scope: { tenant: row.tenant, owner: row.owner }, taskId: row.task_id }));
   }
