@@ -148,6 +148,26 @@ export function taskNotFound(taskId: string): A2AError {
   return new A2AError('TaskNotFound', `Task ${taskId} not found`, { metadata: { taskId } });
 }
 
+/** CancelTask on a task that another terminal state already ended. */
+export function taskNotCancelable(task: { readonly id: string; readonly status: { readonly state: string } }): A2AError {
+  return new A2AError('TaskNotCancelable', `Task ${task.id} is in ${task.status.state} and cannot be canceled`, { metadata: { taskId: task.id } });
+}
+
+/** A message for a task whose turn is running (here or on another replica). */
+export function busyElsewhere(taskId: string): A2AError {
+  return new A2AError('UnsupportedOperation', `Task ${taskId} is processing another message; send this one when it asks for input`);
+}
+
+/** A message for a task that takes none now; `state`: the state it is in, or how it is described. */
+export function acceptsNoMoreMessages(taskId: string, state = 'a terminal state'): A2AError {
+  return new A2AError('UnsupportedOperation', `Task ${taskId} is in ${state} and accepts no more messages`);
+}
+
+/** What a message or subscription gets while the server shuts down. */
+export function shuttingDown(): A2AError {
+  return new A2AError('Unavailable', 'This agent is shutting down; send the message again later');
+}
+
 export function invalidParams(violations: FieldViolation[]): A2AError {
   const text = violations.map((v) => (v.field ? `${v.field}: ${v.description}` : v.description)).join('; ');
   return new A2AError('InvalidParams', `Invalid params: ${text}`, { fieldViolations: violations });

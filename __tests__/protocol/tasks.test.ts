@@ -179,7 +179,7 @@ describe('GetTask and ListTasks', () => {
       expect((await list({ historyLength: 1 })).tasks[0].history).toHaveLength(1);
     });
 
-    // LIBRARY BUG (lib/engine/execution.ts #applyStatus stores the agent's status.timestamp verbatim;
+    // LIBRARY BUG (lib/engine/task-reducer.ts (status) stores the agent's status.timestamp verbatim;
     // stores/task-store.ts compares timestamps as strings): a timestamp published with an offset is
     // emitted with that offset (§5.6.1: MUST be UTC with 'Z') and sorted by its text, not its instant
     // (§3.1.4: newest status timestamp first).

@@ -1,30 +1,33 @@
 /**
  * The publisher of handed-off work: what a queue worker (in this process or another one sharing
  * the store and bus) uses to publish a task's later events after execute() called `handOff()`.
- * It writes the way a live execution does (reducer, compare-and-set on the store, bus, engine
- * listeners), and hears a CancelTask through the bus. It holds a cancel listener until the task
- * parks or ends, a cancel arrives, or close() is called; nothing after.
+ * It writes through a task channel, as a live execution does, and hears a CancelTask through the
+ * bus. It holds a cancel listener until the task parks or ends, a cancel arrives, or close() is
+ * called; nothing after.
  */
 import type { Logger } from '../logger.js';
-import type { StreamResponse } from '../protocol/schemas.js';
+import type { StreamResponse, Task } from '../protocol/schemas.js';
 import { InvalidAgentEventError } from './agent-event-error.js';
-import { announceCommit, type AnnounceDeps } from './announce.js';
-import type { TaskScope, TaskStore, VersionedTask } from './seams/task-store.js';
+import { TaskChannel, type ChannelDeps, type ChannelListener, type ChannelWording, type Committed } from './execution/task-channel.js';
+import type { TaskScope, VersionedTask } from './seams/task-store.js';
 import { TaskEvents, type EventSink } from './task-events.js';
 import type { TaskEvent } from './task-reducer.js';
-import { GENERIC_FAILURE_TEXT, endsTurn, engineStatus, isTerminal } from './task-state.js';
-import { TaskWriter, writeFailure, type Commit } from './task-writer.js';
+import { endsTurn, isTerminal } from './task-state.js';
 
-export interface TaskPublisherDeps extends AnnounceDeps {
-  readonly store: TaskStore;
+export interface TaskPublisherDeps extends ChannelDeps {
   readonly logger: Logger;
 }
 
 const noop = (): void => {};
-const RESOLVED: Promise<void> = Promise.resolve();
 
 /** Why a publisher's signal fired. */
 const abortReason = (why: string): Error => new Error(why);
+
+const WORDING: ChannelWording = {
+  refused: 'a task publisher published an invalid event; the task is failed',
+  storeFailed: 'the task store failed a task publisher write',
+  endedBy: 'elsewhere',
+};
 
 /** What a TaskPublisher publishes into. */
 export interface PublisherSink extends EventSink {
@@ -33,26 +36,22 @@ export interface PublisherSink extends EventSink {
   close(): void;
 }
 
-/** The sink behind a TaskPublisher: its own writer and its own serial chain, in the publishing code's async context. */
-class HandedOffSink implements PublisherSink {
+/**
+ * The sink behind a TaskPublisher: a task channel of its own (the same chain as a live execution's),
+ * in the publishing code's async context. It listens to its channel to know when to close.
+ */
+class HandedOffSink implements PublisherSink, ChannelListener {
   readonly taskId: string;
   readonly contextId: string;
   readonly #abort = new AbortController();
   #closed = false;
-  readonly #deps: TaskPublisherDeps;
-  readonly #key: string;
-  readonly #scope: TaskScope;
-  readonly #writer: TaskWriter;
-  #tail: Promise<unknown> = RESOLVED;
+  readonly #channel: TaskChannel;
   #stopCancelListener: (() => void) | undefined;
 
   constructor(deps: TaskPublisherDeps, key: string, scope: TaskScope, stored: VersionedTask) {
-    this.#deps = deps;
-    this.#key = key;
-    this.#scope = scope;
     this.taskId = stored.task.id;
     this.contextId = stored.task.contextId ?? '';
-    this.#writer = new TaskWriter(deps.store, scope, this.taskId, this.contextId, stored);
+    this.#channel = new TaskChannel<void>(deps, key, scope, this, stored, this, WORDING);
     if (isTerminal(stored.task.status.state)) {
       // Finished (or canceled) before the worker got to it: nothing to do, and the signal says so.
       this.#closed = true;
@@ -72,9 +71,8 @@ class HandedOffSink implements PublisherSink {
   }
 
   accept(event: StreamResponse): Promise<void> {
-    // Chained with .then(): each step runs in the async context of the code that published.
-    const applied = this.#tail.then(() => this.#apply(event));
-    this.#tail = applied.catch(noop);
+    // Each step runs in the async context of the code that published.
+    const applied = this.#channel.enqueue(() => this.#apply(event));
     applied.catch(noop); // not awaiting callers must not crash the process; awaiting ones still see it
     return applied;
   }
@@ -93,40 +91,39 @@ class HandedOffSink implements PublisherSink {
 
   async #apply(event: StreamResponse): Promise<void> {
     if (this.#closed) {
-      const state = this.#writer.task?.status.state;
+      const state = this.#channel.task?.status.state;
       throw new InvalidAgentEventError(`the publisher of task ${this.taskId} is closed (the task is in ${state}); its later events are refused`);
     }
     if ('message' in event) throw new InvalidAgentEventError('only execute() may answer with a Message; publish a status message instead');
-    const result = await this.#commit(event as TaskEvent);
-    if (result.kind === 'refused') {
-      this.#deps.logger.error({ taskId: this.taskId, reason: result.reason }, 'a task publisher published an invalid event; the task is failed');
-      const status = engineStatus('TASK_STATE_FAILED', { id: this.taskId, contextId: this.contextId }, GENERIC_FAILURE_TEXT);
-      await this.#commit({ statusUpdate: { taskId: this.taskId, contextId: this.contextId, status } }).catch(noop);
-      this.#release(abortReason('task failed'));
-      throw new InvalidAgentEventError(result.reason);
+    try {
+      await this.#channel.publish(event as TaskEvent);
+    } catch (error) {
+      // Refused (the channel failed the task) or ended elsewhere (already released with its reason).
+      if (error instanceof InvalidAgentEventError) this.#release(abortReason('task failed'));
+      throw error;
     }
-    if (result.kind === 'ended') {
-      this.#release(abortReason(`task ${result.task.status.state}`));
-      throw new InvalidAgentEventError(`task ${this.taskId} was ended (${result.task.status.state}) elsewhere; the event was refused`);
-    }
-    // Parked or finished: the handed-off work is over (a follow-up message starts a new turn).
-    if (endsTurn(result.task.status.state)) this.#release();
   }
 
-  /** Writes and announces `event`; store failures become what the publisher is told. */
-  async #commit(event: TaskEvent): Promise<Commit> {
-    let result: Commit;
-    try {
-      result = await this.#writer.commit(event, undefined);
-    } catch (error) {
-      throw writeFailure(error, this.taskId, this.#deps.logger, 'the task store failed a task publisher write');
-    }
-    if (result.kind === 'committed') {
-      const { event: stored, task, version } = result;
-      void announceCommit(this.#deps, { key: this.#key, scope: this.#scope, taskId: this.taskId, event: stored, task, version });
-    }
-    return result;
+  // What the channel tells this sink (ChannelListener).
+
+  get openingMessage(): undefined {
+    return undefined;
   }
+
+  created(): void {}
+
+  committed(): void {}
+
+  /** Parked or finished: the handed-off work is over (a follow-up message starts a new turn). */
+  announced(commit: Committed): void {
+    if (endsTurn(commit.task.status.state)) this.#release();
+  }
+
+  endedElsewhere(task: Task): void {
+    this.#release(abortReason(`task ${task.status.state}`));
+  }
+
+  engineWriteFailed(): void {}
 }
 
 /**

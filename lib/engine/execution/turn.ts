@@ -2,9 +2,9 @@
  * One message's turn: who waits on it (its observer), its AbortSignal and its end. A turn ends
  * once, with a Message reply, a task in an interrupted or terminal state, or an error.
  */
-import type { A2AError } from '../errors.js';
-import type { Message, StreamResponse, Task } from '../protocol/schemas.js';
-import type { ExecutionContext } from './executor.js';
+import type { A2AError } from '../../errors.js';
+import type { Message, StreamResponse, Task } from '../../protocol/schemas.js';
+import type { ExecutionContext } from '../executor.js';
 
 /** How a turn ended, as seen by whoever waits on it. */
 export type TurnOutcome =

@@ -1,0 +1,106 @@
+/** Small builders for the engine's unit tests: a store, a bus, an Execution's deps, messages, tasks. */
+import { InMemoryTaskStore } from '../../../lib/backends/memory/in-memory-task-store';
+import { InProcessTaskEventBus } from '../../../lib/engine/seams/task-event-bus';
+import type { TaskLease, TaskLeases, LeasedTask } from '../../../lib/engine/seams/task-leases';
+import type { TaskScope } from '../../../lib/engine/seams/task-store';
+import type { AgentExecutor } from '../../../lib/engine/executor';
+import type { ExecutionDeps, Execution } from '../../../lib/engine/execution/execution';
+import type { ExecutionObserver, TurnOutcome, TurnRequest } from '../../../lib/engine/execution/turn';
+import { silentLogger } from '../../../lib/logger';
+import type { Message, StreamResponse, Task, TaskState } from '../../../lib/protocol/schemas';
+import { deferred } from '../../helpers/async';
+
+export const scope: TaskScope = { tenant: 't', owner: 'alice' };
+export const TS = '2026-01-01T00:00:00.000Z';
+
+export const userMessage = (text: string, taskId = 'task-1', contextId = 'ctx-1'): Message => ({
+  messageId: `m-${text}`,
+  role: 'ROLE_USER',
+  parts: [{ text }],
+  taskId,
+  contextId,
+});
+
+export const task = (state: TaskState, id = 'task-1'): Task => ({
+  id,
+  contextId: 'ctx-1',
+  status: { state, timestamp: TS },
+  history: [userMessage('hello', id)],
+});
+
+export const status = (state: TaskState, text?: string, taskId = 'task-1') => ({
+  statusUpdate: {
+    taskId,
+    contextId: 'ctx-1',
+    status: {
+      state,
+      timestamp: TS,
+      ...(text ? { message: { messageId: `s-${text}`, role: 'ROLE_AGENT' as const, parts: [{ text }], taskId, contextId: 'ctx-1' } } : {}),
+    },
+  },
+});
+
+/** A store seeded with `tasks` in `scope`. */
+export async function storeWith(...tasks: Task[]): Promise<InMemoryTaskStore> {
+  const store = new InMemoryTaskStore();
+  for (const t of tasks) await store.create(scope, t);
+  return store;
+}
+
+/** Leases held in memory; `heldElsewhere` keys are held by "another replica" (acquire answers undefined). */
+export class FakeLeases implements TaskLeases {
+  readonly sweepIntervalMs = 60_000;
+  readonly held = new Set<string>();
+  readonly heldElsewhere = new Set<string>();
+  readonly acquired: Array<{ key: string; waitMs: number }> = [];
+  readonly released: string[] = [];
+  expired: LeasedTask[] = [];
+
+  async acquire(key: string, _task: LeasedTask, waitMs: number): Promise<TaskLease | undefined> {
+    this.acquired.push({ key, waitMs });
+    if (this.heldElsewhere.has(key) || this.held.has(key)) return undefined;
+    this.held.add(key);
+    return {
+      lost: false,
+      release: async () => {
+        this.held.delete(key);
+        this.released.push(key);
+      },
+    };
+  }
+
+  async claimExpired(): Promise<LeasedTask[]> {
+    const expired = this.expired;
+    this.expired = [];
+    return expired;
+  }
+}
+
+/** An Execution's deps over `store`; `idle` resolves each time the execution goes idle. */
+export function executionDeps(store: InMemoryTaskStore, executor: AgentExecutor, extra: Partial<ExecutionDeps> = {}) {
+  const idle: Execution[] = [];
+  const deps: ExecutionDeps = {
+    store,
+    bus: new InProcessTaskEventBus(),
+    executor,
+    logger: silentLogger,
+    turnTimeoutMs: 0,
+    leaseWaitMs: 0,
+    onIdle: (execution) => idle.push(execution),
+    ...extra,
+  };
+  return { deps, idle };
+}
+
+/** An observer that records events and resolves `ended` with the outcome. */
+export function recorder(): ExecutionObserver & { events: StreamResponse[]; ended: Promise<TurnOutcome> } {
+  const end = deferred<TurnOutcome>();
+  const events: StreamResponse[] = [];
+  return { events, ended: end.promise, onEvent: (event) => events.push(event), onEnd: (outcome) => end.resolve(outcome) };
+}
+
+/** What a message brings to its turn (a minimal context). */
+export function turnRequest(message: Message, observer?: ExecutionObserver): TurnRequest {
+  const context = { userText: '', taskId: message.taskId!, contextId: message.contextId!, tenant: scope.tenant } as unknown as TurnRequest['context'];
+  return { message, observer, context };
+}

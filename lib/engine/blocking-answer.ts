@@ -1,0 +1,46 @@
+/**
+ * The observer of a blocking SendMessage: it resolves `outcome` when the turn ends (or, with
+ * returnImmediately, at the first task), and stops waiting when the client leaves.
+ */
+import { A2AError } from '../errors.js';
+import type { A2ARequestContext } from '../context/carrier.js';
+import type { StreamResponse } from '../protocol/schemas.js';
+import type { ExecutionObserver, Turn, TurnOutcome } from './execution/turn.js';
+
+export class BlockingAnswer implements ExecutionObserver {
+  readonly outcome: Promise<TurnOutcome>;
+  /** The turn answered, once submitted (the client leaving detaches it). */
+  turn: Turn | undefined;
+  #settle!: (outcome: TurnOutcome) => void;
+  readonly #returnImmediately: boolean;
+  readonly #requestContext: A2ARequestContext;
+  #watching = false;
+
+  constructor(requestContext: A2ARequestContext, returnImmediately: boolean) {
+    this.#requestContext = requestContext;
+    this.#returnImmediately = returnImmediately;
+    this.outcome = new Promise<TurnOutcome>((resolve) => (this.#settle = resolve));
+  }
+
+  onEvent(event: StreamResponse): void {
+    if (!('task' in event)) return;
+    if (this.#returnImmediately) this.#settle({ kind: 'task', task: event.task });
+    else if (!this.#watching) {
+      // A task to wait for (a Message reply needs no watch): a client that leaves stops
+      // waiting, and the turn goes on without an observer.
+      this.#watching = true;
+      this.#requestContext.signal?.addEventListener(
+        'abort',
+        () => {
+          this.turn?.detach();
+          this.#settle({ kind: 'error', error: new A2AError('Internal', 'The client closed the request') });
+        },
+        { once: true },
+      );
+    }
+  }
+
+  onEnd(outcome: TurnOutcome): void {
+    this.#settle(outcome);
+  }
+}

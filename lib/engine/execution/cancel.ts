@@ -1,0 +1,125 @@
+/**
+ * A task's cancel, in the canceller's async context (the CancelTask request): executor.cancel()
+ * bounded by the grace period, then the turn's AbortSignal, then CANCELED written by the engine
+ * unless another terminal state won; and the answer: the CANCELED task or TaskNotCancelable.
+ */
+import { A2AError, taskNotCancelable, taskNotFound } from '../../errors.js';
+import type { Logger } from '../../logger.js';
+import type { Task } from '../../protocol/schemas.js';
+import type { EngineEvents } from '../engine-events.js';
+import type { AgentExecutor, CancelContext } from '../executor.js';
+import type { TaskEvents } from '../task-events.js';
+import { CANCELED_TEXT, isTerminal } from '../task-state.js';
+import type { TaskChannel } from './task-channel.js';
+import { CancelPublisher, type Publisher, type Turn } from './turn.js';
+
+/** What a cancel() hook is told, less what the execution fills in. */
+export type CancelRequest = Omit<CancelContext, 'task' | 'running'>;
+
+/** The execution a cancel works on. */
+export interface CancelTarget {
+  readonly taskId: string;
+  readonly channel: TaskChannel<unknown>;
+  /** The turn running here now, if any. */
+  runningTurn(): Turn | undefined;
+  /** Stops the turn (its signal fires; handed-off work is told through the bus). */
+  abortTurn(turn: Turn): void;
+  /** Asks another process that may run a turn of the task to stop it. */
+  routeCancel(): void;
+  /** The TaskEvents a cancel() hook publishes with. */
+  eventsFor(publisher: Publisher): TaskEvents;
+}
+
+export interface CancelDeps {
+  readonly executor: AgentExecutor;
+  readonly logger: Logger;
+}
+
+const GRACE_OVER = Symbol('grace over');
+const noop = (): void => {};
+const RESOLVED: Promise<void> = Promise.resolve();
+
+/**
+ * The agent's own copy of the task (it may mutate it freely). A JSON round trip: tasks are JSON data,
+ * it is what stores keep and clients see, and V8 does it faster than structuredClone.
+ */
+export const copyOf = (task: Task): Task => JSON.parse(JSON.stringify(task)) as Task;
+
+/** Runs one cancel of `target`; resolves with the CANCELED task, rejects with TaskNotCancelable when another end won. */
+export async function runCancel(target: CancelTarget, deps: CancelDeps, request: CancelRequest, graceMs: number): Promise<Task> {
+  const channel = target.channel;
+  let timer: NodeJS.Timeout | undefined;
+  const graceOver = new Promise<typeof GRACE_OVER>((resolve) => {
+    timer = setTimeout(resolve, graceMs, GRACE_OVER);
+    timer.unref(); // a pending cancel must not keep the process alive
+  });
+  const publisher = new CancelPublisher();
+  try {
+    // Writes already under way land first: the decision is made on the task as it now stands.
+    await channel.enqueue(noop);
+    const turn = target.runningTurn();
+    // Nothing runs here, or the work was handed off (a worker writes on its own): decide on a
+    // fresh copy, not on one read before this request's awaits.
+    if (!turn || turn.handedOff) await channel.reload();
+    const task = channel.task;
+    if (!task) throw taskNotFound(target.taskId);
+    if (isTerminal(task.status.state)) return cancelAnswer(task);
+    const { executor, logger } = deps;
+    if (executor.cancel) {
+      try {
+        const hook = Promise.resolve(executor.cancel({ ...request, task: copyOf(task), running: turn !== undefined }, target.eventsFor(publisher)));
+        if ((await Promise.race([hook, graceOver])) === GRACE_OVER) {
+          hook.catch(noop);
+          logger.warn({ taskId: target.taskId, graceMs }, 'executor.cancel() did not finish within the grace period');
+        }
+      } catch (error) {
+        logger.error({ err: error, taskId: target.taskId }, 'executor.cancel() threw; the task is canceled anyway');
+      }
+    }
+    if (turn) {
+      target.abortTurn(turn);
+      if (!turn.closed) await Promise.race([turn.whenSettled(), graceOver]);
+    } else {
+      // A turn of this task may run in another process: ask it to stop.
+      target.routeCancel();
+    }
+    await channel.enqueue(() => commitCanceled(channel));
+    return cancelAnswer(channel.task!);
+  } finally {
+    publisher.closed = true;
+    clearTimeout(timer);
+  }
+}
+
+function commitCanceled(channel: TaskChannel<unknown>): Promise<void> {
+  const task = channel.task;
+  if (task && isTerminal(task.status.state)) return RESOLVED;
+  return channel.commitEngineStatus('TASK_STATE_CANCELED', CANCELED_TEXT);
+}
+
+/** CANCELED answers the CancelTask; any other end means something else won the race. */
+export function cancelAnswer(task: Task): Task {
+  const state = task.status.state;
+  if (state === 'TASK_STATE_CANCELED') return task;
+  if (isTerminal(state)) throw taskNotCancelable(task);
+  // Not terminal after the write: the store failed and the engine could not settle it.
+  throw new A2AError('Unavailable', `Task ${task.id} could not be canceled now; try again`);
+}
+
+/** Reports how `run` answered its CancelTask to the cancelAnswered hook, if there is one. */
+export function reportCancelAnswer(events: EngineEvents | undefined, info: { readonly taskId: string; readonly tenant: string }, run: Promise<Task>): void {
+  const hook = events?.cancelAnswered;
+  if (!hook) return;
+  const report = (outcome: 'canceled' | 'not-cancelable' | 'error') => hook({ taskId: info.taskId, tenant: info.tenant, outcome });
+  run.then(
+    () => report('canceled'),
+    (error: unknown) => report(error instanceof A2AError && error.kind === 'TaskNotCancelable' ? 'not-cancelable' : 'error'),
+  );
+}
+
+/** The answer to a CancelTask for a task read terminal already (a terminal state never changes), reported to the hook. */
+export function answerFinished(task: Task, events: EngineEvents | undefined, tenant: string): Task {
+  const canceled = task.status.state === 'TASK_STATE_CANCELED';
+  events?.cancelAnswered?.({ taskId: task.id, tenant, outcome: canceled ? 'canceled' : 'not-cancelable' });
+  return cancelAnswer(task);
+}

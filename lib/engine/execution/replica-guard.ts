@@ -1,0 +1,141 @@
+/**
+ * What keeps one task's execution right when other processes share the store: the task's lease,
+ * the settling of a turn that died with its process, a handed-off turn following the bus, and
+ * cancels routed between processes.
+ */
+import { A2AError, busyElsewhere } from '../../errors.js';
+import type { Logger } from '../../logger.js';
+import type { Task } from '../../protocol/schemas.js';
+import type { TaskEventBus } from '../seams/task-event-bus.js';
+import type { TaskLease, TaskLeases } from '../seams/task-leases.js';
+import type { TaskScope } from '../seams/task-store.js';
+import { endsTurn, isInterrupted, isTerminal } from '../task-state.js';
+import type { TaskChannel } from './task-channel.js';
+import type { Turn } from './turn.js';
+
+export interface ReplicaGuardDeps {
+  readonly bus: TaskEventBus;
+  readonly logger: Logger;
+  /** Per-task leases when several replicas share the store; undefined for one process. */
+  readonly leases?: TaskLeases;
+  /** How long a turn waits for a lease another replica holds. */
+  readonly leaseWaitMs: number;
+}
+
+export class ReplicaGuard {
+  readonly #deps: ReplicaGuardDeps;
+  readonly #key: string;
+  readonly #scope: TaskScope;
+  readonly #taskId: string;
+  /** What a cancel asked by another process does here. */
+  readonly #onCancelRequest: () => void;
+  /** The task's lease while the execution is live (only with several replicas). */
+  #lease: TaskLease | undefined;
+  #stopCancelListener: (() => void) | undefined;
+  /** Ends the bus subscription through which a handed-off turn follows its task. */
+  #stopFollowing: (() => void) | undefined;
+
+  constructor(deps: ReplicaGuardDeps, key: string, scope: TaskScope, taskId: string, onCancelRequest: () => void) {
+    this.#deps = deps;
+    this.#key = key;
+    this.#scope = scope;
+    this.#taskId = taskId;
+    this.#onCancelRequest = onCancelRequest;
+  }
+
+  /** A turn must take the task's lease before it runs here. */
+  get needsLease(): boolean {
+    return this.#deps.leases !== undefined && this.#lease === undefined;
+  }
+
+  /** The lease is held (until release()). */
+  get leased(): boolean {
+    return this.#lease !== undefined;
+  }
+
+  /**
+   * Takes the task's lease before its first turn here (waiting while a turn runs on another
+   * replica). A follow-up then decides on the task as stored now: the copy it was built from was
+   * read before the wait. Resolves with the error that refuses the turn, or undefined.
+   */
+  async takeLease(channel: TaskChannel<unknown>): Promise<A2AError | undefined> {
+    const { leases, leaseWaitMs, logger } = this.#deps;
+    let lease: TaskLease | undefined;
+    try {
+      lease = await leases!.acquire(this.#key, { scope: this.#scope, taskId: this.#taskId }, leaseWaitMs);
+    } catch (error) {
+      logger.error({ err: error, taskId: this.#taskId }, 'the task lease store failed');
+      return new A2AError('Unavailable');
+    }
+    if (!lease) return busyElsewhere(this.#taskId);
+    this.#lease = lease;
+    if (!channel.task) return undefined;
+    try {
+      await channel.reload();
+    } catch (error) {
+      return error as A2AError; // reload() rejects with what the client hears
+    }
+    const state = channel.task.status.state;
+    // Still mid-turn although the lease is free: the replica running it died (its lease expired);
+    // the sweep settles it. Parked or finished: the follow-up's history write decides.
+    return !isInterrupted(state) && !isTerminal(state) ? busyElsewhere(this.#taskId) : undefined;
+  }
+
+  /**
+   * Whether the task's turn died with the process that ran it (restart, or an expired lease) and is
+   * to be FAILED: not when parked or finished by now. With leases, only while holding the task's
+   * lease (taken here at once or not at all), so a turn another replica has taken over is never touched.
+   */
+  async claimOrphan(channel: TaskChannel<unknown>): Promise<boolean> {
+    const leases = this.#deps.leases;
+    if (leases) {
+      this.#lease = await leases.acquire(this.#key, { scope: this.#scope, taskId: this.#taskId }, 0);
+      if (!this.#lease) return false;
+    }
+    await channel.reload();
+    const state = channel.task!.status.state;
+    if (isTerminal(state) || isInterrupted(state)) return false;
+    this.#deps.logger.warn({ taskId: this.#taskId }, 'a task was left mid-turn by a process that stopped; it is failed');
+    return true;
+  }
+
+  /** From now until release(), a cancel asked by another process (through the bus) reaches this one. */
+  listenForCancel(): void {
+    this.#stopCancelListener ??= this.#deps.bus.onCancelRequest(this.#key, this.#onCancelRequest);
+  }
+
+  /** Asks whichever process runs the task's turn to stop it. */
+  routeCancel(): void {
+    this.#deps.bus.requestCancel(this.#key);
+  }
+
+  /**
+   * A handed-off turn's observer hears the task's committed events from the bus (one ordered source,
+   * whichever process wrote them) after version `seen`; the event that parks or finishes the task
+   * ends the turn through `end`.
+   */
+  follow(turn: Turn, seen: number, end: (turn: Turn, task: Task) => void): void {
+    this.#stopFollowing = this.#deps.bus.subscribe(this.#key, (committed) => {
+      if (turn.closed || committed.version <= seen) return;
+      seen = committed.version;
+      turn.notify(committed.event, committed.version);
+      if (endsTurn(committed.task.status.state)) end(turn, committed.task);
+    });
+  }
+
+  /** The handed-off turn is over: the bus subscription ends. */
+  stopFollowing(): void {
+    this.#stopFollowing?.();
+    this.#stopFollowing = undefined;
+  }
+
+  /** The execution holds nothing live now: no cancel listener, and the lease is given back. */
+  release(): void {
+    this.#stopCancelListener?.();
+    this.#stopCancelListener = undefined;
+    const lease = this.#lease;
+    if (!lease) return;
+    this.#lease = undefined;
+    lease.release().catch((error: unknown) => this.#deps.logger.warn({ err: error, taskId: this.#taskId }, 'could not release the task lease; it expires'));
+  }
+}

@@ -1,0 +1,177 @@
+/**
+ * One task's serial write chain: each event is folded by the reducer, written compare-and-set
+ * through TaskWriter, then fanned out (the listener's direct observer, the bus, the engine's hooks),
+ * in the order it was published. A live execution and a hand-off publisher both write through it.
+ */
+import type { A2AError } from '../../errors.js';
+import type { Message, Task } from '../../protocol/schemas.js';
+import { InvalidAgentEventError } from '../agent-event-error.js';
+import { announceCommit, type AnnounceDeps } from '../announce.js';
+import type { TaskScope, TaskStore, VersionedTask } from '../seams/task-store.js';
+import type { TaskEvent } from '../task-reducer.js';
+import { GENERIC_FAILURE_TEXT, engineStatus } from '../task-state.js';
+import { TaskWriter, writeFailure, type Commit } from '../task-writer.js';
+
+export interface ChannelDeps extends AnnounceDeps {
+  readonly store: TaskStore;
+}
+
+/** A stored event, as the channel fans it out. */
+export type Committed = Extract<Commit, { kind: 'committed' }>;
+
+/**
+ * Who writes through the channel, told what its writes did. `committed` runs before the bus and the
+ * engine's hooks hear the event (a direct observer hears it first); what it returns is handed to
+ * `announced`, which runs after them (the event may end the writer's turn).
+ */
+export interface ChannelListener<Target = void> {
+  /** The message that opens the task when a write creates it (undefined: the task exists already). */
+  readonly openingMessage: Message | undefined;
+  /** The task's first write (its creation) is stored. */
+  created(): void;
+  committed(commit: Committed): Target;
+  announced(commit: Committed, published: void | Promise<void>, target: Target): void;
+  /** Another request or process ended the task: the write was refused. */
+  endedElsewhere(task: Task): void;
+  /** The engine's own FAILED or CANCELED could not be stored; the client is told `error`. */
+  engineWriteFailed(error: A2AError): void;
+}
+
+/** How a writer's refusals and failures are worded in logs and errors. */
+export interface ChannelWording {
+  /** Logged when an invalid event fails the task. */
+  readonly refused: string;
+  /** Logged when the store fails a write (see writeFailure). */
+  readonly storeFailed?: string;
+  /** Who ended the task, in the refusal of a later event ("by another request", "elsewhere"). */
+  readonly endedBy: string;
+}
+
+const noop = (): void => {};
+const RESOLVED: Promise<void> = Promise.resolve();
+
+export class TaskChannel<Target = void> {
+  readonly #deps: ChannelDeps;
+  readonly #key: string;
+  readonly #scope: TaskScope;
+  readonly #taskId: string;
+  readonly #contextId: string;
+  readonly #writer: TaskWriter;
+  readonly #listener: ChannelListener<Target>;
+  readonly #wording: ChannelWording;
+  /** The last step queued: folding and writing keep generation order. */
+  #tail: Promise<unknown> | undefined;
+
+  constructor(
+    deps: ChannelDeps,
+    key: string,
+    scope: TaskScope,
+    ids: { readonly taskId: string; readonly contextId: string },
+    stored: VersionedTask | undefined,
+    listener: ChannelListener<Target>,
+    wording: ChannelWording,
+  ) {
+    this.#deps = deps;
+    this.#key = key;
+    this.#scope = scope;
+    this.#taskId = ids.taskId;
+    this.#contextId = ids.contextId;
+    this.#writer = new TaskWriter(deps.store, scope, ids.taskId, ids.contextId, stored);
+    this.#listener = listener;
+    this.#wording = wording;
+  }
+
+  /** The task as last read or written here (undefined until created). */
+  get task(): Task | undefined {
+    return this.#writer.task;
+  }
+
+  /** Its store version. */
+  get version(): number | undefined {
+    return this.#writer.version;
+  }
+
+  /** The last step queued (undefined when nothing was ever queued). */
+  get tail(): Promise<unknown> | undefined {
+    return this.#tail;
+  }
+
+  /** Runs `step` after every step queued before it (failed ones too), in the caller's async context. */
+  enqueue<T>(step: () => T | Promise<T>): Promise<T> {
+    const result = (this.#tail ?? RESOLVED).then(step, step);
+    this.#tail = result;
+    return result;
+  }
+
+  /** Writes and fans out one event; a refused event fails the task, an ended task refuses it. Call it inside a step. */
+  async publish(event: TaskEvent): Promise<void> {
+    let result: Commit;
+    try {
+      result = await this.commit(event);
+    } catch (error) {
+      // The store failed: the publisher hears it; its turn goes on (its end decides what follows).
+      throw this.asClientError(error);
+    }
+    if (result.kind === 'refused') return this.refuse(new InvalidAgentEventError(result.reason));
+    if (result.kind === 'ended') {
+      this.#listener.endedElsewhere(result.task);
+      const state = result.task.status.state;
+      throw new InvalidAgentEventError(`task ${this.#taskId} was ended (${state}) ${this.#wording.endedBy}; the event was refused`);
+    }
+    this.#fanOut(result);
+  }
+
+  /** An invalid event fails the task cleanly; the error goes back to the publisher either way. */
+  async refuse(error: unknown): Promise<never> {
+    if (error instanceof InvalidAgentEventError) {
+      this.#deps.logger.error({ err: error, taskId: this.#taskId }, this.#wording.refused);
+      await this.commitEngineStatus('TASK_STATE_FAILED', GENERIC_FAILURE_TEXT).catch(noop);
+    }
+    throw error;
+  }
+
+  /** FAILED or CANCELED written by the engine itself, fanned out like any event. */
+  async commitEngineStatus(state: 'TASK_STATE_FAILED' | 'TASK_STATE_CANCELED', text: string): Promise<void> {
+    const status = engineStatus(state, { id: this.#taskId, contextId: this.#contextId }, text);
+    let result: Commit;
+    try {
+      result = await this.commit({ statusUpdate: { taskId: this.#taskId, contextId: this.#contextId, status } });
+    } catch (error) {
+      const clientError = this.asClientError(error);
+      this.#deps.logger.error({ err: error, taskId: this.#taskId }, `could not store ${state}`);
+      this.#listener.engineWriteFailed(clientError);
+      throw clientError;
+    }
+    if (result.kind === 'committed') this.#fanOut(result);
+    else if (result.kind === 'ended') this.#listener.endedElsewhere(result.task);
+  }
+
+  /** Writes `event` without fanning it out (see TaskWriter.commit); store failures reject as the store's errors. */
+  async commit(event: TaskEvent, recheck?: (fresh: Task) => A2AError | undefined): Promise<Commit> {
+    const created = this.#writer.task === undefined;
+    const result = await this.#writer.commit(event, this.#listener.openingMessage, recheck);
+    if (created && result.kind === 'committed') this.#listener.created();
+    return result;
+  }
+
+  /** Reads the task as stored now; store failures become what the client hears. */
+  async reload(): Promise<void> {
+    try {
+      await this.#writer.reload();
+    } catch (error) {
+      throw this.asClientError(error);
+    }
+  }
+
+  /** What a client hears of a store failure (logged, never sent as such). */
+  asClientError(error: unknown): A2AError {
+    return writeFailure(error, this.#taskId, this.#deps.logger, this.#wording.storeFailed);
+  }
+
+  #fanOut(commit: Committed): void {
+    const target = this.#listener.committed(commit);
+    const { event, task, version } = commit;
+    const published = announceCommit(this.#deps, { key: this.#key, scope: this.#scope, taskId: this.#taskId, event, task, version });
+    this.#listener.announced(commit, published, target);
+  }
+}

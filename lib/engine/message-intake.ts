@@ -1,0 +1,110 @@
+/**
+ * Where an incoming message becomes a turn: checked (role, media types, shutdown), given its task
+ * (a new one, or an existing one through routeFollowUp) and submitted to the task's execution.
+ * A new interaction stays synchronous up to the submit (the hot path); only a follow-up awaits.
+ */
+import { randomUUID } from 'node:crypto';
+import { A2AError, invalidParams } from '../errors.js';
+import type { Message } from '../protocol/schemas.js';
+import type { SendMessageRequest } from '../protocol/requests.js';
+import type { Execution } from './execution/execution.js';
+import type { ExecutionObserver, Turn } from './execution/turn.js';
+import type { Executions } from './executions.js';
+import { routeFollowUp, type FollowUpDeps } from './follow-up.js';
+import type { EngineLifecycle } from './lifecycle.js';
+import type { MediaTypeFilter } from './media-types.js';
+import type { PushNotificationService } from './push/push-service.js';
+import type { TaskScope } from './seams/task-store.js';
+import { taskKey } from './task-key.js';
+import type { TaskReader } from './task-reader.js';
+import type { CallContext } from './request-handler.js';
+
+export interface MessageIntakeDeps {
+  readonly executions: Executions;
+  readonly lifecycle: EngineLifecycle;
+  readonly reader: TaskReader;
+  readonly inputModes: MediaTypeFilter;
+  /** Push configured, or PushNotificationNotSupported (inline configs included). */
+  pushService(): PushNotificationService;
+  /** Several replicas share the store (leases). */
+  readonly leased: boolean;
+}
+
+export const scopeOf = (call: CallContext): TaskScope => ({ tenant: call.tenant, owner: call.caller.id });
+
+function textOf(message: Message): string {
+  let text = '';
+  for (const part of message.parts) {
+    if ('text' in part && part.text !== undefined) text = text ? `${text}\n${part.text}` : part.text;
+  }
+  return text;
+}
+
+export class MessageIntake {
+  readonly #deps: MessageIntakeDeps;
+  readonly #followUps: FollowUpDeps;
+
+  constructor(deps: MessageIntakeDeps) {
+    this.#deps = deps;
+    this.#followUps = { executions: deps.executions, leased: deps.leased };
+  }
+
+  /** Starts the message's turn, with an inline push config (SendMessageConfiguration) attached when one is given. */
+  begin(call: CallContext, params: SendMessageRequest, observer: ExecutionObserver): Turn | Promise<Turn> {
+    const inline = params.configuration?.taskPushNotificationConfig;
+    if (!inline) return this.#beginTurn(call, params, observer);
+    const taskId = params.message.taskId || undefined;
+    return this.#deps.pushService().withInline(scopeOf(call), inline, taskId, () => this.#beginTurn(call, params, observer));
+  }
+
+  /** Starts the turn; synchronous for a new interaction (the hot path), async only for a follow-up. */
+  #beginTurn(call: CallContext, params: SendMessageRequest, observer: ExecutionObserver): Turn | Promise<Turn> {
+    this.#deps.lifecycle.refuseWhenClosing();
+    const message = params.message;
+    if (message.role !== 'ROLE_USER') {
+      throw invalidParams([{ field: 'message.role', description: 'a message sent to the agent must have role ROLE_USER' }]);
+    }
+    this.#checkMediaTypes(message);
+    if (message.taskId) return this.#beginFollowUp(call, params, observer, message.taskId);
+    const scope = scopeOf(call);
+    const taskId = randomUUID();
+    const execution = this.#deps.executions.open(taskKey(scope, taskId), scope, taskId, message.contextId || randomUUID());
+    return this.#submit(execution, call, params, observer);
+  }
+
+  /** A message to an existing task: to its live execution, or a new one (see routeFollowUp). */
+  async #beginFollowUp(call: CallContext, params: SendMessageRequest, observer: ExecutionObserver, taskId: string): Promise<Turn> {
+    const scope = scopeOf(call);
+    const reader = this.#deps.reader;
+    const execution = await routeFollowUp(this.#followUps, scope, taskId, params.message.contextId, () => reader.read(scope, taskId));
+    return this.#submit(execution, call, params, observer);
+  }
+
+  #submit(execution: Execution, call: CallContext, params: SendMessageRequest, observer: ExecutionObserver): Turn {
+    const message = params.message;
+    const userMessage: Message = { ...message, taskId: execution.taskId, contextId: execution.contextId };
+    return execution.submit({
+      message: userMessage,
+      observer,
+      context: {
+        userText: textOf(message),
+        taskId: execution.taskId,
+        contextId: execution.contextId,
+        caller: call.caller,
+        tenant: call.tenant,
+        configuration: params.configuration,
+        metadata: params.metadata,
+        extensions: call.extensions,
+        requestContext: call.requestContext,
+      },
+    });
+  }
+
+  #checkMediaTypes(message: Message): void {
+    for (const [index, part] of message.parts.entries()) {
+      if (part.mediaType && !this.#deps.inputModes.accepts(part.mediaType)) {
+        throw new A2AError('ContentTypeNotSupported', `Media type ${part.mediaType} of message.parts[${index}] is not accepted by this agent`);
+      }
+    }
+  }
+}

@@ -1,0 +1,46 @@
+/**
+ * Reads a task in the caller's scope for a request: after start-up settlement, with a store failure
+ * answered as unavailable, and another owner's or tenant's task answered as a missing one.
+ */
+import { A2AError, taskNotFound } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { EngineLifecycle } from './lifecycle.js';
+import type { TaskScope, TaskStore, VersionedTask } from './seams/task-store.js';
+
+export class TaskReader {
+  readonly #store: TaskStore;
+  readonly #lifecycle: EngineLifecycle;
+  readonly #logger: Logger;
+
+  constructor(store: TaskStore, lifecycle: EngineLifecycle, logger: Logger) {
+    this.#store = store;
+    this.#lifecycle = lifecycle;
+    this.#logger = logger;
+  }
+
+  /** Resolves once start-up settlement is over (undefined when there is none to wait for). */
+  get recovering(): Promise<void> | undefined {
+    return this.#lifecycle.recovering;
+  }
+
+  /** The task if `scope` may see it; TaskNotFound otherwise (same answer as a missing id). */
+  async read(scope: TaskScope, taskId: string): Promise<VersionedTask> {
+    const recovering = this.#lifecycle.recovering;
+    if (recovering) await recovering;
+    let stored: VersionedTask | undefined;
+    try {
+      stored = await this.#store.get(scope, taskId);
+    } catch (error) {
+      throw this.storeFailure(error);
+    }
+    if (!stored) throw taskNotFound(taskId);
+    return stored;
+  }
+
+  /** A store that failed: logged, and answered as unavailable (never its own text). */
+  storeFailure(error: unknown): A2AError {
+    if (error instanceof A2AError) return error;
+    this.#logger.error({ err: error }, 'the task store failed');
+    return new A2AError('Unavailable');
+  }
+}
