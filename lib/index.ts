@@ -2,9 +2,10 @@
 export { createA2ARouter } from './express/router.js';
 export type { A2ARouter, A2ARouterOptions } from './express/router.js';
 export type { AgentCardInput } from './protocol/card.js';
-export type { CallContextHook } from './express/jsonrpc-route.js';
-export type { CallerResolution } from './engine/call.js';
-export { ANONYMOUS_CALLER } from './engine/call.js';
+export { defineAgentCard, type AgentCardDefinition, type AgentSkillDefinition } from './protocol/define-card.js';
+export type { CallContextHook } from './http/serve.js';
+export type { CallerResolution } from './http/call.js';
+export { ANONYMOUS_CALLER } from './http/call.js';
 
 export type { AgentExecutor, ExecutionContext, CancelContext } from './engine/executor.js';
 export { TaskEvents } from './engine/task-events.js';
@@ -23,6 +24,8 @@ export {
 } from './engine/seams/task-store.js';
 export type { TaskStore, TaskScope, ListTasksQuery, TaskPage, TaskChange, VersionedTask } from './engine/seams/task-store.js';
 export { reduceTask } from './engine/task-reducer.js';
+export { startRetention } from './engine/retention.js';
+export type { RetentionOptions, StopRetention } from './engine/retention.js';
 export type { TaskEvent, Reduction, ReduceContext } from './engine/task-reducer.js';
 export { InProcessTaskEventBus } from './engine/seams/task-event-bus.js';
 export type { TaskEventBus, CommittedEvent, CommittedEventListener } from './engine/seams/task-event-bus.js';

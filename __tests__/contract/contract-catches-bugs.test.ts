@@ -59,6 +59,21 @@ class LastWriteWinsStore extends InMemoryTaskStore {
   }
 }
 
+/** Retention that removes everything before the cutoff at once, whatever the limit. */
+class UnboundedSweepStore extends InMemoryTaskStore {
+  override removeFinished(finishedBefore: string): Promise<number> {
+    return super.removeFinished(finishedBefore, Number.MAX_SAFE_INTEGER);
+  }
+}
+
+/** Retention that removes the tasks but says it removed none (a sweeper would stop at once). */
+class SilentSweepStore extends InMemoryTaskStore {
+  override async removeFinished(finishedBefore: string, limit: number): Promise<number> {
+    await super.removeFinished(finishedBefore, limit);
+    return 0;
+  }
+}
+
 describe('the contract suite catches a broken store', () => {
   it('passes every test on the correct store (control)', async () => {
     const tests = collect(() => new InMemoryTaskStore());
@@ -80,5 +95,13 @@ describe('the contract suite catches a broken store', () => {
     // Only the version rules break (the failure-propagation tests provoke a conflict too); scoping,
     // listing, clone isolation and large tasks still hold for this store.
     for (const name of failed) expect(name).toMatch(/> (compare-and-set|concurrency|change hint|failure propagation) >/);
+  });
+
+  it('fails the retention tests on a store whose removeFinished() ignores the limit or miscounts', async () => {
+    const unbounded = await failures(collect(() => new UnboundedSweepStore()));
+    expect(unbounded).toEqual([expect.stringMatching(/retention .* > limit bounds each call/)]);
+    const silent = await failures(collect(() => new SilentSweepStore()));
+    expect(silent.length).toBeGreaterThanOrEqual(4);
+    for (const name of silent) expect(name).toMatch(/> retention .* >/);
   });
 });

@@ -5,7 +5,7 @@
  * sends nothing for a turn of the event loop while past streamBufferBytes is cut at its next write.
  */
 import type { Response } from 'express';
-import { Heartbeat, SseWriter, StreamBufferBudget, type SseLimits } from '../../lib/express/sse';
+import { Heartbeat, SseWriter, StreamBufferBudget, type SseLimits } from '../../lib/http/sse';
 
 /** A response whose client reads only when told: write() buffers, read() takes it all. */
 class FakeResponse {

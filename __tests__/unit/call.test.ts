@@ -2,7 +2,7 @@
 import { A2AError } from '../../lib/errors';
 import { ExtensionNegotiator } from '../../lib/protocol/extensions';
 import type { AgentCard } from '../../lib/protocol/schemas';
-import { ANONYMOUS_CALLER, buildCall, negotiateCall, type WatchClientClose } from '../../lib/engine/call';
+import { ANONYMOUS_CALLER, buildCall, negotiateCall, type WatchClientClose } from '../../lib/http/call';
 import { testCard } from '../helpers/fixtures';
 
 const alice = { id: 'alice', authenticated: true };

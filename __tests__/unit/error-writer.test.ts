@@ -1,12 +1,13 @@
 /**
- * The one error writer (lib/express/error-writer.ts): HTTP status per binding, the JSON-RPC
+ * The one error writer (lib/context/reply.ts, rendering in lib/protocol/error-body.ts): HTTP status per binding, the JSON-RPC
  * envelope, the HTTP+JSON google.rpc.Status body (no route serves that binding yet, so it is
  * checked here), the headers an error carries, and the challenge every 401 gets.
  */
 import type http from 'node:http';
 import type { Request, Response } from 'express';
 import { A2AError, A2AMiddlewareError, ERROR_TABLE, type A2AErrorName } from '../../lib/errors';
-import { httpStatusOf, rememberChallenge, renderError, writeError, type ErrorBinding } from '../../lib/express/error-writer';
+import { rememberChallenge, writeError } from '../../lib/context/reply';
+import { httpStatusOf, renderError, type ErrorBinding } from '../../lib/protocol/error-body';
 import { A2A_MIDDLEWARE_ERRORS, errorBindingFor, type A2AMiddlewareReason } from '../../lib/middleware/errors';
 import { start, type Running } from '../middleware/helpers';
 

@@ -23,10 +23,19 @@ export interface A2ARequestState {
  */
 export class A2ARequestRecord {
   state: A2ARequestState | undefined = undefined;
+  /** The binding the router serves the request with, recorded before its middlewares run. */
+  binding: A2ABinding | undefined = undefined;
+  /** The protocol version the router serves the request with (see recordServedAs). */
+  version: A2AProtocolVersion | undefined = undefined;
   bodyLimit: number | undefined = undefined;
   /** See lib/middleware/wiring.ts. */
   wiringNotes: number | undefined = undefined;
 }
+
+/** A2A's two HTTP bindings: JSON-RPC at the mount, HTTP+JSON below it. */
+export type A2ABinding = 'jsonrpc' | 'rest';
+/** The protocol versions a request can be served with (v0.3: compatibility). */
+export type A2AProtocolVersion = '1.0' | '0.3';
 
 const records = new WeakMap<object, A2ARequestRecord>();
 
@@ -66,4 +75,14 @@ export function writableA2AState(req: object): A2ARequestState {
 /** What the middlewares collected for `req` so far (undefined when none ran). */
 export function readA2AState(req: object): Readonly<A2ARequestState> | undefined {
   return records.get(req)?.state;
+}
+
+/**
+ * The router states how it serves `req` before its middlewares run, so that a rejection (auth,
+ * tenant, body limit) answers in that binding's and version's shape instead of guessing from the path.
+ */
+export function recordServedAs(req: object, binding: A2ABinding, version: A2AProtocolVersion): void {
+  const record = requestRecord(req);
+  record.binding = binding;
+  record.version = version;
 }

@@ -12,7 +12,8 @@ import { withV03Discovery, withV03Interfaces } from '../protocol/v0_3/card.js';
 import { toV03RestAgentCard } from '../protocol/v0_3/rest.js';
 import type { CardSigner } from './card-signer.js';
 import { baseUrlOf } from './base-url.js';
-import { requestsV03 } from './request-call.js';
+import { requestedVersion } from '../http/negotiate.js';
+import { isLegacyVersion } from '../protocol/version.js';
 
 /**
  * Which card a request gets while v0.3 compatibility is on. `v1.0`: exactly the v1.0 card (0.3
@@ -24,7 +25,7 @@ import { requestsV03 } from './request-call.js';
 export type CardShape = 'v1.0' | 'merged';
 
 /** The shape `req` asks for (see CardShape). */
-export const cardShapeOf = (req: Request): CardShape => (requestsV03(req) ? 'merged' : 'v1.0');
+export const cardShapeOf = (req: Request): CardShape => (isLegacyVersion(requestedVersion(req)) ? 'merged' : 'v1.0');
 
 export interface CardPresenterOptions {
   readonly bindings?: ServedBindings;

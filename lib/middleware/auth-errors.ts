@@ -7,7 +7,7 @@ import type { ErrorRequestHandler, NextFunction, Request, Response } from 'expre
 import { z } from 'zod';
 import { readA2AState } from '../context/index.js';
 import { A2AError, A2A_KIT_ERROR_DOMAIN } from '../errors.js';
-import { DEFAULT_REALM, writeError } from '../express/error-writer.js';
+import { DEFAULT_REALM, writeError } from '../context/reply.js';
 import { requestIdOf } from '../protocol/jsonrpc.js';
 import { A2AMiddlewareError, errorBindingFor } from './errors.js';
 import { parseOptions } from './options.js';

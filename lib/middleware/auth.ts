@@ -17,7 +17,7 @@ import {
   type A2ACallerSource,
 } from './caller-source.js';
 import { A2AOptionsError } from '../options.js';
-import { DEFAULT_REALM, rememberChallenge } from '../express/error-writer.js';
+import { DEFAULT_REALM, rememberChallenge } from '../context/reply.js';
 import { A2AMiddlewareError, A2AWiringError, reportMiddlewareError, type A2AErrorMode } from './errors.js';
 import { isPromiseLike, resolveAndContinue, type MaybePromise } from './maybe-async.js';
 import { detectUncalledFactory } from './misuse.js';

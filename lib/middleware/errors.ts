@@ -5,7 +5,8 @@
  */
 import type { NextFunction, Request, Response } from 'express';
 import { A2AMiddlewareError } from '../errors.js';
-import { renderError, writeError, type ErrorBinding } from '../express/error-writer.js';
+import { recordedErrorBinding, writeError } from '../context/reply.js';
+import { renderError, type ErrorBinding } from '../protocol/error-body.js';
 import { requestIdOf } from '../protocol/jsonrpc.js';
 
 export {
@@ -40,11 +41,16 @@ export function isA2AMiddlewareError(value: unknown): value is A2AMiddlewareErro
 const REST_PATH = /(?:^|\/)(?:message:|tasks(?:[/:]|$)|extendedAgentCard$|card$)/;
 
 /**
- * The binding of a request, for a middleware that stands in front of routes it does not know (the
- * router names its binding itself). A JSON-RPC body (already parsed) decides; otherwise a POST to
- * a path that is not a REST route is taken as JSON-RPC, everything else as HTTP+JSON.
+ * The error shape of a request: the binding and version the router recorded before its preset ran.
+ * A middleware mounted in front of the router (which has not seen the request yet) guesses: a
+ * JSON-RPC body (already parsed) decides; otherwise a POST to a path that is not a REST route is
+ * taken as JSON-RPC, everything else as HTTP+JSON.
  */
 export function errorBindingFor(req: Request): ErrorBinding {
+  return recordedErrorBinding(req) ?? guessedErrorBinding(req);
+}
+
+function guessedErrorBinding(req: Request): ErrorBinding {
   const body: unknown = req.body;
   if (body !== null && typeof body === 'object' && !Array.isArray(body) && 'jsonrpc' in body) return 'jsonrpc';
   if (req.method !== 'POST') return 'rest';

@@ -51,6 +51,7 @@ export function withLatency(store: TaskStore, options: LatencyOptions = {}): Tas
     },
     list: (scope, query) => delayed(() => store.list(scope, query)),
     ...(store.findUnfinished ? { findUnfinished: () => delayed(() => store.findUnfinished!()) } : {}),
+    ...(store.removeFinished ? { removeFinished: (before: string, limit: number) => delayed(() => store.removeFinished!(before, limit)) } : {}),
     ...(store.close ? { close: () => store.close!() } : {}),
   };
 }

@@ -109,6 +109,27 @@ export class InMemoryTaskStore implements TaskStore {
     const more = start + page.length < matches.length;
     return { tasks: page, nextPageToken: more ? encodePageToken(page[page.length - 1]) : '', totalSize: matches.length };
   }
+
+  /**
+   * Retention: the terminal tasks finished before the cutoff, oldest first, up to `limit`. A scan
+   * of every task (no ordered index is kept for it, so writes cost nothing extra): a sweep every
+   * minute over 100k tasks costs a few ms.
+   */
+  async removeFinished(finishedBefore: string, limit: number): Promise<number> {
+    const expired: Entry[] = [];
+    for (const entry of this.#byId.values()) {
+      if (isTerminal(entry.state) && entry.timestamp < finishedBefore) expired.push(entry);
+    }
+    if (expired.length > limit) expired.sort((a, b) => (a.timestamp < b.timestamp ? -1 : a.timestamp > b.timestamp ? 1 : 0));
+    const removed = expired.slice(0, Math.max(0, limit));
+    for (const entry of removed) {
+      this.#byId.delete(entry.id);
+      const partition = this.#byScope.get(entry.scopeKey);
+      partition?.delete(entry.id);
+      if (partition?.size === 0) this.#byScope.delete(entry.scopeKey);
+    }
+    return removed.length;
+  }
 }
 
 function indexed(task: Task) {

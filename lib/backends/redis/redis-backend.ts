@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { consoleLogger, type Logger } from '../../logger.js';
-import { A2AOptionsError, optionsError, parseOptions } from '../../options.js';
+import { A2AOptionsError, markUnawaitedSpread, optionsError, parseOptions } from '../../options.js';
 import type { RedisClient } from './redis-client.js';
 import { RedisTaskEventBus } from './redis-event-bus.js';
 import { RedisPushConfigStore } from './redis-push-config-store.js';
@@ -66,7 +66,12 @@ const schema = z.strictObject({
   logger: loggerSchema.default(consoleLogger),
 });
 
-export async function createRedisBackend(options: RedisBackendOptions): Promise<RedisBackend> {
+export function createRedisBackend(options: RedisBackendOptions): Promise<RedisBackend> {
+  // `{ ...createRedisBackend(opts) }` without await spreads nothing: the mark lets the router say so.
+  return markUnawaitedSpread(openRedisBackend(options), FACTORY, '.options');
+}
+
+async function openRedisBackend(options: RedisBackendOptions): Promise<RedisBackend> {
   const parsed = parseOptions(FACTORY, schema, options);
   const { url, keyPrefix, logger, connectTimeoutMs } = parsed;
   if ((url === undefined) === (parsed.client === undefined)) {

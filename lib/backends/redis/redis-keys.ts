@@ -50,6 +50,14 @@ export class RedisKeys {
     return state === undefined ? `${base}no-ctx` : `${base}no-ctx-state:${state}`;
   }
 
+  /**
+   * Sorted set of every finished task (score 0), member `<status timestamp> NUL <taskKey>`: byte
+   * order is finishing order, so retention reads the oldest with one ZRANGEBYLEX.
+   */
+  finishedTasks(): string {
+    return `${this.prefix}tasks-finished`;
+  }
+
   /** Stream: the task's recent committed events, entry id `<version>-0`. Task keys are taskKey(). */
   events(key: string): string {
     return `${this.prefix}events:${key}`;

@@ -33,6 +33,8 @@ import { APPEND_EVENT_LUA, COMMITTED_LUA, type TaskEventStreams } from './redis-
 import { RedisKeys, scopeId } from './redis-keys.js';
 import { clientSchema, keyPrefixSchema } from './redis-options.js';
 import { RedisScript } from './redis-script.js';
+import { finishedMember, removeFinishedTasks } from './redis-retention.js';
+import { taskKey } from '../../engine/task-key.js';
 
 export interface RedisTaskStoreOptions {
   /** A connected node-redis client; the store does not close it. */
@@ -54,20 +56,22 @@ const optionsSchema = z.strictObject({
   eventBus: z.custom<RedisTaskEventBus>((v) => v instanceof RedisTaskEventBus, { error: 'must be a RedisTaskEventBus' }).optional(),
 });
 
-// KEYS: task hash, then its four listing sets, its delta list, then the task's event stream when
-// the event is appended. ARGV: scope, JSON, terminal flag, listing member, then (with the stream) the stream
-// max length, retention ms and channel; the event is the task's `{ task }`.
+// KEYS: task hash, then its four listing sets, its delta list, the finished-tasks set, then the
+// task's event stream when the event is appended. ARGV: scope, JSON, terminal flag, listing member,
+// finished member ('' unless terminal), then (with the stream) the stream max length, retention ms
+// and channel; the event is the task's `{ task }`.
 const CREATE = new RedisScript(`${APPEND_EVENT_LUA}${COMMITTED_LUA}
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('DEL', KEYS[6])
 redis.call('HSET', KEYS[1], 's', ARGV[1], 'v', 1, 'j', ARGV[2], 't', ARGV[3], 'm', ARGV[4],
   'i1', KEYS[2], 'i2', KEYS[3], 'i3', KEYS[4], 'i4', KEYS[5])
 for i = 2, 5 do redis.call('ZADD', KEYS[i], 0, ARGV[4]) end
-if KEYS[7] then append_event(KEYS[7], 1, committed('{"task":' .. ARGV[2] .. '}', ARGV[2], 1), ARGV[5], ARGV[6], ARGV[7]) end
+if ARGV[3] == '1' then redis.call('ZADD', KEYS[7], 0, ARGV[5]) end
+if KEYS[8] then append_event(KEYS[8], 1, committed('{"task":' .. ARGV[2] .. '}', ARGV[2], 1), ARGV[6], ARGV[7], ARGV[8]) end
 return 1
 `);
 
-// As CREATE, with ARGV[5] the expected version, then (with the stream) the event's JSON and the
+// As CREATE, with ARGV[6] the expected version, then (with the stream) the event's JSON and the
 // stream arguments. Replies
 // {1, new version}, {0} (not in this scope) or {2, stored version} (conflict: another version, or
 // a terminal task); only a write appends the event.
@@ -75,13 +79,14 @@ const UPDATE = new RedisScript(`${APPEND_EVENT_LUA}${COMMITTED_LUA}
 local stored = redis.call('HMGET', KEYS[1], 's', 'v', 't', 'm', 'i1', 'i2', 'i3', 'i4')
 if stored[1] ~= ARGV[1] then return {0} end
 local version = tonumber(stored[2])
-if version ~= tonumber(ARGV[5]) or stored[3] == '1' then return {2, version} end
+if version ~= tonumber(ARGV[6]) or stored[3] == '1' then return {2, version} end
 for i = 5, 8 do redis.call('ZREM', stored[i], stored[4]) end
 redis.call('HSET', KEYS[1], 'v', version + 1, 'j', ARGV[2], 't', ARGV[3], 'm', ARGV[4],
   'i1', KEYS[2], 'i2', KEYS[3], 'i3', KEYS[4], 'i4', KEYS[5])
 for i = 2, 5 do redis.call('ZADD', KEYS[i], 0, ARGV[4]) end
 redis.call('DEL', KEYS[6])
-if KEYS[7] then append_event(KEYS[7], version + 1, committed(ARGV[6], ARGV[2], version + 1), ARGV[7], ARGV[8], ARGV[9]) end
+if ARGV[3] == '1' then redis.call('ZADD', KEYS[7], 0, ARGV[5]) end
+if KEYS[8] then append_event(KEYS[8], version + 1, committed(ARGV[7], ARGV[2], version + 1), ARGV[8], ARGV[9], ARGV[10]) end
 return {1, version + 1}
 `);
 
@@ -103,9 +108,9 @@ return {1, version + 1}
 
 // A status event: as UPDATE (the listing sets move with the state and timestamp) but the task's
 // JSON stays and the status joins the delta list. KEYS: task hash, four listing sets, delta list,
-// then (with the stream) the event stream. ARGV: scope, terminal flag, listing member, expected
-// version, the delta, then (with the stream) the event's JSON, the payload's task JSON, max length,
-// retention ms, channel. Replies as UPDATE.
+// finished-tasks set, then (with the stream) the event stream. ARGV: scope, terminal flag, listing
+// member, expected version, the delta, finished member, then (with the stream) the event's JSON,
+// the payload's task JSON, max length, retention ms, channel. Replies as UPDATE.
 const APPEND_STATUS = new RedisScript(`${APPEND_EVENT_LUA}${COMMITTED_LUA}
 local stored = redis.call('HMGET', KEYS[1], 's', 'v', 't', 'm', 'i1', 'i2', 'i3', 'i4')
 if stored[1] ~= ARGV[1] then return {0} end
@@ -116,7 +121,8 @@ redis.call('HSET', KEYS[1], 'v', version + 1, 't', ARGV[2], 'm', ARGV[3],
   'i1', KEYS[2], 'i2', KEYS[3], 'i3', KEYS[4], 'i4', KEYS[5])
 for i = 2, 5 do redis.call('ZADD', KEYS[i], 0, ARGV[3]) end
 redis.call('RPUSH', KEYS[6], ARGV[5])
-if KEYS[7] then append_event(KEYS[7], version + 1, committed(ARGV[6], ARGV[7], version + 1), ARGV[8], ARGV[9], ARGV[10]) end
+if ARGV[2] == '1' then redis.call('ZADD', KEYS[7], 0, ARGV[6]) end
+if KEYS[8] then append_event(KEYS[8], version + 1, committed(ARGV[7], ARGV[8], version + 1), ARGV[9], ARGV[10], ARGV[11]) end
 return {1, version + 1}
 `);
 
@@ -205,12 +211,24 @@ export class RedisTaskStore implements TaskStore {
   readonly #keys: RedisKeys;
   /** The linked bus's streams, which every write with an event appends to. */
   readonly #streams: TaskEventStreams | undefined;
+  /** The finished-tasks set: every write names it (a fixed KEYS position), only a finishing one writes it. */
+  readonly #finishedKey: string;
 
   constructor(options: RedisTaskStoreOptions) {
     const { client, keyPrefix, eventBus } = parseOptions('RedisTaskStore', optionsSchema, options);
     this.#client = client;
     this.#keys = new RedisKeys(keyPrefix);
     this.#streams = eventBus && taskEventStreams(eventBus);
+    this.#finishedKey = this.#keys.finishedTasks();
+  }
+
+  /**
+   * Retention: up to `limit` finished tasks older than the cutoff, read from the finished-tasks set
+   * and removed with their listing entries, delta list, event stream and push keys in one script
+   * (see redis-retention.ts). Tasks that finished before this version kept the set are not in it.
+   */
+  async removeFinished(finishedBefore: string, limit: number): Promise<number> {
+    return removeFinishedTasks(this.#client, this.#keys, finishedBefore, limit);
   }
 
   async get(scope: TaskScope, taskId: string): Promise<VersionedTask | undefined> {
@@ -229,7 +247,8 @@ export class RedisTaskStore implements TaskStore {
     const json = JSON.stringify(task);
     const keys = this.#writeKeys(scope, task);
     const args = this.#writeArgs(scope, task, json);
-    keys.push(this.#keys.taskDeltas(task.id));
+    keys.push(this.#keys.taskDeltas(task.id), this.#finishedKey);
+    args.push(this.#finishedMember(scope, task));
     const append = this.#streams?.streamArgs(scope, task.id);
     if (append) {
       keys.push(append.stream);
@@ -248,8 +267,8 @@ export class RedisTaskStore implements TaskStore {
     if (change?.kind === 'status') return this.#appendStatus(scope, task, expectedVersion, change.update, change.event);
     const json = JSON.stringify(task);
     const keys = this.#writeKeys(scope, task);
-    keys.push(this.#keys.taskDeltas(task.id));
-    const args: Array<string | Buffer | number> = [...this.#writeArgs(scope, task, json), expectedVersion];
+    keys.push(this.#keys.taskDeltas(task.id), this.#finishedKey);
+    const args: Array<string | Buffer | number> = [...this.#writeArgs(scope, task, json), this.#finishedMember(scope, task), expectedVersion];
     const event = change?.event;
     const append = event && this.#streams?.streamArgs(scope, task.id);
     if (append) {
@@ -306,9 +325,9 @@ export class RedisTaskStore implements TaskStore {
   /** A status event: the listing entries move, the status joins the delta list; the task's JSON stays. */
   async #appendStatus(scope: TaskScope, task: Task, expectedVersion: number, update: TaskStatusUpdateEvent, event: StreamResponse | undefined): Promise<number> {
     const keys = this.#writeKeys(scope, task);
-    keys.push(this.#keys.taskDeltas(task.id));
+    keys.push(this.#keys.taskDeltas(task.id), this.#finishedKey);
     const [scopeArg, , terminal, member] = this.#writeArgs(scope, task, '');
-    const args: Array<string | Buffer | number> = [scopeArg, terminal, member, expectedVersion, `s${JSON.stringify(update)}`];
+    const args: Array<string | Buffer | number> = [scopeArg, terminal, member, expectedVersion, `s${JSON.stringify(update)}`, this.#finishedMember(scope, task)];
     const append = event && this.#streams?.streamArgs(scope, task.id);
     if (append) {
       keys.push(append.stream);
@@ -336,6 +355,11 @@ export class RedisTaskStore implements TaskStore {
       keys.taskIndex(scope, undefined, status.state),
       contextId === undefined ? keys.noContextIndex(scope, status.state) : keys.taskIndex(scope, contextId, status.state),
     ];
+  }
+
+  /** The task's member of the finished-tasks set when its state is terminal; '' (unused) otherwise. */
+  #finishedMember(scope: TaskScope, task: Task): string {
+    return isTerminal(task.status.state) ? finishedMember(task.status.timestamp ?? '', taskKey(scope, task.id)) : '';
   }
 
   #writeArgs(scope: TaskScope, task: Task, json: string): Array<string | Buffer | number> {

@@ -12,6 +12,7 @@ import { z } from 'zod';
 import { A2AOptionsError, optionsError, parseOptions } from '../../options.js';
 import type { Artifact, StreamResponse, Task, TaskArtifactUpdateEvent, TaskState } from '../../protocol/schemas.js';
 import { isTerminal } from '../../engine/task-state.js';
+import { FINISHED_INDEX_MIGRATION, finishedTaskRemover } from './sqlite-retention.js';
 import {
   TaskExistsError,
   TaskNotFoundInStoreError,
@@ -167,6 +168,7 @@ const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (task_id, version)
   ) WITHOUT ROWID;
   `,
+  FINISHED_INDEX_MIGRATION,
 ];
 
 /** The schema version this code writes. */
@@ -383,6 +385,7 @@ export class SqliteTaskStore implements TaskStore {
   readonly #statusTx: (scope: TaskScope, taskId: string, expectedVersion: number, write: StatusWrite, event: string | undefined) => number;
   readonly #compactTx: (seq: number, version: number, joined: readonly JoinedArtifact[]) => void;
   readonly #readTx: <T>(read: () => T) => T;
+  readonly #removeFinishedTx: (finishedBefore: string, limit: number) => number;
   readonly #batchTx: (batch: readonly PendingWrite[], outcomes: WriteOutcome[]) => void;
   /** Writes called and not yet committed: they commit together (see #enqueue). */
   #queue: PendingWrite[] = [];
@@ -418,6 +421,7 @@ export class SqliteTaskStore implements TaskStore {
     this.#statusTx = db.transaction((scope: TaskScope, taskId: string, expectedVersion: number, write: StatusWrite, event: string | undefined) =>
       this.#writeStatusUpdate(scope, taskId, expectedVersion, write, event),
     ).immediate;
+    this.#removeFinishedTx = finishedTaskRemover(db);
     this.#compactTx = db.transaction((seq: number, version: number, joined: readonly JoinedArtifact[]) => this.#compact(seq, version, joined)).immediate;
     // Several reads see one snapshot even when another connection writes in between.
     const read = db.transaction((run: () => unknown) => run());
@@ -573,6 +577,16 @@ export class SqliteTaskStore implements TaskStore {
     const found: Array<{ readonly scope: TaskScope; readonly taskId: string }> = [];
     for (const row of this.#s.unfinished.iterate()) found.push({ scope: { tenant: row.tenant, owner: row.owner }, taskId: row.id });
     return found;
+  }
+
+  /**
+   * Retention: up to `limit` finished tasks older than the cutoff, with their rows and their push
+   * configs and logged events, in one transaction (see sqlite-retention.ts).
+   */
+  async removeFinished(finishedBefore: string, limit: number): Promise<number> {
+    this.#assertOpen();
+    this.flushWrites();
+    return limit > 0 ? this.#removeFinishedTx(finishedBefore, limit) : 0;
   }
 
   /** Stops the store (later calls reject); closes the database when it owns it (closeDatabase). */

@@ -167,6 +167,13 @@ export class PushNotificationService {
       } catch (error) {
         if (!(error instanceof WebhookRefusedError)) throw error;
         violations.push({ field: `${prefix}url`, description: error.message });
+        // The operator's side of the refusal, once per refused config: the client may not be theirs to ask.
+        if (error.addressClass) {
+          this.#deps.logger.warn(
+            { taskId, webhookHost: new URL(input.url).host, addressClass: error.addressClass },
+            `push notifications: a webhook URL was refused (${error.addressClass} address); to allow it, list its host in the router option pushNotifications: { allow: [...] }`,
+          );
+        }
       }
     }
     if (violations.length > 0) throw invalidParams(violations);

@@ -16,11 +16,17 @@ export interface ResolvedAddress {
 /** Resolves a host name to all its addresses (node's dns.lookup by default; tests inject their own). */
 export type WebhookLookup = (hostname: string) => Promise<readonly ResolvedAddress[]>;
 
+/** The class of a refused address, named to the client and in the log (never the address a name resolved to). */
+export type AddressClass = 'loopback' | 'private' | 'shared (CGNAT)' | 'link-local' | 'multicast' | 'unspecified' | 'reserved';
+
 /** A webhook URL the guard refuses; `message` says why without echoing credentials. */
 export class WebhookRefusedError extends Error {
-  constructor(message: string) {
+  /** Set when the URL was refused for where it points (and the allow-list would let it through). */
+  readonly addressClass?: AddressClass | 'not allow-listed';
+  constructor(message: string, addressClass?: AddressClass | 'not allow-listed') {
     super(message);
     this.name = 'WebhookRefusedError';
+    if (addressClass) this.addressClass = addressClass;
   }
 }
 
@@ -34,33 +40,54 @@ export interface WebhookTarget {
 }
 
 // Not publicly routable, or routable to something the server itself can reach: refused by default.
-const BLOCKED_V4: ReadonlyArray<readonly [string, number]> = [
-  ['0.0.0.0', 8], // "this network", unspecified
-  ['10.0.0.0', 8], // RFC 1918
-  ['100.64.0.0', 10], // CGNAT (RFC 6598), also Alibaba's metadata 100.100.100.200
-  ['127.0.0.0', 8], // loopback
-  ['169.254.0.0', 16], // link-local, cloud metadata 169.254.169.254
-  ['172.16.0.0', 12], // RFC 1918
-  ['192.0.0.0', 24], // IETF protocol assignments
-  ['192.0.2.0', 24], // TEST-NET-1
-  ['192.168.0.0', 16], // RFC 1918
-  ['198.18.0.0', 15], // benchmarking
-  ['198.51.100.0', 24], // TEST-NET-2
-  ['203.0.113.0', 24], // TEST-NET-3
-  ['224.0.0.0', 4], // multicast
-  ['240.0.0.0', 4], // reserved, broadcast
+// Within a family, a more specific range comes first: the first match names the class.
+const BLOCKED_V4: ReadonlyArray<readonly [string, number, AddressClass]> = [
+  ['0.0.0.0', 8, 'unspecified'], // "this network"
+  ['10.0.0.0', 8, 'private'], // RFC 1918
+  ['100.64.0.0', 10, 'shared (CGNAT)'], // RFC 6598, also Alibaba's metadata 100.100.100.200
+  ['127.0.0.0', 8, 'loopback'],
+  ['169.254.0.0', 16, 'link-local'], // cloud metadata 169.254.169.254
+  ['172.16.0.0', 12, 'private'], // RFC 1918
+  ['192.0.0.0', 24, 'reserved'], // IETF protocol assignments
+  ['192.0.2.0', 24, 'reserved'], // TEST-NET-1
+  ['192.168.0.0', 16, 'private'], // RFC 1918
+  ['198.18.0.0', 15, 'reserved'], // benchmarking
+  ['198.51.100.0', 24, 'reserved'], // TEST-NET-2
+  ['203.0.113.0', 24, 'reserved'], // TEST-NET-3
+  ['224.0.0.0', 4, 'multicast'],
+  ['240.0.0.0', 4, 'reserved'], // reserved, broadcast
 ];
-const BLOCKED_V6: ReadonlyArray<readonly [string, number]> = [
-  ['::', 96], // unspecified, loopback ::1, IPv4-compatible
-  ['64:ff9b::', 96], // NAT64: reaches any IPv4 address, private ones included
-  ['64:ff9b:1::', 48], // local-use NAT64
-  ['100::', 64], // discard
-  ['2001:db8::', 32], // documentation
-  ['fc00::', 7], // unique local, AWS metadata fd00:ec2::254
-  ['fe80::', 10], // link-local
-  ['fec0::', 10], // site-local (deprecated)
-  ['ff00::', 8], // multicast
+const BLOCKED_V6: ReadonlyArray<readonly [string, number, AddressClass]> = [
+  ['::', 128, 'unspecified'],
+  ['::1', 128, 'loopback'],
+  ['::', 96, 'reserved'], // IPv4-compatible
+  ['64:ff9b::', 96, 'reserved'], // NAT64: reaches any IPv4 address, private ones included
+  ['64:ff9b:1::', 48, 'reserved'], // local-use NAT64
+  ['100::', 64, 'reserved'], // discard
+  ['2001:db8::', 32, 'reserved'], // documentation
+  ['fc00::', 7, 'private'], // unique local, AWS metadata fd00:ec2::254
+  ['fe80::', 10, 'link-local'],
+  ['fec0::', 10, 'private'], // site-local (deprecated)
+  ['ff00::', 8, 'multicast'],
 ];
+
+/** One list per range, in order: consulted only to name a refusal, never on the path that allows. */
+const CLASSIFIED: ReadonlyArray<readonly [BlockList, AddressClass]> = [
+  ...BLOCKED_V4.map(([network, prefix, cls]) => [rangeList(network, prefix, 'ipv4'), cls] as const),
+  ...BLOCKED_V6.map(([network, prefix, cls]) => [rangeList(network, prefix, 'ipv6'), cls] as const),
+];
+
+function rangeList(network: string, prefix: number, family: 'ipv4' | 'ipv6'): BlockList {
+  const list = new BlockList();
+  list.addSubnet(network, prefix, family);
+  return list;
+}
+
+/** The class of a blocked address ('reserved' if no range names it more precisely). */
+export function addressClassOf(address: string, family: 4 | 6): AddressClass {
+  const name = familyName(family);
+  return CLASSIFIED.find(([list]) => list.check(address, name))?.[1] ?? 'reserved';
+}
 
 /** The default block list; IPv4 rules also match IPv4-mapped IPv6 (`::ffff:127.0.0.1`). */
 function defaultBlockList(): BlockList {
@@ -170,13 +197,7 @@ export class SsrfGuard {
     const hostAllowed = literal === 0 && this.#hostAllowed(hostname.toLowerCase());
     // All of them, not just the first: a name resolving to a public and a private address is refused.
     for (const { address, family } of addresses) {
-      if (!hostAllowed && !this.addressAllowed(address, family)) {
-        throw new WebhookRefusedError(
-          this.#publicAddresses
-            ? 'points to a loopback, private, link-local, multicast or otherwise non-public address'
-            : 'is not on the allow-list of webhook hosts',
-        );
-      }
+      if (!hostAllowed && !this.addressAllowed(address, family)) throw this.#refusal(address, family, literal === 0 ? hostname.toLowerCase() : hostname);
     }
     return { url, hostname, address: addresses[0].address, family: addresses[0].family };
   }
@@ -185,6 +206,19 @@ export class SsrfGuard {
   addressAllowed(address: string, family: 4 | 6): boolean {
     if (this.#allow.addresses.check(address, familyName(family))) return true;
     return this.#publicAddresses && !this.#blocked.check(address, familyName(family));
+  }
+
+  /**
+   * The refusal says what kind of address it is and which option lets it through. The entry it
+   * suggests is the host as the client wrote it; a name's resolved address is not echoed.
+   */
+  #refusal(address: string, family: 4 | 6, host: string): WebhookRefusedError {
+    const fix = `an operator who trusts it adds it to the agent's allow-list: pushNotifications: { allow: ['${host}'] } (a host name, an address or a CIDR range)`;
+    if (!this.#publicAddresses && !this.#blocked.check(address, familyName(family))) {
+      return new WebhookRefusedError(`is not on the allow-list of webhook hosts; ${fix}`, 'not allow-listed');
+    }
+    const cls = addressClassOf(address, family);
+    return new WebhookRefusedError(`points to a non-public address (${cls}), refused to guard against SSRF; ${fix}`, cls);
   }
 
   #hostAllowed(hostname: string): boolean {

@@ -106,6 +106,17 @@ export interface TaskStore {
    * orphans are found through expired leases instead.
    */
   findUnfinished?(): Promise<Array<{ readonly scope: TaskScope; readonly taskId: string }>>;
+  /**
+   * Optional, for retention (startRetention): removes up to `limit` terminal tasks, of every
+   * scope, whose status timestamp is before `finishedBefore` (UTC, `YYYY-MM-DDTHH:mm:ss.sssZ`;
+   * strictly before), oldest first, with everything the store keeps for them (artifact rows or
+   * deltas, event logs, push configs and cursors). A task leaves get() and list() (and totalSize)
+   * at the same moment. Resolves with how many it removed: fewer than `limit` means none is left
+   * before the cutoff, or another sweeper took some. Safe to run from several processes at once
+   * (each task is removed once, and counted by the call that removed it). A store without it keeps
+   * every task.
+   */
+  removeFinished?(finishedBefore: string, limit: number): Promise<number>;
   /** Optional: closes connections or files (router.close() does not call it; the owner does). */
   close?(): Promise<void>;
 }

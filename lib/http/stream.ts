@@ -1,5 +1,5 @@
 /**
- * Stream wiring shared by the bindings: a request handler's stream observer → one SSE response.
+ * Stream wiring shared by the bindings and versions: a request handler's stream observer → one SSE response.
  * The binding says how an event and the final error frame are encoded; an error found before the
  * first event is answered as a plain error response; a client that leaves stops following.
  */
@@ -8,8 +8,10 @@ import { runWithA2AContext } from '../context/carrier.js';
 import { A2AError, toA2AError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { JsonRpcId } from '../protocol/jsonrpc.js';
-import type { CallContext, StreamObserver } from '../engine/request-handler.js';
-import { writeError, type ErrorBinding } from './error-writer.js';
+import type { A2ARequestHandler, CallContext, StreamObserver } from '../engine/request-handler.js';
+import { writeError } from '../context/reply.js';
+import type { ErrorBinding } from '../protocol/error-body.js';
+import type { StreamOperation } from './operations.js';
 import { Heartbeat, SseWriter, StreamBufferBudget, type SseLimits } from './sse.js';
 
 /** How a binding frames its stream; one object per binding, the request's `id` passed in. */
@@ -108,33 +110,35 @@ function onStreamClose(this: StreamedResponse): void {
   this[STREAM]?.clientLeft();
 }
 
-/** Opens the handler's stream (`open` runs in the request's A2A context) and serves it as SSE. */
-export async function serveStream<Params>(
+/** Opens the handler's stream for `operation` (in the request's A2A context) and serves it as SSE. */
+export async function serveStream(
   req: Request,
   res: Response,
   settings: StreamSettings,
   id: JsonRpcId,
   call: CallContext,
-  open: (call: CallContext, params: Params, observer: StreamObserver) => Promise<() => void>,
-  params: Params,
+  handler: A2ARequestHandler,
+  operation: StreamOperation,
+  params: unknown,
 ): Promise<void> {
   const stream = new ObservedStream(req, res, settings, id);
   // A client that goes away stops following; the task itself goes on.
   (res as StreamedResponse)[STREAM] = stream;
   res.on('close', onStreamClose);
   try {
-    stream.attach(await openIn(call, open, params, stream));
+    stream.attach(await openIn(call, handler, operation, params, stream));
   } catch (error) {
     stream.fail(error);
   }
 }
 
 /** `open` in the request's A2A context; a function of its own, so the stream does not keep its arguments. */
-function openIn<Params>(
+function openIn(
   call: CallContext,
-  open: (call: CallContext, params: Params, observer: StreamObserver) => Promise<() => void>,
-  params: Params,
+  handler: A2ARequestHandler,
+  operation: StreamOperation,
+  params: unknown,
   observer: StreamObserver,
 ): Promise<() => void> {
-  return runWithA2AContext(call.requestContext, () => open(call, params, observer));
+  return runWithA2AContext(call.requestContext, () => operation.open(handler, call, params as never, observer));
 }

@@ -9,7 +9,7 @@ import type { A2ARequestState } from '../context/request-state.js';
 import { invalidParams } from '../errors.js';
 import type { ExtensionNegotiator } from '../protocol/extensions.js';
 import { negotiateVersion, type ProtocolVersion, type VersionPolicy } from '../protocol/version.js';
-import type { CallContext } from './request-handler.js';
+import type { CallContext } from '../engine/request-handler.js';
 
 /** Who is calling, as an application states it itself (overrides what middlewares contributed). */
 export interface CallerResolution {

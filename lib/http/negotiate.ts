@@ -1,43 +1,32 @@
 /**
- * The call layer (lib/engine/call.ts) fed from an Express request, for every binding: the
- * negotiation headers in and `A2A-Extensions` out, the middlewares' state, the response's close.
+ * The call layer (./call.ts) fed from an Express request, for every binding: the version a request
+ * is served with (decided here, once, by the dispatcher), extensions in and echoed out, the
+ * middlewares' state, the response's close.
  */
 import type { Request, Response } from 'express';
 import { readA2AState } from '../context/request-state.js';
 import type { ExtensionNegotiator } from '../protocol/extensions.js';
+import type { RestMatch } from '../protocol/rest.js';
 import { isLegacyVersion, type ProtocolVersion, type VersionPolicy } from '../protocol/version.js';
-import {
-  activateExtensions,
-  buildCall,
-  negotiateCall,
-  negotiateCallVersion,
-  type CallerResolution,
-  type WatchClientClose,
-} from '../engine/call.js';
+import { activateExtensions, buildCall, type CallerResolution, type WatchClientClose } from './call.js';
 import type { CallContext } from '../engine/request-handler.js';
 
 /** The `A2A-Version` header, else the `A2A-Version` query parameter. */
-function requestedVersion(req: Request): string | undefined {
+export function requestedVersion(req: Request): string | undefined {
   // A repeated (or, with Express 4's qs, nested) parameter is no version: as JSON text it fails cleanly.
   const query: unknown = req.query['A2A-Version'];
   return req.get('a2a-version') || (typeof query === 'string' || query === undefined ? query : JSON.stringify(query));
 }
 
-/** Version (1.0 only) and extensions; echoes the active ones. */
-export function negotiate(req: Request, res: Response, extensions: ExtensionNegotiator): string[] {
-  const active = negotiateCall(extensions, requestedVersion(req), req.get('a2a-extensions'));
-  if (active.length > 0) res.setHeader('A2A-Extensions', active.join(', '));
-  return active;
-}
-
-/** The version `req` is served with under `policy` (see negotiateCallVersion). */
-export function versionOf(req: Request, policy: VersionPolicy): ProtocolVersion {
-  return negotiateCallVersion(requestedVersion(req), policy);
-}
-
-/** Whether `req` asks for v0.3: no A2A-Version (header or query parameter), an empty one, or 0.3.x. */
-export function requestsV03(req: Request): boolean {
-  return isLegacyVersion(requestedVersion(req));
+/**
+ * The version a request is served with, the one place it is decided: a v0.3 HTTP+JSON route (the
+ * dispatcher matched it for a request that asked for v0.3) is 0.3; JSON-RPC is 0.3 when the request
+ * asks for v0.3 (no A2A-Version, or 0.3) and `policy` admits it; anything else is 1.0, and the
+ * 1.0 codecs refuse a stated version they do not serve (VersionNotSupported).
+ */
+export function servedVersion(requested: string | undefined, policy: VersionPolicy, match: RestMatch | undefined): ProtocolVersion {
+  if (match) return match.v03 ? '0.3' : '1.0';
+  return policy.v0_3 && isLegacyVersion(requested) ? '0.3' : '1.0';
 }
 
 /**
@@ -53,6 +42,13 @@ export function activate(req: Request, res: Response, extensions: ExtensionNegot
   const active = activateExtensions(extensions, req.get('x-a2a-extensions') ?? req.get('a2a-extensions'));
   if (active.length > 0) res.setHeader('X-A2A-Extensions', active.join(', '));
   return active;
+}
+
+/** The query string of `req` (below the mount), without the `?`. */
+export function queryOf(req: Request): string {
+  const url = req.url;
+  const start = url.indexOf('?');
+  return start === -1 ? '' : url.slice(start + 1);
 }
 
 /** The signal aborts when the client closes the connection before the answer is finished. */

@@ -1,0 +1,75 @@
+/**
+ * The one writer of JSON answers and error answers, for the routes, the router's error handler and
+ * the middlewares alike (a layer every one of them may import): any thrown value rendered in the
+ * binding of the request (lib/protocol/error-body.ts), with the headers the error carries and the
+ * challenge a 401 needs.
+ */
+import type { ServerResponse } from 'node:http';
+import { A2AError, toA2AError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { renderError, type ErrorBinding, type StatusOverride } from '../protocol/error-body.js';
+import type { JsonRpcId } from '../protocol/jsonrpc.js';
+import { peekRequestRecord } from './request-state.js';
+
+/** Realm of the challenge when nothing more specific is known (a2aAuth's default too). */
+export const DEFAULT_REALM = 'a2a';
+const DEFAULT_CHALLENGE = `Bearer realm="${DEFAULT_REALM}"`;
+
+/** A JSON body with its length (no ETag hashing: these bodies are never the same twice). */
+export function writeJson(res: ServerResponse, status: number, body: string, contentType = 'application/json'): void {
+  if (res.headersSent) return;
+  res.statusCode = status;
+  res.setHeader('Content-Type', contentType);
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  res.end(body);
+}
+
+/**
+ * The error shape of `req` as the router recorded it before its middlewares ran (binding and
+ * version); undefined for a request the router has not seen (a middleware mounted in front of it).
+ */
+export function recordedErrorBinding(req: object): ErrorBinding | undefined {
+  const record = peekRequestRecord(req);
+  if (record?.binding === undefined) return undefined;
+  return record.binding === 'jsonrpc' ? 'jsonrpc' : record.version === '0.3' ? 'rest-v0.3' : 'rest';
+}
+
+const CHALLENGE = Symbol('a2a-express-kit.challenge');
+type WithChallenge = { [CHALLENGE]?: () => string | undefined };
+
+/**
+ * a2aAuth records how it challenges on this request, so a 401 the engine raises later (the
+ * extended card for an anonymous caller) names the realm the app configured, not the default.
+ */
+export function rememberChallenge(req: object, challenge: () => string | undefined): void {
+  (req as WithChallenge)[CHALLENGE] = challenge;
+}
+
+/**
+ * Writes `thrown` as the response in `binding`. Anything that is not an A2AError becomes a generic
+ * Internal error; with a `logger` it is logged, and its text never reaches the client.
+ */
+export function writeError(
+  req: object,
+  res: ServerResponse,
+  thrown: unknown,
+  binding: ErrorBinding,
+  id: JsonRpcId = null,
+  logger?: Logger,
+  override?: StatusOverride,
+): void {
+  if (logger && !(thrown instanceof A2AError)) logger.error({ err: thrown }, 'unexpected error while serving an A2A request');
+  if (res.headersSent) {
+    // An answer already on its way cannot turn into an error reply; cut it so it cannot pass for complete.
+    if (!res.writableEnded) res.destroy();
+    return;
+  }
+  const error = toA2AError(thrown);
+  const { status, contentType, body } = renderError(error, binding, id, override);
+  for (const name of Object.keys(error.headers)) res.setHeader(name, error.headers[name]);
+  // A 401 always carries a challenge (RFC 9110 §15.5.2): the error's own, else a2aAuth's, else the default.
+  if (status === 401 && !res.hasHeader('www-authenticate')) {
+    res.setHeader('WWW-Authenticate', (req as WithChallenge)[CHALLENGE]?.() ?? DEFAULT_CHALLENGE);
+  }
+  writeJson(res, status, JSON.stringify(body), contentType);
+}

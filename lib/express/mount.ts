@@ -1,0 +1,60 @@
+/**
+ * How the router learns where it is mounted: Express mounts objects that have `handle` and `set`
+ * as sub-apps, records where (`mountpath`, `parent`) and emits 'mount'. From that, the path through
+ * the parent apps (for the card at the origin root) and a warning when the card's JSON-RPC URL
+ * points elsewhere.
+ */
+import type { NextFunction, Request, Response } from 'express';
+import type { Logger } from '../logger.js';
+import { statedJsonRpcInterface } from '../protocol/card.js';
+import type { AgentCard } from '../protocol/schemas.js';
+import { rememberMountLayer } from '../middleware/wiring.js';
+
+/** What Express sets on, and calls of, an object it mounts as a sub-app. */
+export interface MountableApp {
+  handle: (req: Request, res: Response, next: NextFunction) => void;
+  set: () => unknown;
+  emit: (event: string, parent: unknown) => boolean;
+  mountpath?: string | string[];
+  parent?: { path?: () => string };
+}
+
+/**
+ * Makes `router` mountable as a sub-app; returns where it is mounted through its parent apps.
+ * `checkCard`: with JSON-RPC off, a JSON-RPC interface in the card is served elsewhere.
+ */
+export function makeMountable(router: MountableApp & ((req: Request, res: Response, next: NextFunction) => void), card: AgentCard, checkCard: boolean, logger: Logger): () => string {
+  router.handle = router;
+  router.set = () => router;
+  router.emit = (event: string, parent: unknown) => {
+    if (event === 'mount') {
+      rememberMountLayer(router, parent);
+      if (checkCard) warnOnMountMismatch(router.mountpath, card, logger);
+    }
+    return true;
+  };
+  return () => {
+    const parent = router.parent;
+    const own = typeof router.mountpath === 'string' ? router.mountpath : '';
+    return (parent && typeof parent.path === 'function' ? parent.path() : '') + (own === '/' ? '' : own);
+  };
+}
+
+function warnOnMountMismatch(mountpath: string | string[] | undefined, card: AgentCard, logger: Logger): void {
+  const stated = statedJsonRpcInterface(card);
+  if (!stated || typeof mountpath !== 'string') return;
+  let statedPath: string;
+  try {
+    statedPath = new URL(stated.url).pathname;
+  } catch {
+    logger.warn({ url: stated.url }, 'the agent card states a JSON-RPC interface URL that is not an absolute URL');
+    return;
+  }
+  const trim = (p: string) => (p.length > 1 && p.endsWith('/') ? p.slice(0, -1) : p);
+  if (trim(statedPath) !== trim(mountpath)) {
+    logger.warn(
+      { statedUrl: stated.url, mountPath: mountpath },
+      `the agent card's JSON-RPC interface URL (${stated.url}) does not match where the router is mounted (${mountpath}); clients will post to the wrong place`,
+    );
+  }
+}
