@@ -2,7 +2,7 @@
  * Jest runs the TypeScript sources through ts-jest (CommonJS). Every HTTP test runs twice: once on
  * Express 5 and once on Express 4 (the `express4` alias replaces `express` for app and library).
  * The guarantee suites run a third time on Express 5 through a task store with 1-5 ms of latency,
- * and a fourth on the Redis task store.
+ * a fourth on the Redis task store, and a fifth on the PostgreSQL task store.
  */
 const base = {
   testEnvironment: 'node',
@@ -16,6 +16,7 @@ const base = {
     '^a2a-express-kit/testing$': '<rootDir>/lib/testing/index.ts',
     '^a2a-express-kit/sqlite$': '<rootDir>/lib/sqlite.ts',
     '^a2a-express-kit/redis$': '<rootDir>/lib/redis.ts',
+    '^a2a-express-kit/postgres$': '<rootDir>/lib/postgres.ts',
   },
 };
 
@@ -49,6 +50,14 @@ module.exports = {
       displayName: 'redis',
       roots: ['<rootDir>/__tests__/guarantees'],
       globals: { EXPRESS_MAJOR: 5, REDIS_STORE: true },
+    },
+    {
+      // The guarantee suites again, on the PostgreSQL task store (a throwaway cluster per file, a
+      // schema per server; skipped with a warning where PostgreSQL is absent, required under CI).
+      ...base,
+      displayName: 'postgres',
+      roots: ['<rootDir>/__tests__/guarantees'],
+      globals: { EXPRESS_MAJOR: 5, PG_STORE: true },
     },
   ],
 };

@@ -1,10 +1,11 @@
 import { defineConfig } from 'tsup';
 
 // Dual build: dist/index.mjs + index.d.mts for import, dist/index.cjs + index.d.cts for require;
-// the same for dist/testing.*, dist/sqlite.* and dist/redis.* (a2a-express-kit/testing, /sqlite, /redis:
-// separate entries so that only users of those stores load better-sqlite3 or redis).
+// the same for dist/testing.*, dist/sqlite.*, dist/redis.* and dist/postgres.* (a2a-express-kit/testing,
+// /sqlite, /redis, /postgres: separate entries so that only users of those stores load better-sqlite3,
+// redis or pg).
 export default defineConfig({
-  entry: { index: 'lib/index.ts', testing: 'lib/testing/index.ts', sqlite: 'lib/sqlite.ts', redis: 'lib/redis.ts' },
+  entry: { index: 'lib/index.ts', testing: 'lib/testing/index.ts', sqlite: 'lib/sqlite.ts', redis: 'lib/redis.ts', postgres: 'lib/postgres.ts' },
   format: ['esm', 'cjs'],
   // Shared chunks for CJS too: without them each CJS entry would carry its own copy of the store
   // error classes, and `instanceof` would fail across the two entry points.

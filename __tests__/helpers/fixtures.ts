@@ -13,8 +13,11 @@ import { withLatency } from '../../lib/testing';
 import { RedisTaskStore, type RedisClient } from '../../lib/redis';
 import { createClient } from 'redis';
 import { randomUUID } from 'node:crypto';
+import type { Pool } from 'pg';
+import { migratePostgres, PostgresTaskStore } from '../../lib/postgres';
 import { listen, type Listening } from './http';
 import { redisForTests } from './redis';
+import { useTestPostgres } from './postgres';
 
 export const testCard: AgentCardInput = {
   name: 'Test Agent',
@@ -48,8 +51,32 @@ if (redisServer) {
   }, 20_000);
 }
 
-/** The store startAgent gives a server that brings none: in-memory, or Redis in the `redis` project. */
+/**
+ * Whether this jest project runs the suites on the PostgreSQL task store (the `postgres` project):
+ * a cluster per test file, a schema per server started by startAgent().
+ */
+export const pgStore = (globalThis as { PG_STORE?: boolean }).PG_STORE === true;
+const pgServer = pgStore ? useTestPostgres() : undefined;
+let pgPool: Pool | undefined;
+if (pgServer) {
+  afterAll(async () => {
+    const pool = pgPool;
+    pgPool = undefined;
+    await pool?.end();
+  }, 20_000);
+}
+
+async function postgresTestStore(url: string): Promise<TaskStore> {
+  // Loaded here: the other projects' suites never load pg.
+  pgPool ??= new (await import('pg')).Pool({ connectionString: url, max: 10 });
+  const schema = `a2a_guarantees_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+  await migratePostgres({ pool: pgPool, schema });
+  return new PostgresTaskStore({ pool: pgPool, schema });
+}
+
+/** The store startAgent gives a server that brings none: in-memory, or Redis / PostgreSQL in the `redis` / `postgres` projects. */
 async function defaultTestStore(): Promise<TaskStore> {
+  if (pgServer && pgServer.describe === describe) return postgresTestStore(pgServer.url());
   if (!redisServer?.available) return testStore();
   redisClient ??= redisServer.url().then(async (url) => {
     const client = createClient({ url });

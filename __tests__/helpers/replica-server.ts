@@ -2,7 +2,7 @@
  * One replica for the multi-process tests: an Express app with the router on a shared Redis
  * (store, bus, leases), listening on 127.0.0.1 on a port of its own. Run with
  * `node --import tsx __tests__/helpers/replica-server.ts` and env REDIS_URL, KEY_PREFIX, NAME,
- * LEASE_TTL_MS. It prints `READY <port>`, then one JSON line per agent call
+ * LEASE_TTL_MS (or PG_URL and PG_SCHEMA instead of REDIS_URL and KEY_PREFIX: on PostgreSQL). It prints `READY <port>`, then one JSON line per agent call
  * (`{"replica","hook","taskId","requestId","text"}`), so a test sees which process ran what, in
  * which request's context. The caller is the `x-user` header, the tenant `x-tenant`.
  *
@@ -16,6 +16,7 @@
 import express from 'express';
 import { createA2ARouter, getA2ARequestContext, silentLogger, type AgentExecutor } from 'a2a-express-kit';
 import { createRedisBackend } from 'a2a-express-kit/redis';
+import { createPostgresBackend } from 'a2a-express-kit/postgres';
 import { testCard } from './fixtures';
 
 const name = process.env.NAME ?? 'replica';
@@ -72,11 +73,10 @@ const executor: AgentExecutor = {
 };
 
 async function main(): Promise<void> {
-  const backend = await createRedisBackend({
-    url: process.env.REDIS_URL!,
-    keyPrefix: process.env.KEY_PREFIX,
-    leaseTtlMs: Number(process.env.LEASE_TTL_MS ?? 10_000),
-  });
+  const leaseTtlMs = Number(process.env.LEASE_TTL_MS ?? 10_000);
+  const backend = process.env.PG_URL
+    ? await createPostgresBackend({ connectionString: process.env.PG_URL, schema: process.env.PG_SCHEMA, leaseTtlMs, logger: silentLogger })
+    : await createRedisBackend({ url: process.env.REDIS_URL!, keyPrefix: process.env.KEY_PREFIX, leaseTtlMs });
   const app = express();
   const router = createA2ARouter({
       agentCard: testCard,

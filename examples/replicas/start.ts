@@ -1,9 +1,10 @@
 /**
- * Starts two replicas of the example agent (examples/replicas/replica.ts) on one Redis, on
- * PORT_A and PORT_B (default 3001 and 3002), as separate processes, and stops both on
- * SIGTERM/SIGINT. Any of the two serves any request for any task:
+ * Starts two replicas of the example agent (examples/replicas/replica.ts) on one Redis (or one
+ * PostgreSQL with A2A_STORE=postgres), on PORT_A and PORT_B (default 3001 and 3002), as separate
+ * processes, and stops both on SIGTERM/SIGINT. Any of the two serves any request for any task:
  *
  *   REDIS_URL=redis://127.0.0.1:6379 npx tsx examples/replicas/start.ts
+ *   A2A_STORE=postgres A2A_PG_URL=postgres://127.0.0.1/agent npx tsx examples/replicas/start.ts
  *
  * Prints one line per replica with its URL (`a: A2A agent listening: ...`).
  */

@@ -1,0 +1,216 @@
+/**
+ * The one LISTEN connection of a process (taken from the pool and kept), shared by the bus and the
+ * leases: handlers per channel, LISTEN once per channel. When the connection drops it is replaced
+ * (retrying with a bounded backoff) and every channel listened to again; hooks hear when it was
+ * lost and when it is back, so the bus catches up from the events table.
+ */
+import type { Logger } from '../../logger.js';
+import { quoteIdentifier, type PgNotification, type PgPoolClient, type PostgresDatabase } from './postgres-client.js';
+
+type Handler = (payload: string) => void;
+
+export interface ReconnectHooks {
+  /** The connection dropped: notifications from now until back() may never arrive. */
+  lost(): void;
+  /** A new connection listens to every channel again. */
+  back(): void;
+}
+
+const FIRST_RETRY_MS = 50;
+const LAST_RETRY_MS = 2_000;
+const HEARTBEAT_MS = 5_000;
+
+export class PostgresListener {
+  readonly #db: PostgresDatabase;
+  readonly #logger: Logger;
+  readonly #handlers = new Map<string, Set<Handler>>();
+  readonly #hooks = new Set<ReconnectHooks>();
+  /** The connection listening now, or the attempt to get one. */
+  #connection: Promise<PgPoolClient> | undefined;
+  /** The connection once it listens (the one whose drop counts). */
+  #current: PgPoolClient | undefined;
+  #closed = false;
+  #retry: NodeJS.Timeout | undefined;
+  #heartbeat: NodeJS.Timeout | undefined;
+
+  constructor(db: PostgresDatabase, logger: Logger) {
+    this.#db = db;
+    this.#logger = logger;
+  }
+
+  /**
+   * Calls `handler` with each payload notified on `channel` until the returned function is called.
+   * `ready` settles once the channel is listened to (notifications after that arrive).
+   */
+  listen(channel: string, handler: Handler): { ready: Promise<void>; stop: () => void } {
+    if (this.#closed) throw new Error('this PostgreSQL listener is closed');
+    let handlers = this.#handlers.get(channel);
+    let ready: Promise<void>;
+    if (!handlers) {
+      handlers = new Set();
+      this.#handlers.set(channel, handlers);
+      ready = this.#connect().then((client) => this.#listenOn(client, channel));
+    } else ready = this.#connect().then(() => undefined);
+    ready.catch(() => {}); // reported to whoever awaits it
+    handlers.add(handler);
+    const held = handlers;
+    return {
+      ready,
+      // The channel stays listened to: channels are few per process (one per kind), not per task.
+      stop: () => void held.delete(handler),
+    };
+  }
+
+  /**
+   * One statement on the listening connection itself: sent at once on a connection that is
+   * usually idle, so it runs before statements issued after it on the pool (a follower's starting
+   * point, read before the caller reads the task).
+   */
+  query<R>(text: string, values: readonly unknown[]): Promise<R[]> {
+    // Sent now (not after a tick) when connected.
+    const client = this.#current;
+    const sent = client ? client.query<R>({ text, values, query_timeout: this.#db.timeoutMs }) : undefined;
+    if (sent) return sent.then((result) => result.rows);
+    return this.#connect().then(async (connected) => (await connected.query<R>({ text, values, query_timeout: this.#db.timeoutMs })).rows);
+  }
+
+  onReconnect(hooks: ReconnectHooks): void {
+    this.#hooks.add(hooks);
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#retry);
+    clearInterval(this.#heartbeat);
+    this.#handlers.clear();
+    this.#hooks.clear();
+    const client = await this.#connection?.catch(() => undefined);
+    this.#connection = undefined;
+    this.#current = undefined;
+    if (client) {
+      client.removeAllListeners('notification');
+      client.removeAllListeners('end');
+      // Not reused: a LISTENing connection back in the pool would keep its channels.
+      client.release(true);
+    }
+  }
+
+  #listenOn(client: PgPoolClient, channel: string): Promise<void> {
+    return client.query({ text: `LISTEN ${quoteIdentifier(channel)}`, query_timeout: this.#db.timeoutMs }).then(() => undefined);
+  }
+
+  #connect(): Promise<PgPoolClient> {
+    this.#connection ??= (async () => {
+      const client = await this.#db.pool.connect();
+      if (this.#closed) {
+        client.release(true);
+        throw new Error('this PostgreSQL listener is closed');
+      }
+      client.on('notification', (message: PgNotification) => this.#dispatch(message));
+      // A pooled client reports errors through the pool too; this listener handles the drop.
+      client.on('error', (error: Error) => this.#dropped(client, error));
+      client.on('end', () => this.#dropped(client));
+      try {
+        for (const channel of this.#handlers.keys()) await this.#listenOn(client, channel);
+      } catch (error) {
+        client.release(true);
+        throw error;
+      }
+      this.#current = client;
+      this.#beat();
+      return client;
+    })();
+    this.#connection.catch(() => {
+      // The next listen() or the reconnect loop tries again.
+      this.#connection = undefined;
+    });
+    return this.#connection;
+  }
+
+  #dispatch(message: PgNotification): void {
+    const handlers = this.#handlers.get(message.channel);
+    if (!handlers) return;
+    for (const handler of [...handlers]) {
+      try {
+        handler(message.payload ?? '');
+      } catch (error) {
+        this.#logger.error({ err: error, channel: message.channel }, 'a PostgreSQL notification listener threw');
+      }
+    }
+  }
+
+  /**
+   * A dead server does not always close the socket: a query now and then on the listening
+   * connection notices, bounded by the query timeout, and the connection is replaced.
+   */
+  #beat(): void {
+    if (this.#heartbeat) return;
+    this.#heartbeat = setInterval(() => {
+      const client = this.#current;
+      if (!client) return;
+      client.query({ text: 'SELECT 1', query_timeout: this.#db.timeoutMs }).catch((error: Error) => this.#dropped(client, error));
+    }, HEARTBEAT_MS);
+    this.#heartbeat.unref();
+  }
+
+  #dropped(client: PgPoolClient, error?: Error): void {
+    // Once per connection ('error' and 'end' may both come), and only for the one in use.
+    if (this.#closed || client !== this.#current) return;
+    this.#current = undefined;
+    this.#connection = undefined;
+    client.removeAllListeners('notification');
+    client.removeAllListeners('end');
+    try {
+      client.release(error ?? true);
+    } catch {
+      // released already
+    }
+    this.#logger.warn({ err: error }, 'the PostgreSQL LISTEN connection dropped; reconnecting');
+    for (const hooks of this.#hooks) hooks.lost();
+    this.#reconnect(FIRST_RETRY_MS);
+  }
+
+  #reconnect(delayMs: number): void {
+    this.#retry = setTimeout(() => {
+      if (this.#closed) return;
+      this.#connect().then(
+        () => {
+          for (const hooks of this.#hooks) hooks.back();
+        },
+        (error: unknown) => {
+          this.#logger.warn({ err: error }, 'could not reconnect the PostgreSQL LISTEN connection; retrying');
+          this.#reconnect(Math.min(delayMs * 2, LAST_RETRY_MS));
+        },
+      );
+    }, delayMs);
+    this.#retry.unref();
+  }
+}
+
+/** The listener of each pool: one LISTEN connection per pool in a process, whoever listens. */
+const listeners = new WeakMap<object, { listener: PostgresListener; users: number }>();
+
+/**
+ * The pool's shared listener for one more user (a bus, a lease set); `release()` gives it back,
+ * and the last release closes it.
+ */
+export function acquireListener(db: PostgresDatabase, logger: Logger): { listener: PostgresListener; release: () => Promise<void> } {
+  let shared = listeners.get(db.pool);
+  if (!shared) {
+    shared = { listener: new PostgresListener(db, logger), users: 0 };
+    listeners.set(db.pool, shared);
+  }
+  shared.users++;
+  const held = shared;
+  let released = false;
+  return {
+    listener: held.listener,
+    release: async () => {
+      if (released) return;
+      released = true;
+      if (--held.users > 0) return;
+      if (listeners.get(db.pool) === held) listeners.delete(db.pool);
+      await held.listener.close();
+    },
+  };
+}
