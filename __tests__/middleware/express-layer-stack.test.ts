@@ -15,6 +15,7 @@ import {
   routeServes,
   type ExpressLayer,
 } from '../../lib/internals/express-layer-stack';
+import { mountAsSubApp } from '../../lib/internals/express-sub-app';
 
 declare const EXPRESS_MAJOR: 4 | 5;
 // The express4 project maps `express` to the express4 package; its version is in that package.
@@ -27,6 +28,16 @@ function probe(what: string, holds: boolean): void {
     throw new Error(
       `lib/internals/express-layer-stack.ts relies on "${what}", which no longer holds on Express ${version}: ` +
         'a private part of its router changed; update the module for this release (the wiring warnings of lib/middleware/wiring.ts depend on it).',
+    );
+  }
+}
+
+/** The same for lib/internals/express-sub-app.ts (how createA2ARouter learns where it is mounted). */
+function probeSubApp(what: string, holds: boolean): void {
+  if (!holds) {
+    throw new Error(
+      `lib/internals/express-sub-app.ts relies on "${what}", which no longer holds on Express ${version}: ` +
+        "Express's sub-app mounting changed; update the module for this release (lib/express/mount.ts: the card's root path and the mount warning depend on it).",
     );
   }
 }
@@ -100,5 +111,25 @@ describe(`the Express router internals on Express ${version}`, () => {
     probe('the last layer after app.use(path, subApp) is the mounted_app wrapper', lastAfterMount !== undefined && isMountedAppLayer(lastAfterMount));
     probe('the wrapper matches the mount path', matchedPrefix(lastAfterMount!, '/sub/x') === '/sub');
     probe('other layers are not taken for the wrapper', !isMountedAppLayer(byHandle(underApi)!));
+  });
+
+  it('mounts a handler made a sub-app by mountAsSubApp, telling it its parent and the path through the parent apps', () => {
+    const handler = (req: Request, res: Response, next: NextFunction) => pass(req, res, next);
+    const mounts: Array<{ parent: unknown; mountpath: unknown }> = [];
+    const mountedPath = mountAsSubApp(handler, (parent, mountpath) => mounts.push({ parent, mountpath }));
+    probeSubApp('a handler not mounted yet is at the empty path', mountedPath() === '');
+    const outer = express();
+    const inner = express();
+    inner.use('/a2a', handler);
+    outer.use('/tenant', inner);
+    probeSubApp("Express emits 'mount' once, with the parent app and the mount path set", mounts.length === 1 && mounts[0].parent === inner && mounts[0].mountpath === '/a2a');
+    probeSubApp("the path through the parent apps is the parents' mount paths and its own", mountedPath() === '/tenant/a2a');
+    const wrapper = layersOf(inner)?.at(-1);
+    probeSubApp('Express puts it in the mounted_app wrapper layer at its path', wrapper !== undefined && isMountedAppLayer(wrapper) && matchedPrefix(wrapper, '/a2a/x') === '/a2a');
+
+    const atRootHandler = (req: Request, res: Response, next: NextFunction) => pass(req, res, next);
+    const atRoot = mountAsSubApp(atRootHandler, () => undefined);
+    express().use(atRootHandler);
+    probeSubApp("a handler mounted without a path (mountpath '/') is at the empty path", atRoot() === '');
   });
 });

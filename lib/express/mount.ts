@@ -9,6 +9,7 @@ import type { Logger } from '../logger.js';
 import { statedJsonRpcInterface } from '../protocol/card.js';
 import type { AgentCard } from '../protocol/schemas.js';
 import { rememberMountLayer } from '../middleware/wiring.js';
+import { mountAsSubApp } from '../internals/express-sub-app.js';
 
 /** What Express sets on, and calls of, an object it mounts as a sub-app. */
 export interface MountableApp {
@@ -24,20 +25,10 @@ export interface MountableApp {
  * `checkCard`: with JSON-RPC off, a JSON-RPC interface in the card is served elsewhere.
  */
 export function makeMountable(router: MountableApp & ((req: Request, res: Response, next: NextFunction) => void), card: AgentCard, checkCard: boolean, logger: Logger): () => string {
-  router.handle = router;
-  router.set = () => router;
-  router.emit = (event: string, parent: unknown) => {
-    if (event === 'mount') {
-      rememberMountLayer(router, parent);
-      if (checkCard) warnOnMountMismatch(router.mountpath, card, logger);
-    }
-    return true;
-  };
-  return () => {
-    const parent = router.parent;
-    const own = typeof router.mountpath === 'string' ? router.mountpath : '';
-    return (parent && typeof parent.path === 'function' ? parent.path() : '') + (own === '/' ? '' : own);
-  };
+  return mountAsSubApp(router, (parent, mountpath) => {
+    rememberMountLayer(router, parent);
+    if (checkCard) warnOnMountMismatch(mountpath, card, logger);
+  });
 }
 
 function warnOnMountMismatch(mountpath: string | string[] | undefined, card: AgentCard, logger: Logger): void {

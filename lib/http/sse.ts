@@ -4,6 +4,7 @@
  * first event can still be answered as a plain JSON response.
  */
 import type { Response } from 'express';
+import { unsentInHandle } from '../internals/socket-write-queue.js';
 
 /**
  * One timer for all the open streams of a route instead of one per stream: an idle stream costs a
@@ -118,11 +119,6 @@ export class StreamBufferBudget {
 const PING = ': ping\n\n';
 /** Room for the chunked-encoding framing written with an event. */
 const FRAMING_BYTES = 64;
-
-/** The bytes a socket's handle holds that the kernel has not taken (Node's own net.Socket reads it too); undefined when not known. */
-function unsentInHandle(res: Response): number | undefined {
-  return (res.socket as { _handle?: { writeQueueSize?: number } | null } | null)?._handle?.writeQueueSize;
-}
 
 /** Nothing observed yet: the stream went past its bound in the current turn of the event loop. */
 const NOT_YET = -1;

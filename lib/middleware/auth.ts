@@ -132,38 +132,33 @@ function headerValue(req: Request, name: string): string | undefined {
   return Array.isArray(value) ? value.join(',') : value;
 }
 
-/**
- * a2aAuth(options): resolves the caller and contributes it to the request's A2A state.
- *
- * Failures: no credentials → 401 `A2A_AUTH_REQUIRED` with `WWW-Authenticate: Bearer realm="…"`
- * (unless `allowAnonymous`); credentials that fail → 401 `A2A_AUTH_INVALID` with
- * `error="invalid_token"`; an unreachable JWKS → 503. The body is a JSON-RPC error envelope
- * (code -32600, `error.data[0]` an ErrorInfo whose `reason` is the code) for JSON-RPC posts, and a
- * `google.rpc.Status` for REST routes.
- */
-export function a2aAuth(options: A2AAuthOptions): A2AMiddleware {
-  const misused = detectUncalledFactory('a2aAuth', 'a2aAuth({ user: fromRequestUser() })', arguments);
-  if (misused) return misused;
+type AuthSettings = z.output<typeof authSchema>;
+type AllowAnonymous = AuthSettings['allowAnonymous'];
+/** Builds the `WWW-Authenticate` value for a failure; `message` describes an invalid credential. */
+type ChallengeFor = (code: A2AAuthChallengeInput['code'], message?: string) => string;
 
-  const parsed = parseOptions('a2aAuth', authSchema, options);
+/** The caller sources in the order they are tried; throws when there is none and anonymous access is off. */
+function callerSourcesOf(parsed: AuthSettings): readonly A2ACallerSource[] {
   if (parsed.user === undefined && parsed.allowAnonymous === false) {
     throw new A2AOptionsError('a2aAuth: option "user" is required unless allowAnonymous is true (e.g. user: fromRequestUser())');
   }
-  const sources: readonly A2ACallerSource[] =
-    parsed.user === undefined ? [] : Array.isArray(parsed.user) ? parsed.user : [parsed.user as A2ACallerSource];
-  const anonymous = parsed.allowAnonymous;
-  const sessionHeader = typeof anonymous === 'object' ? anonymous.sessionHeader.toLowerCase() : undefined;
-  const { realm, challenge, errors: mode, logger } = parsed;
+  return parsed.user === undefined ? [] : Array.isArray(parsed.user) ? parsed.user : [parsed.user as A2ACallerSource];
+}
 
-  function challengeFor(code: A2AAuthChallengeInput['code'], message = ''): string {
+/** The challenge writer: the given string, the given function, or the default Bearer challenge. */
+function challengeWriter(realm: string, challenge: AuthSettings['challenge']): ChallengeFor {
+  return function challengeFor(code: A2AAuthChallengeInput['code'], message = ''): string {
     const description = code === 'A2A_AUTH_INVALID' ? message.replace(/["\\\x00-\x1f\x7f]/g, '') : undefined;
     if (typeof challenge === 'string') return challenge;
     if (typeof challenge === 'function') return challenge({ code, realm, description });
     return code === 'A2A_AUTH_INVALID'
       ? `Bearer realm="${realm}", error="invalid_token", error_description="${description}"`
       : `Bearer realm="${realm}"`;
-  }
+  };
+}
 
+/** Stores the caller in the request's A2A state (and, for an anonymous one, the challenge of a later 401). */
+function callerAcceptor(challengeFor: ChallengeFor): (req: Request, caller: A2ACaller) => void {
   /** The no-credentials challenge, for a 401 raised after an anonymous caller got through. */
   const anonymousChallenge = (): string | undefined => {
     try {
@@ -173,15 +168,19 @@ export function a2aAuth(options: A2AAuthOptions): A2AMiddleware {
       return undefined; // the writer falls back to the default challenge
     }
   };
-
-  /**
-   * The caller from the first source that knows one. Synchronous while the sources answer
-   * synchronously (req.user, fromVerify with a plain function): no promise on the common path.
-   */
-  const accept = (req: Request, caller: A2ACaller): void => {
+  return (req: Request, caller: A2ACaller): void => {
     writableA2AState(req).caller = caller; // contributeA2AState(req, { caller }) without the patch object
     if (!caller.authenticated) rememberChallenge(req, anonymousChallenge);
   };
+}
+
+/**
+ * The caller from the first source that knows one, else an anonymous one where allowed.
+ * Synchronous while the sources answer synchronously (req.user, fromVerify with a plain
+ * function): no promise on the common path.
+ */
+function callerIdentifier(sources: readonly A2ACallerSource[], anonymous: AllowAnonymous): (req: Request) => MaybePromise<A2ACaller> {
+  const sessionHeader = typeof anonymous === 'object' ? anonymous.sessionHeader.toLowerCase() : undefined;
 
   function identify(req: Request, from = 0): MaybePromise<A2ACaller> {
     if (from === 0 && repeatedAuthorization(req)) {
@@ -209,7 +208,16 @@ export function a2aAuth(options: A2AAuthOptions): A2AMiddleware {
     return createAnonymousCaller(key);
   }
 
-  function fail(err: unknown, req: Request, res: Response, next: NextFunction): void {
+  return identify;
+}
+
+/** Shapes a failure: adds the challenge to a 401, logs one line, and answers (or passes it on). */
+function failureReporter(
+  challengeFor: ChallengeFor,
+  logger: A2AMiddlewareLogger | undefined,
+  mode: A2AErrorMode,
+): (err: unknown, req: Request, res: Response, next: NextFunction) => void {
+  return function fail(err: unknown, req: Request, res: Response, next: NextFunction): void {
     let reported = err;
     try {
       if (err instanceof A2AMiddlewareError && (err.reason === 'A2A_AUTH_REQUIRED' || err.reason === 'A2A_AUTH_INVALID')) {
@@ -236,7 +244,28 @@ export function a2aAuth(options: A2AAuthOptions): A2AMiddleware {
       return;
     }
     reportMiddlewareError(reported, req, res, next, mode);
-  }
+  };
+}
+
+/**
+ * a2aAuth(options): resolves the caller and contributes it to the request's A2A state.
+ *
+ * Failures: no credentials → 401 `A2A_AUTH_REQUIRED` with `WWW-Authenticate: Bearer realm="…"`
+ * (unless `allowAnonymous`); credentials that fail → 401 `A2A_AUTH_INVALID` with
+ * `error="invalid_token"`; an unreachable JWKS → 503. The body is a JSON-RPC error envelope
+ * (code -32600, `error.data[0]` an ErrorInfo whose `reason` is the code) for JSON-RPC posts, and a
+ * `google.rpc.Status` for REST routes.
+ */
+export function a2aAuth(options: A2AAuthOptions): A2AMiddleware {
+  const misused = detectUncalledFactory('a2aAuth', 'a2aAuth({ user: fromRequestUser() })', arguments);
+  if (misused) return misused;
+
+  const parsed = parseOptions('a2aAuth', authSchema, options);
+  const sources = callerSourcesOf(parsed);
+  const challengeFor = challengeWriter(parsed.realm, parsed.challenge);
+  const identify = callerIdentifier(sources, parsed.allowAnonymous);
+  const accept = callerAcceptor(challengeFor);
+  const fail = failureReporter(challengeFor, parsed.logger, parsed.errors);
 
   return brandMiddleware(function a2aAuth(req: Request, res: Response, next: NextFunction): void {
     if (isPublicCardRequest(req)) return next();

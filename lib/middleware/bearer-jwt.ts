@@ -230,43 +230,48 @@ function describeFailure(err: unknown): string {
 // jose failures that say "our key material is unavailable" rather than "this token is bad".
 const UNAVAILABLE_CODES = new Set(['ERR_JWKS_TIMEOUT', 'ERR_JWKS_INVALID', 'ERR_JOSE_GENERIC']);
 
-/**
- * A caller source for `Authorization: Bearer <JWT>`. No Authorization header, or another scheme,
- * means "no credentials" (another source or anonymous access may apply); a Bearer token that does
- * not verify (signature, algorithm, `exp`/`nbf`, no `exp` unless `requireExpiration: false`, issuer,
- * audience, no `sub`) is A2A_AUTH_INVALID.
- */
-export function bearerJwt(options: BearerJwtOptions): A2ACallerSource {
-  const parsed = parseOptions('bearerJwt', schema, options);
+type BearerJwtSettings = z.output<typeof schema>;
+
+/** What tokens are verified with, and the algorithms accepted (undefined: jose's choice, for a remote set). */
+interface KeyMaterial {
+  readonly verifyWith: KeyLike | Uint8Array | JWTVerifyGetKey;
+  readonly algorithms: JwsAlgorithm[] | undefined;
+  /** A remote JWKS: a failure that is not jose's own means the keys could not be loaded. */
+  readonly remote: boolean;
+}
+
+/** The one of key, jwks and jwksUrl that was given, checked and turned into what jose verifies with. */
+function keyMaterialOf(parsed: BearerJwtSettings): KeyMaterial {
   const given = (['key', 'jwks', 'jwksUrl'] as const).filter((name) => parsed[name] !== undefined);
   if (given.length !== 1) {
     throw optionError(given[1] ?? 'key', `set exactly one of "key", "jwks" or "jwksUrl"${given.length ? ` (got ${given.join(', ')})` : ''}`);
   }
-
-  let verifyWith: KeyLike | Uint8Array | JWTVerifyGetKey;
-  let algorithms = parsed.algorithms;
-  const remote = parsed.jwksUrl !== undefined;
   if (parsed.key !== undefined) {
-    verifyWith = normalizeKey(parsed.key);
+    const verifyWith = normalizeKey(parsed.key);
     const jwkAlg = (parsed.key as { alg?: unknown } | null)?.alg;
     const usable = algorithmsOfKey(verifyWith).filter((alg) => typeof jwkAlg !== 'string' || alg === jwkAlg);
-    algorithms = allowedAlgorithms(parsed.algorithms, usable, 'key');
-  } else if (parsed.jwks !== undefined) {
+    return { verifyWith, algorithms: allowedAlgorithms(parsed.algorithms, usable, 'key'), remote: false };
+  }
+  if (parsed.jwks !== undefined) {
     const keys = parsed.jwks.keys as unknown as JWK[];
+    let verifyWith: JWTVerifyGetKey;
     try {
       verifyWith = createLocalJWKSet({ keys });
     } catch (err) {
       throw optionError('jwks', (err as Error).message);
     }
-    algorithms = allowedAlgorithms(parsed.algorithms, [...new Set(keys.flatMap(algorithmsOfJwk))], 'jwks');
-  } else {
-    // A remote set's keys are unknown until fetched; jose only selects a key of the token's
-    // algorithm's type, so a mismatched algorithm is a verification failure there already.
-    verifyWith = createRemoteJWKSet(parseJwksUrl(parsed.jwksUrl as string | URL), {
-      timeoutDuration: parsed.jwksTimeoutMs ?? 5000,
-    });
+    return { verifyWith, algorithms: allowedAlgorithms(parsed.algorithms, [...new Set(keys.flatMap(algorithmsOfJwk))], 'jwks'), remote: false };
   }
+  // A remote set's keys are unknown until fetched; jose only selects a key of the token's
+  // algorithm's type, so a mismatched algorithm is a verification failure there already.
+  const verifyWith = createRemoteJWKSet(parseJwksUrl(parsed.jwksUrl as string | URL), {
+    timeoutDuration: parsed.jwksTimeoutMs ?? 5000,
+  });
+  return { verifyWith, algorithms: parsed.algorithms, remote: true };
+}
 
+/** jose's verify options: issuer, audience, algorithms, clock and age bounds, required claims. */
+function verifyOptionsOf(parsed: BearerJwtSettings, algorithms: JwsAlgorithm[] | undefined): JWTVerifyOptions {
   const verifyOptions: JWTVerifyOptions = {
     ...(parsed.issuer === undefined ? {} : { issuer: parsed.issuer }),
     ...(parsed.audience === undefined ? {} : { audience: parsed.audience }),
@@ -276,6 +281,46 @@ export function bearerJwt(options: BearerJwtOptions): A2ACallerSource {
   };
   const requiredClaims = [...new Set([...(parsed.requiredClaims ?? []), ...(parsed.requireExpiration ? ['exp'] : [])])];
   if (requiredClaims.length > 0) verifyOptions.requiredClaims = requiredClaims;
+  return verifyOptions;
+}
+
+/** A token that did not verify: 503 when the keys could not be loaded, else 401 with a safe description. */
+function verificationFailure(err: unknown, remote: boolean): A2AMiddlewareError {
+  const code = (err as { code?: unknown }).code;
+  const fromJose = typeof code === 'string' && code.startsWith('ERR_J');
+  if ((fromJose && UNAVAILABLE_CODES.has(code)) || (!fromJose && remote)) {
+    return new A2AMiddlewareError('A2A_AUTH_UNAVAILABLE', 'The token signing keys could not be loaded', { cause: err });
+  }
+  // With local key material every failure is the token's (the key was checked at construction).
+  return invalidCredentials(describeFailure(err), err);
+}
+
+/** The caller a verified token names: through `toCaller` when given, else sub, name and the payload. */
+function callerOfToken(payload: JWTPayload, protectedHeader: JWTHeaderParameters, toCaller: BearerJwtOptions['toCaller']): A2ACallerInit {
+  if (toCaller) {
+    const init = toCaller(payload, protectedHeader);
+    if (init === undefined) throw invalidCredentials('The access token does not identify a caller');
+    return init;
+  }
+  if (typeof payload.sub !== 'string' || payload.sub === '') {
+    throw invalidCredentials('The access token has no subject');
+  }
+  const name = [payload.name, payload.preferred_username].find(
+    (value): value is string => typeof value === 'string' && value !== '',
+  );
+  return { id: payload.sub, ...(name === undefined ? {} : { displayName: name }), claims: Object.freeze({ ...payload }) };
+}
+
+/**
+ * A caller source for `Authorization: Bearer <JWT>`. No Authorization header, or another scheme,
+ * means "no credentials" (another source or anonymous access may apply); a Bearer token that does
+ * not verify (signature, algorithm, `exp`/`nbf`, no `exp` unless `requireExpiration: false`, issuer,
+ * audience, no `sub`) is A2A_AUTH_INVALID.
+ */
+export function bearerJwt(options: BearerJwtOptions): A2ACallerSource {
+  const parsed = parseOptions('bearerJwt', schema, options);
+  const { verifyWith, algorithms, remote } = keyMaterialOf(parsed);
+  const verifyOptions = verifyOptionsOf(parsed, algorithms);
   const toCaller = parsed.toCaller;
 
   async function verify(token: string) {
@@ -294,27 +339,8 @@ export function bearerJwt(options: BearerJwtOptions): A2ACallerSource {
     try {
       result = await verify(match[1]);
     } catch (err) {
-      const code = (err as { code?: unknown }).code;
-      const fromJose = typeof code === 'string' && code.startsWith('ERR_J');
-      if ((fromJose && UNAVAILABLE_CODES.has(code)) || (!fromJose && remote)) {
-        throw new A2AMiddlewareError('A2A_AUTH_UNAVAILABLE', 'The token signing keys could not be loaded', { cause: err });
-      }
-      // With local key material every failure is the token's (the key was checked at construction).
-      throw invalidCredentials(describeFailure(err), err);
+      throw verificationFailure(err, remote);
     }
-
-    const { payload, protectedHeader } = result;
-    if (toCaller) {
-      const init = toCaller(payload, protectedHeader);
-      if (init === undefined) throw invalidCredentials('The access token does not identify a caller');
-      return init;
-    }
-    if (typeof payload.sub !== 'string' || payload.sub === '') {
-      throw invalidCredentials('The access token has no subject');
-    }
-    const name = [payload.name, payload.preferred_username].find(
-      (value): value is string => typeof value === 'string' && value !== '',
-    );
-    return { id: payload.sub, ...(name === undefined ? {} : { displayName: name }), claims: Object.freeze({ ...payload }) };
+    return callerOfToken(result.payload, result.protectedHeader, toCaller);
   });
 }

@@ -169,33 +169,48 @@ function single(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value.join(',') : value;
 }
 
+type TracingSettings = z.output<typeof optionsSchema>;
+
+/** The request-id side of the settings, fixed at construction. */
+interface RequestIdSettings {
+  readonly headerName: string;
+  readonly headerKey: string;
+  readonly echoHeader: boolean;
+}
+
 /**
- * a2aTracing(options): opens the request scope. Contributes `requestId` and `trace` to the A2A
- * state, runs the rest of the request inside cls-rtracer's id scope (so `rTracer.id()` works in
- * execute()), and, with OpenTelemetry present, inside the request's OTel context: the active one
- * (e.g. the HTTP instrumentation's server span) or, when none, one extracted from the headers
- * by the registered propagator. Both scopes survive body parsing because cls-rtracer binds the
- * request's and response's event listeners to the scope it opens inside ours.
+ * Enters the request's scopes (OpenTelemetry's when present, then cls-rtracer's) and echoes the id;
+ * built once per middleware.
  */
-export function a2aTracing(options: A2ATracingOptions = {}): A2AMiddleware {
-  const misused = detectUncalledFactory('a2aTracing', 'a2aTracing()', arguments);
-  if (misused) return misused;
+type EnterScopes = (req: Request, res: Response, next: NextFunction, requestId: string, state: A2ARequestState) => void;
 
-  const parsed = parseOptions('a2aTracing', optionsSchema, options);
-  const headerName = parsed.requestIdHeader;
-  const headerKey = headerName.toLowerCase();
-  const { echoHeader, maxRequestIdLength, invalidRequestId, trustIncomingRequestId, traceContext, errors: mode } = parsed;
-  const generate = parsed.generateRequestId ?? randomUUID;
+/** Where OpenTelemetry comes from: loaded once ('auto'), given, or none. */
+function otelSlotOf(option: TracingSettings['opentelemetry']): OtelSlot {
+  return option === 'auto' ? autoOpenTelemetry() : { api: option === false ? null : option, ready: Promise.resolve() };
+}
+
+/** Makes fresh request ids, checking a custom generator's (crypto.randomUUID's need no check). */
+function freshIdMaker(generateRequestId: (() => string) | undefined): () => string {
+  const generate = generateRequestId ?? randomUUID;
   // crypto.randomUUID's ids (36 characters of [0-9a-f-]) need no check; only a custom generator's do.
-  const checkGenerated = parsed.generateRequestId !== undefined;
-  const otel: OtelSlot =
-    parsed.opentelemetry === 'auto'
-      ? autoOpenTelemetry()
-      : { api: parsed.opentelemetry === false ? null : parsed.opentelemetry, ready: Promise.resolve() };
-
-  const isValidId = (id: string) => id.length <= maxRequestIdLength && REQUEST_ID.test(id);
+  const checkGenerated = generateRequestId !== undefined;
   // Our own ids only need to be header-safe; maxRequestIdLength bounds what clients may send.
   const isValidGeneratedId = (id: string) => id.length <= MAX_GENERATED_ID_LENGTH && REQUEST_ID.test(id);
+  return function freshId(): string {
+    const id = generate();
+    if (checkGenerated && (typeof id !== 'string' || !isValidGeneratedId(id))) {
+      throw new A2AWiringError(
+        'A2A_MIDDLEWARE_MISUSE',
+        `a2aTracing: generateRequestId returned an id that is not 1-${MAX_GENERATED_ID_LENGTH} characters of [A-Za-z0-9._:-]`,
+      );
+    }
+    return id;
+  };
+}
+
+/** The scope entry for one middleware: OpenTelemetry's context (active or extracted), then the id's. */
+function scopeEnterer(otel: OtelSlot, traceContext: boolean, ids: RequestIdSettings): EnterScopes {
+  const { headerName, headerKey, echoHeader } = ids;
   // cls-rtracer holds the id (rTracer.id() works in execute(), stores, loggers). runWithId rather
   // than its express middleware: the middleware re-wraps five emitter methods on req and res per
   // request, which the kit does not need (raw-body binds the body parser's callback itself).
@@ -206,18 +221,7 @@ export function a2aTracing(options: A2ATracingOptions = {}): A2AMiddleware {
     rTracer.runWithId(next, requestId);
   };
 
-  function freshId(): string {
-    const id = generate();
-    if (checkGenerated && (typeof id !== 'string' || !isValidGeneratedId(id))) {
-      throw new A2AWiringError(
-        'A2A_MIDDLEWARE_MISUSE',
-        `a2aTracing: generateRequestId returned an id that is not 1-${MAX_GENERATED_ID_LENGTH} characters of [A-Za-z0-9._:-]`,
-      );
-    }
-    return id;
-  }
-
-  function enterScopes(req: Request, res: Response, next: NextFunction, requestId: string, state: A2ARequestState): void {
+  return function enterScopes(req: Request, res: Response, next: NextFunction, requestId: string, state: A2ARequestState): void {
     const api = otel.api;
     if (!api) {
       tracer(req, res, next, requestId);
@@ -245,7 +249,29 @@ export function a2aTracing(options: A2ATracingOptions = {}): A2AMiddleware {
     // with() would only re-enter the context the request already runs in: no closure, no call.
     if (context === current) tracer(req, res, next, requestId);
     else api.context.with(context as never, () => tracer(req, res, next, requestId));
-  }
+  };
+}
+
+/**
+ * a2aTracing(options): opens the request scope. Contributes `requestId` and `trace` to the A2A
+ * state, runs the rest of the request inside cls-rtracer's id scope (so `rTracer.id()` works in
+ * execute()), and, with OpenTelemetry present, inside the request's OTel context: the active one
+ * (e.g. the HTTP instrumentation's server span) or, when none, one extracted from the headers
+ * by the registered propagator. Both scopes survive body parsing because cls-rtracer binds the
+ * request's and response's event listeners to the scope it opens inside ours.
+ */
+export function a2aTracing(options: A2ATracingOptions = {}): A2AMiddleware {
+  const misused = detectUncalledFactory('a2aTracing', 'a2aTracing()', arguments);
+  if (misused) return misused;
+
+  const parsed = parseOptions('a2aTracing', optionsSchema, options);
+  const headerName = parsed.requestIdHeader;
+  const headerKey = headerName.toLowerCase();
+  const { echoHeader, maxRequestIdLength, invalidRequestId, trustIncomingRequestId, traceContext, errors: mode } = parsed;
+  const freshId = freshIdMaker(parsed.generateRequestId);
+  const otel = otelSlotOf(parsed.opentelemetry);
+  const isValidId = (id: string) => id.length <= maxRequestIdLength && REQUEST_ID.test(id);
+  const enterScopes = scopeEnterer(otel, traceContext, { headerName, headerKey, echoHeader });
 
   return brandMiddleware(function a2aTracing(req: Request, res: Response, next: NextFunction): void {
     let requestId: string;

@@ -13,11 +13,12 @@ import type { TaskScope } from '../seams/task-store.js';
 import { taskKey } from '../task-key.js';
 import { isTerminal } from '../task-state.js';
 import { HostLimiter } from './host-limiter.js';
-import type { PushConfigStore, PushProtocol, StoredPushConfig } from '../seams/push-config-store.js';
+import type { PushConfigStore, PushProtocol } from '../seams/push-config-store.js';
 import { pushBody, pushContentType } from './push-body.js';
 import type { PushDelivery, PushOutbox } from '../seams/push-outbox.js';
-import { WebhookRefusedError, type SsrfGuard } from './ssrf-guard.js';
-import { postWebhook, type AttemptOutcome } from './webhook-client.js';
+import type { SsrfGuard } from './ssrf-guard.js';
+import type { AttemptOutcome } from './webhook-client.js';
+import { PushDeliverer } from './push-deliverer.js';
 
 /** How delivery behaves; the router's `pushNotifications` option, defaults applied. */
 export interface DeliverySettings {
@@ -59,8 +60,6 @@ interface TaskEntry {
   finals: number;
 }
 
-const TOKEN_HEADER = 'X-A2A-Notification-Token';
-
 export interface PushDispatcherDeps {
   readonly configs: PushConfigStore;
   readonly outbox: PushOutbox;
@@ -73,6 +72,7 @@ export interface PushDispatcherDeps {
 export class PushDispatcher {
   readonly #deps: PushDispatcherDeps;
   readonly #hosts: HostLimiter;
+  readonly #deliverer: PushDeliverer;
   readonly #tasks = new Map<string, TaskEntry>();
   readonly #queues = new Map<string, ConfigQueue>();
   readonly #abort = new AbortController();
@@ -87,6 +87,7 @@ export class PushDispatcher {
   constructor(deps: PushDispatcherDeps) {
     this.#deps = deps;
     this.#hosts = new HostLimiter(deps.settings.maxInFlightPerHost);
+    this.#deliverer = new PushDeliverer(deps, this.#hosts, this.#abort.signal);
   }
 
   /** Fan-outs and deliveries not yet done in this process (0 when nothing is held). */
@@ -242,7 +243,7 @@ export class PushDispatcher {
     while (queue.items.length > 0) {
       const { delivery, run } = queue.items[0];
       try {
-        await run(() => this.#deliver(delivery));
+        await run(() => this.#deliverer.deliver(delivery));
       } catch (error) {
         this.#deps.logger.error({ err: error, taskId: delivery.taskId }, 'push notifications: a delivery failed unexpectedly');
       }
@@ -276,136 +277,7 @@ export class PushDispatcher {
     this.#forgetTask(key, entry);
   }
 
-  /**
-   * Attempts one delivery until delivered, given up, or its config is gone. A config's health is
-   * logged when it changes (starts failing, with the cause; delivers again), not per event: a dead
-   * receiver of a busy task would otherwise log a line per event.
-   */
-  async #deliver(delivery: PushDelivery): Promise<void> {
-    const { configs, settings, logger, observer } = this.#deps;
-    const signal = this.#abort.signal;
-    let attempts = delivery.attempts;
-    for (;;) {
-      if (signal.aborted) return;
-      // Read per attempt: a deleted config gets nothing more (§3.1.10), a changed one the new values.
-      const config = await configs.get(delivery.scope, delivery.taskId, delivery.configId);
-      if (!config) return;
-      // A failing config gets one attempt per event until one succeeds.
-      const limit = config.failing ? Math.min(attempts + 1, settings.maxAttempts) : settings.maxAttempts;
-      const { outcome, cause } = await this.#attempt(config, delivery);
-      attempts++;
-      // The URL's origin only: a path or query may carry secrets, and credentials never appear.
-      if (outcome === 'delivered') {
-        if (config.failing) {
-          await configs.setFailing(delivery.scope, delivery.taskId, config.id, false);
-          logger.info({ taskId: delivery.taskId, configId: config.id, webhook: originOf(config.url) }, 'push notifications delivered again; the config is no longer failing');
-        }
-        return;
-      }
-      if (attempts >= limit) {
-        observer?.gaveUp?.({ taskId: delivery.taskId, tenant: delivery.scope.tenant });
-        const fields = { taskId: delivery.taskId, configId: config.id, webhook: originOf(config.url), attempts, outcome, cause };
-        if (!config.failing) {
-          await configs.setFailing(delivery.scope, delivery.taskId, config.id, true);
-          logger.warn(fields, `push notification not delivered after the last attempt (${cause}); the config is marked failing`);
-        } else {
-          logger.debug(fields, 'push notification to a failing config not delivered');
-        }
-        return;
-      }
-      await this.#deps.outbox.recordAttempts(delivery.id, attempts);
-      if (!(await sleep(backoff(attempts, settings), signal))) return;
-    }
-  }
-
-  /**
-   * One HTTP attempt: resolve and check the address, wait for a slot on the host, POST. The slot is
-   * held until the attempt's socket is closed: the per-host limit bounds open connections.
-   */
-  async #attempt(config: StoredPushConfig, delivery: PushDelivery): Promise<{ outcome: AttemptOutcome['kind'] | 'refused'; cause: string }> {
-    const { guard, settings, logger, observer } = this.#deps;
-    const started = performance.now();
-    let outcome: AttemptOutcome['kind'] | 'refused';
-    let cause: string;
-    try {
-      const target = await guard.resolve(config.url);
-      const release = await this.#hosts.acquire(target.url.origin);
-      try {
-        const result = await postWebhook(target, delivery.body, headersOf(config, delivery.contentType), settings.timeoutMs, this.#abort.signal);
-        outcome = result.kind;
-        cause = causeOf(result, settings.timeoutMs);
-        logger.debug(
-          { taskId: delivery.taskId, configId: config.id, version: delivery.version, webhook: target.url.origin, outcome, ...('status' in result ? { status: result.status } : {}) },
-          'push notification attempt',
-        );
-      } finally {
-        release();
-      }
-    } catch (error) {
-      if (!(error instanceof WebhookRefusedError)) throw error;
-      // Resolved to a refused address now (DNS rebinding) or no longer resolving: nothing is sent.
-      outcome = 'refused';
-      cause = `refused by the SSRF guard: ${error.message}`;
-      logger.debug({ taskId: delivery.taskId, configId: config.id, reason: error.message }, 'push notification attempt refused by the SSRF guard');
-    }
-    observer?.attempt?.({ outcome, durationMs: performance.now() - started });
-    return { outcome, cause };
-  }
-
   #checkIdle(): void {
     if (this.#idle && this.pending === 0) this.#idle();
-  }
-}
-
-/** The request headers of a delivery: the config's credentials and token, the body's type. */
-function headersOf(config: StoredPushConfig, contentType: string): Record<string, string> {
-  const headers: Record<string, string> = { 'content-type': contentType };
-  const auth = config.authentication;
-  if (auth?.credentials) headers.authorization = `${auth.scheme} ${auth.credentials}`;
-  if (config.token) headers[TOKEN_HEADER] = config.token;
-  return headers;
-}
-
-/** Exponential backoff with jitter: between half and all of base·2^(n-1), capped; spreads retries of many tasks. */
-function backoff(attempts: number, settings: DeliverySettings): number {
-  const ceiling = Math.min(settings.retryMaxMs, settings.retryBaseMs * 2 ** (attempts - 1));
-  return Math.round(ceiling / 2 + (Math.random() * ceiling) / 2);
-}
-
-/** Resolves true after `ms`, false at once if `signal` aborts first. */
-function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
-  if (signal.aborted) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve(true);
-    }, ms);
-    timer.unref();
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      resolve(false);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
-/** Why an attempt failed, in a few words for the log: an HTTP status, a socket error code, the deadline. */
-function causeOf(result: AttemptOutcome, timeoutMs: number): string {
-  switch (result.kind) {
-    case 'delivered':
-    case 'rejected':
-      return `HTTP ${result.status}`;
-    case 'timeout':
-      return `no answer within ${timeoutMs} ms`;
-    case 'error':
-      return result.code;
-  }
-}
-
-function originOf(url: string): string {
-  try {
-    return new URL(url).origin;
-  } catch {
-    return '(invalid URL)';
   }
 }

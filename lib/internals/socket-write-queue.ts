@@ -1,0 +1,22 @@
+/**
+ * Private reach: a net.Socket's `_handle.writeQueueSize`, the bytes its libuv handle holds that the
+ * kernel has not taken. The SSE writer tells a stalled client (reads nothing) from a slow one with it.
+ */
+import type { Socket } from 'node:net';
+
+// Node's own net.Socket reads the same field (bufferSize, and its write bookkeeping); there is no
+// public API for it. __tests__/unit/socket-write-queue.test.ts fails naming this file and the Node
+// version when a release changes it; meanwhile the SSE writer falls back to its stall timer.
+
+/** The part of a net.Socket this module reads. */
+interface SocketInternals {
+  readonly _handle?: { readonly writeQueueSize?: number } | null;
+}
+
+/**
+ * The bytes the socket of `owner` (an http.ServerResponse, an Express Response) holds that the
+ * kernel has not taken; undefined when not known (no socket, closed, or another Node's layout).
+ */
+export function unsentInHandle(owner: { readonly socket: Socket | null }): number | undefined {
+  return (owner.socket as SocketInternals | null)?._handle?.writeQueueSize;
+}
