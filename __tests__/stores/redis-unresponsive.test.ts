@@ -5,8 +5,9 @@
  */
 import { createRedisBackend, type RedisBackend } from 'a2a-express-kit/redis';
 import { silentLogger, type AgentExecutor } from 'a2a-express-kit';
+import { deferred } from '../helpers/async';
 import { startAgent, type TestServer } from '../helpers/fixtures';
-import { rpc, rpcStream, userMessage, V1 } from '../helpers/http';
+import { openStream, rpc, rpcStream, sseFrames, userMessage, V1 } from '../helpers/http';
 import { useTestRedis } from '../helpers/redis';
 
 const redis = useTestRedis();
@@ -14,9 +15,13 @@ const COMMAND_TIMEOUT_MS = 300;
 // Generous (a loaded CI machine), yet far below the 20 s a hung request took before.
 const ANSWER_WITHIN_MS = 3 * COMMAND_TIMEOUT_MS * 3;
 
+/** Holds the turn of a message saying 'wait' until the test opens it (across the pause). */
+const gate = deferred();
+
 const executor: AgentExecutor = {
-  async execute(_ctx, events) {
+  async execute(ctx, events) {
     await events.start();
+    if (ctx.userText.startsWith('wait')) await gate.promise;
     await events.artifact({ artifactId: 'a', text: 'result' });
     return events.complete('done');
   },
@@ -61,6 +66,10 @@ async function answered(url: string, method: string, params: unknown): Promise<{
     expect(before.body.error).toBeUndefined();
     const acknowledged = before.body.result.task;
     expect(acknowledged.status.state).toBe('TASK_STATE_COMPLETED');
+    // A stream open across the pause, its turn waiting: its later events come through the subscriber connection.
+    const across = sseFrames(await openStream(server.url, 'SendStreamingMessage', userMessage('wait across the pause')));
+    const opened = await across.next();
+    expect(opened.done).toBe(false);
 
     await redis.child!.signal('SIGSTOP');
     paused = true;
@@ -75,6 +84,14 @@ async function answered(url: string, method: string, params: unknown): Promise<{
 
     await redis.child!.signal('SIGCONT');
     paused = false;
+
+    gate.resolve();
+    const states: string[] = [];
+    for await (const frame of across) {
+      const result = JSON.parse(frame.data ?? '{}').result;
+      states.push(result?.statusUpdate?.status.state ?? result?.task?.status.state);
+    }
+    expect(states.at(-1)).toBe('TASK_STATE_COMPLETED');
 
     const got = await rpc(server.url, 'GetTask', { id: acknowledged.id });
     expect(got.body.result.status.state).toBe('TASK_STATE_COMPLETED');
