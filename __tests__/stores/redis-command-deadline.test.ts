@@ -1,10 +1,12 @@
 /**
  * commandTimeoutMs without a Redis: a client whose commands never answer makes the backend's calls
  * reject with RedisCommandTimeoutError (your own client included), a SUBSCRIBE that timed out is
- * tried again by the channel's next listener, and the new options are checked like the others.
+ * tried again by the channel's next listener and by the event bus itself, and the new options are
+ * checked like the others.
  */
-import { createRedisBackend, RedisCommandTimeoutError } from 'a2a-express-kit/redis';
+import { createRedisBackend, RedisCommandTimeoutError, RedisTaskEventBus } from 'a2a-express-kit/redis';
 import { silentLogger } from 'a2a-express-kit';
+import { deferred } from '../helpers/async';
 import { RedisChannels } from '../../lib/backends/redis/redis-channels';
 import type { RedisClient } from '../../lib/backends/redis/redis-client';
 import { withCommandDeadline } from '../../lib/backends/redis/redis-deadline';
@@ -48,6 +50,33 @@ describe('commandTimeoutMs', () => {
     const second = channels.listen('events:1', () => {});
     await expect(second.ready).resolves.toBeUndefined();
     await channels.close();
+  });
+
+  it("has the event bus subscribe a task's channel again after its SUBSCRIBE timed out", async () => {
+    let live: ((message: string) => unknown) | undefined;
+    const fake = silentClient([
+      () => new Promise<void>(() => {}),
+      () => Promise.resolve(),
+    ]);
+    const subscribe = fake.subscribe;
+    const subscribedAgain = deferred();
+    let calls = 0;
+    fake.subscribe = (channel, listener) => {
+      live = listener as (message: string) => unknown;
+      if (++calls === 2) subscribedAgain.resolve();
+      return subscribe(channel, listener);
+    };
+    // The stream is empty: the fence and the catch-up reads answer at once.
+    fake.sendCommand = (<T>() => Promise.resolve([] as T)) as RedisClient['sendCommand'];
+    const bus = new RedisTaskEventBus({ client: withCommandDeadline(fake, 50), logger: silentLogger });
+    const received: number[] = [];
+    const stop = bus.subscribe('task-1', (committed) => received.push(committed.version));
+    await subscribedAgain.promise;
+    await bus.subscribed();
+    live!(JSON.stringify({ version: 1 }));
+    expect(received).toEqual([1]);
+    stop();
+    await bus.close();
   });
 
   it('is checked with the other options', async () => {
