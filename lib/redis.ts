@@ -3,6 +3,7 @@
  * agent (node-redis, `redis`, is an optional peer dependency; nothing here is loaded by the main entry).
  */
 export { createRedisBackend } from './backends/redis/redis-backend.js';
+export { RedisCommandTimeoutError } from './backends/redis/redis-deadline.js';
 export type { RedisBackend, RedisBackendOptions } from './backends/redis/redis-backend.js';
 export { RedisTaskStore } from './backends/redis/redis-task-store.js';
 export type { RedisTaskStoreOptions } from './backends/redis/redis-task-store.js';

@@ -53,6 +53,8 @@ function freePort(): Promise<number> {
 
 interface Started {
   readonly url: string;
+  /** Sends `signal` to the redis-server child (SIGSTOP / SIGCONT to pause and resume it). */
+  signal(signal: NodeJS.Signals): void;
   stop(): Promise<void>;
 }
 
@@ -77,6 +79,7 @@ async function startServer(binary: string): Promise<Started> {
       process.once('exit', killOnExit);
       return {
         url: `redis://127.0.0.1:${port}`,
+        signal: (signal) => void child.kill(signal),
         stop: async () => {
           process.removeListener('exit', killOnExit);
           await stopChild(child);
@@ -96,6 +99,7 @@ function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
     child.once('exit', () => resolve());
+    child.kill('SIGCONT'); // a paused server would not act on SIGTERM
     child.kill('SIGTERM');
   });
 }
@@ -108,6 +112,10 @@ export interface RedisForTests {
   url(): Promise<string>;
   /** Stops the server this started (not one at A2A_TEST_REDIS_URL). */
   stop(): Promise<void>;
+  /** Whether signal() can reach the server: false for the one at A2A_TEST_REDIS_URL. */
+  readonly signalable: boolean;
+  /** Sends `signal` to the redis-server child this started (after url()). */
+  signal(signal: NodeJS.Signals): Promise<void>;
 }
 
 export function redisForTests(): RedisForTests {
@@ -125,6 +133,11 @@ export function redisForTests(): RedisForTests {
       started = undefined;
       if (server) await (await server).stop();
     },
+    signalable: ENV_URL === undefined && BINARY !== undefined,
+    signal: async (signal) => {
+      if (started === undefined) throw new Error('no redis-server child to signal (use a started one, not A2A_TEST_REDIS_URL)');
+      (await started).signal(signal);
+    },
   };
 }
 
@@ -137,6 +150,8 @@ export interface TestRedis {
   url(): string;
   /** A connected client, closed after the file's tests. */
   connect(): Promise<RedisClient>;
+  /** The server this file started, to pause (SIGSTOP) and resume (SIGCONT) it; undefined with A2A_TEST_REDIS_URL. */
+  readonly child: { signal(signal: NodeJS.Signals): Promise<void> } | undefined;
 }
 
 /** Call once at the top of a test file: registers the hooks that start and stop the server. */
@@ -159,6 +174,7 @@ export function useTestRedis(): TestRedis {
     describe: redisAvailable ? describe : describe.skip,
     keyPrefix,
     url: urlNow,
+    child: server.signalable ? { signal: (signal) => server.signal(signal) } : undefined,
     connect: async () => {
       const client = createClient({ url: urlNow() });
       client.on('error', () => {}); // a failing command rejects; reconnect noise is not a test result

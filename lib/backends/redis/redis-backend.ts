@@ -10,6 +10,7 @@ import type { RedisClient } from './redis-client.js';
 import { RedisTaskEventBus } from './redis-event-bus.js';
 import { RedisPushConfigStore } from './redis-push-config-store.js';
 import { RedisPushOutbox } from './redis-push-outbox.js';
+import { withCommandDeadline } from './redis-deadline.js';
 import { clientSchema, keyPrefixSchema, loggerSchema, millisecondsSchema } from './redis-options.js';
 import { RedisTaskLeases } from './redis-task-leases.js';
 import { RedisTaskStore } from './redis-task-store.js';
@@ -29,6 +30,17 @@ export interface RedisBackendOptions {
   readonly streamMaxLength?: number;
   /** How long connecting may take before createRedisBackend() rejects. Default 10000. */
   readonly connectTimeoutMs?: number;
+  /**
+   * How long any one Redis command may go unanswered before the call behind it fails (a request then
+   * gets 503 UNAVAILABLE). Applies to a `client` of yours too, in the backend's own calls. Default 2000.
+   */
+  readonly commandTimeoutMs?: number;
+  /**
+   * With `url`: how many commands may wait (unsent or unanswered) before new ones fail at once
+   * ("The queue is full"); commands also fail at once while the client is reconnecting. For your own
+   * `client`, set node-redis's `commandsQueueMaxLength` / `disableOfflineQueue` yourself. Default 10000.
+   */
+  readonly maxQueuedCommands?: number;
   /** Connection trouble and lease renewals are reported here. Default: the console. */
   readonly logger?: Logger;
 }
@@ -63,6 +75,8 @@ const schema = z.strictObject({
   streamRetentionMs: millisecondsSchema(1000).optional(),
   streamMaxLength: z.number().int().min(1).max(1_000_000).optional(),
   connectTimeoutMs: millisecondsSchema(1).default(10_000),
+  commandTimeoutMs: millisecondsSchema(1).default(2000),
+  maxQueuedCommands: z.number().int().min(1).max(10_000_000).default(10_000),
   logger: loggerSchema.default(consoleLogger),
 });
 
@@ -78,8 +92,10 @@ async function openRedisBackend(options: RedisBackendOptions): Promise<RedisBack
     throw optionsError(FACTORY, url === undefined ? 'url' : 'client', 'pass either url or client (exactly one)');
   }
   const owned = parsed.client === undefined;
-  const client = parsed.client ?? (await clientFromUrl(url!, logger));
-  if (!client.isOpen) await connectWithin(client, connectTimeoutMs, url);
+  const ownClient = parsed.client ?? (await clientFromUrl(url!, parsed.maxQueuedCommands, logger));
+  if (!ownClient.isOpen) await connectWithin(ownClient, connectTimeoutMs, url);
+  // Every seam (and its subscriber connections) talks through the deadline; close() uses the client itself.
+  const client = withCommandDeadline(ownClient, parsed.commandTimeoutMs);
 
   const eventBus = new RedisTaskEventBus({
     client,
@@ -105,19 +121,20 @@ async function openRedisBackend(options: RedisBackendOptions): Promise<RedisBack
     close: () =>
       (closing ??= (async () => {
         await Promise.allSettled([eventBus.close(), taskLeases.close()]);
-        if (owned && client.isOpen) await client.close();
+        if (owned && ownClient.isOpen) await ownClient.close();
       })()),
   };
 }
 
-async function clientFromUrl(url: string, logger: Logger): Promise<RedisClient> {
+async function clientFromUrl(url: string, maxQueuedCommands: number, logger: Logger): Promise<RedisClient> {
   let redis: typeof import('redis');
   try {
     redis = await import('redis');
   } catch {
     throw new A2AOptionsError(`${FACTORY}: the "redis" package is not installed (npm install redis)`);
   }
-  const client: RedisClient = redis.createClient({ url });
+  // Bounded, and no offline queue: during an outage commands fail fast instead of piling up.
+  const client: RedisClient = redis.createClient({ url, commandsQueueMaxLength: maxQueuedCommands, disableOfflineQueue: true });
   // node-redis reconnects by itself; an unhandled 'error' event would end the process.
   client.on('error', (error) => logger.warn({ err: error }, 'Redis connection error'));
   return client;

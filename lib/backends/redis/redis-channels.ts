@@ -56,8 +56,15 @@ export class RedisChannels {
         }
       };
       const ready = this.#connect().then((connection) => connection.subscribe(name, dispatch));
-      ready.catch(() => {}); // reported to whoever awaits `ready`
-      channel = { handlers, ready, dispatch };
+      const created: Channel = { handlers, ready, dispatch };
+      // Reported to whoever awaits `ready`. Forgotten, so the next listen() subscribes again rather
+      // than inheriting the failure (a SUBSCRIBE that timed out may still land: undone, just in case).
+      ready.catch(() => {
+        if (this.#channels.get(name) !== created) return;
+        this.#channels.delete(name);
+        void this.#connection?.then((connection) => (connection.isOpen ? connection.unsubscribe(name, dispatch) : undefined)).catch(() => {});
+      });
+      channel = created;
       this.#channels.set(name, channel);
     }
     const held = channel;

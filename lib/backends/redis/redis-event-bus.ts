@@ -198,10 +198,27 @@ export class RedisTaskEventBus implements TaskEventBus {
     const fence = this.#client.sendCommand<Array<[string, unknown]>>(['XREVRANGE', this.#keys.events(key), '+', '-', 'COUNT', '1']);
     const group: Group = { followers: new Set(), last: 0, held: [], reads: 0, channel: undefined! };
     group.channel = this.#channels.listen(this.#keys.eventsChannel(key), (message) => this.#onMessage(group, message));
+    group.channel.ready.catch(() => this.#subscribeAgainLater(key, group));
     this.#groups.set(key, group);
     const from = Promise.all([fence, group.channel.ready]).then(([top]) => (top.length > 0 ? versionOf(top[0][0]) : 0));
     this.#catchUp(key, group, from);
     return group;
+  }
+
+  /**
+   * A SUBSCRIBE that failed (Redis down, or not answering within the command deadline) is tried
+   * again while the task has followers here, so they get its events once Redis is back, starting
+   * with what they missed from the stream.
+   */
+  #subscribeAgainLater(key: string, group: Group): void {
+    const timer = setTimeout(() => {
+      if (this.#closed || this.#groups.get(key) !== group) return;
+      group.channel.stop();
+      group.channel = this.#channels.listen(this.#keys.eventsChannel(key), (message) => this.#onMessage(group, message));
+      group.channel.ready.catch(() => this.#subscribeAgainLater(key, group));
+      this.#catchUp(key, group, group.channel.ready.then(() => group.last));
+    }, SUBSCRIBE_RETRY_MS);
+    timer.unref();
   }
 
   #catchUp(key: string, group: Group, from: Promise<number>): void {
@@ -262,3 +279,6 @@ export class RedisTaskEventBus implements TaskEventBus {
 }
 
 const versionOf = (entryId: string): number => Number.parseInt(entryId, 10);
+
+/** How long after a failed SUBSCRIBE a task's channel is subscribed again. */
+const SUBSCRIBE_RETRY_MS = 500;

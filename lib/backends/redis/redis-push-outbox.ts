@@ -106,6 +106,7 @@ export class RedisPushOutbox implements PushOutbox {
   readonly #spans = new OpenSpans();
   #renewer: NodeJS.Timeout | undefined;
   #sweeping: Promise<PushDelivery[]> | undefined;
+  #renewing: Promise<void> | undefined;
 
   constructor(options: RedisPushOutboxOptions) {
     const parsed = parseOptions('RedisPushOutbox', optionsSchema, options);
@@ -258,11 +259,17 @@ export class RedisPushOutbox implements PushOutbox {
         this.#renewer = undefined;
         return;
       }
-      for (const { key } of tasks) {
-        HOLDER.run(this.#client, [this.#keys.pushClaim(key)], [this.#id, this.#ttlMs]).catch((error: unknown) =>
-          this.#logger.warn({ err: error }, 'push notifications: could not renew a delivery claim; another replica may deliver too'),
-        );
-      }
+      // One round at a time: a Redis that stops answering gets no pile of renewals behind the first.
+      if (this.#renewing) return;
+      this.#renewing = Promise.allSettled(
+        tasks.map(({ key }) =>
+          HOLDER.run(this.#client, [this.#keys.pushClaim(key)], [this.#id, this.#ttlMs]).catch((error: unknown) =>
+            this.#logger.warn({ err: error }, 'push notifications: could not renew a delivery claim; another replica may deliver too'),
+          ),
+        ),
+      ).then(() => {
+        this.#renewing = undefined;
+      });
     }, Math.max(10, Math.floor(this.#ttlMs / 3)));
     this.#renewer.unref();
   }
