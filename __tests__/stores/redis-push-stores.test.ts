@@ -113,19 +113,28 @@ redis.describe('RedisPushOutbox', () => {
     expect((await b.configStore.cursors(scope, id))[0].delivered).toBe(3);
   });
 
-  it('a live delivery leaves owed events to the replica that took them over: no second copy, its claim kept', async () => {
+  it('a live event of a task whose deliveries another replica holds waits for them: delivered after the owed ones, in order, once', async () => {
     const { scope, id } = await taskWithEvents(2);
     const sweeper = replica();
     const taken = (await sweeper.outbox.pending()).filter((d) => d.taskId === id);
     expect(taken.map((d) => d.version)).toEqual([2, 3]);
-    // Meanwhile another replica commits event 4 of the task and delivers it live.
+    // Meanwhile another replica commits event 4 of the task: sent now it would overtake 2 and 3.
     const other = replica();
+    const fourth = working(id, 'v4');
+    await other.taskStore.update(scope, fourth, 3, { kind: 'replace', event: statusEvent(fourth) });
+    const events = bus();
+    await events.publish(taskKey(scope, id), { event: statusEvent(fourth), task: fourth, version: 4 });
+    await events.close();
     const live = { id: 'live-4b', scope, taskId: id, configId: 'c-1', version: 4, body: '{}', contentType: 'application/a2a+json', final: false, attempts: 0 };
-    const queued = (await other.outbox.add([live])) ?? [];
-    expect(queued.map((d) => d.version)).toEqual([4]);
-    await other.outbox.remove('live-4b');
-    // The sweeper still holds the task: its deliveries advance the cursor, then release the claim.
+    expect((await other.outbox.add([live])) ?? []).toEqual([]);
+    // The sweeper delivers what it took, advancing the cursor, then releases the claim.
     for (const delivery of taken) await sweeper.outbox.remove(delivery.id);
-    expect((await sweeper.configStore.cursors(scope, id))[0].delivered).toBeGreaterThanOrEqual(3);
+    expect((await sweeper.configStore.cursors(scope, id))[0].delivered).toBe(3);
+    // The next sweep takes event 4 over, once.
+    const after = (await other.outbox.pending()).filter((d) => d.taskId === id);
+    expect(after.map((d) => d.version)).toEqual([4]);
+    for (const delivery of after) await other.outbox.remove(delivery.id);
+    expect((await other.configStore.cursors(scope, id))[0].delivered).toBe(4);
+    expect((await sweeper.outbox.pending()).filter((d) => d.taskId === id)).toEqual([]);
   });
 });

@@ -134,11 +134,14 @@ export class RedisPushOutbox implements PushOutbox {
     const key = taskKey(first.scope, first.taskId);
     let caughtUp: Array<{ delivery: PushDelivery; span: Span }> = [];
     if (!this.#spans.has(key)) {
-      // Claim the task's deliveries unless another replica holds them (it took over what a dead
-      // replica owed, and delivers that): then only this event is delivered from here, and the
-      // cursor's compare-and-set keeps it from skipping what is still owed. Held already: #renew.
+      // Claim the task's deliveries unless another replica holds them. Held elsewhere (a replica
+      // still delivering, or one that died owing events), this event is not delivered from here:
+      // sent now it could overtake the events owed before it. It is in the task's stream and the
+      // configs' cursors are behind it, so the holder, or the replica that takes the claim over once
+      // it is released or expires, delivers it in order. Held already here: #renew.
       const won = await this.#client.sendCommand<string | null>(['SET', this.#keys.pushClaim(key), this.#id, 'NX', 'PX', String(this.#ttlMs)]);
-      if (won === 'OK') caughtUp = await this.#owed(first.scope, first.taskId, first.version);
+      if (won !== 'OK') return out;
+      caughtUp = await this.#owed(first.scope, first.taskId, first.version);
     }
     for (const delivery of deliveries) {
       for (const item of caughtUp.filter((owed) => owed.delivery.configId === delivery.configId)) {
