@@ -2,15 +2,17 @@
  * PostgresTaskStore.removeFinished beyond the contract: a removed task leaves no row in any table
  * of the schema (artifacts, chunks, logged events, push configs, claims, leases), while a task kept
  * keeps all of its; two replicas sweeping at once count each task once; the sweep reads the
- * partial index of finished tasks.
+ * partial index of finished tasks, which a schema of version 1 gains on open; the router's
+ * `retention` option accepts the store.
  */
 import { randomUUID } from 'node:crypto';
 import type { StreamResponse, Task, TaskScope } from 'a2a-express-kit';
-import { silentLogger } from 'a2a-express-kit';
-import { migratePostgres, PostgresPushConfigStore, PostgresTaskEventBus, PostgresTaskStore } from 'a2a-express-kit/postgres';
+import { createA2ARouter, silentLogger } from 'a2a-express-kit';
+import { migratePostgres, POSTGRES_SCHEMA_VERSION, PostgresPushConfigStore, PostgresTaskEventBus, PostgresTaskStore } from 'a2a-express-kit/postgres';
 import { Pool } from 'pg';
 import { taskKey } from '../../lib/engine/task-key';
 import { finishedBeforeSql } from '../../lib/backends/postgres/postgres-retention';
+import { testCard } from '../helpers/fixtures';
 import { useTestPostgres } from '../helpers/postgres';
 
 const pg = useTestPostgres();
@@ -146,5 +148,29 @@ pg.describe('PostgresTaskStore retention', () => {
       await client.query('ROLLBACK');
       client.release();
     }
+  });
+
+  it('adds the index to a schema of version 1 on open (the upgrade path)', async () => {
+    const schema = `a2a_v1_${randomUUID().replace(/-/g, '').slice(0, 8)}`;
+    await migratePostgres({ pool, schema });
+    // The schema as the previous release left it: step 1 only.
+    await pool.query(`DROP INDEX "${schema}".a2a_tasks_finished`);
+    await pool.query(`UPDATE "${schema}".a2a_schema_version SET version = 1`);
+    await migratePostgres({ pool, schema });
+    expect((await pool.query(`SELECT version FROM "${schema}".a2a_schema_version`)).rows).toEqual([{ version: POSTGRES_SCHEMA_VERSION }]);
+    const indexes = await pool.query(`SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname = 'a2a_tasks_finished'`, [schema]);
+    expect(indexes.rows).toHaveLength(1);
+    expect(indexes.rows[0].indexdef).toMatch(/WHERE \(state = ANY/);
+  });
+
+  it("is accepted by the router's retention option", async () => {
+    const router = createA2ARouter({
+      agentCard: testCard,
+      executor: { execute: (_ctx, events) => events.complete('done') },
+      logger: silentLogger,
+      taskStore: new PostgresTaskStore(connection()),
+      retention: { finishedTaskTtlMs: 60_000 },
+    });
+    await router.close();
   });
 });
