@@ -4,6 +4,7 @@
  * advisory lock, so each step runs once; a database newer than this code is refused.
  */
 import { quoteIdentifier, type PostgresDatabase } from './postgres-client.js';
+import { finishedIndexMigration } from './postgres-retention.js';
 
 /**
  * Each step is a list of statements for table name `t(name)`. Never edit a released step: add one.
@@ -87,6 +88,8 @@ const MIGRATIONS: ReadonlyArray<(t: (name: string) => string) => string[]> = [
       expires_at timestamptz NOT NULL
     )`,
   ],
+  // Retention (removeFinished): the oldest finished tasks of every scope.
+  finishedIndexMigration,
 ];
 
 /** The schema version this code writes. */

@@ -25,6 +25,7 @@ import { PostgresTaskEventBus, taskEventLog } from './postgres-event-bus.js';
 import { connectionShape, databaseOf, type PostgresConnectionOptions } from './postgres-options.js';
 import { loadColumns, taskFromRow, type LoadedRow } from './postgres-task-rows.js';
 import { PostgresTaskWrites } from './postgres-task-writes.js';
+import { finishedTaskRemover } from './postgres-retention.js';
 
 export interface PostgresTaskStoreOptions extends PostgresConnectionOptions {
   /**
@@ -46,6 +47,7 @@ export class PostgresTaskStore implements TaskStore {
   readonly #writes: PostgresTaskWrites;
   readonly #tasks: string;
   readonly #load: string;
+  readonly #removeFinished: (finishedBefore: string, limit: number) => Promise<number>;
 
   constructor(options: PostgresTaskStoreOptions) {
     const parsed = parseOptions('PostgresTaskStore', optionsSchema, options);
@@ -53,6 +55,7 @@ export class PostgresTaskStore implements TaskStore {
     this.#writes = new PostgresTaskWrites(this.#db, parsed.eventBus && taskEventLog(parsed.eventBus));
     this.#tasks = this.#db.table('tasks');
     this.#load = loadColumns(this.#db.table('artifacts'), this.#db.table('artifact_chunks'));
+    this.#removeFinished = finishedTaskRemover(this.#db);
   }
 
   async get(scope: TaskScope, taskId: string): Promise<VersionedTask | undefined> {
@@ -105,5 +108,14 @@ export class PostgresTaskStore implements TaskStore {
     const more = rows.length > query.pageSize;
     const tasks = rows.slice(0, query.pageSize).map(taskFromRow);
     return { tasks, nextPageToken: more ? encodePageToken(tasks[tasks.length - 1]) : '', totalSize: Number(count.total) };
+  }
+
+  /**
+   * Retention: removes up to `limit` finished tasks of every scope whose status timestamp is
+   * before `finishedBefore`, with their artifacts, events, push configs, claims and leases (see
+   * postgres-retention.ts); safe from several replicas at once.
+   */
+  removeFinished(finishedBefore: string, limit: number): Promise<number> {
+    return this.#removeFinished(finishedBefore, limit);
   }
 }
