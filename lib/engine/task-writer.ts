@@ -90,13 +90,10 @@ export class TaskWriter {
       if (base && isTerminal(base.task.status.state)) return { kind: 'ended', task: base.task };
       const reduced = foldTaskInPlace(base?.task, event, { taskId: this.#taskId, contextId: this.#contextId, openingMessage });
       if (!reduced.ok) return { kind: 'refused', reason: reduced.reason };
-      // A follow-up joining the history is told to its own turn only (no subscriber or webhook
-      // gets it): it is no event for a store's event log.
-      const logged = 'userMessage' in event ? undefined : reduced.event;
       let version: number;
       try {
         version = base
-          ? await this.#store.update(this.#scope, reduced.task, base.version, { ...reduced.change, event: logged })
+          ? await this.#store.update(this.#scope, reduced.task, base.version, { ...reduced.change, event: reduced.event })
           : await this.#store.create(this.#scope, reduced.task);
       } catch (error) {
         // Folded in place (an artifact's parts, a status message in the shared history): the copy

@@ -168,6 +168,12 @@ export class TaskChannel<Target = void> {
     return writeFailure(error, this.#taskId, this.#deps.logger, this.#wording.storeFailed);
   }
 
+  /** Tells the bus and the engine's hooks of `commit` only (its writer told its own observer already). */
+  announce(commit: Committed): void {
+    const { event, task, version } = commit;
+    announceCommit(this.#deps, { key: this.#key, scope: this.#scope, taskId: this.#taskId, event, task, version });
+  }
+
   #fanOut(commit: Committed): void {
     const target = this.#listener.committed(commit);
     const { event, task, version } = commit;
