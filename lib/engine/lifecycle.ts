@@ -23,8 +23,8 @@ export const REPLICA_LOST_TEXT = 'The server running this task stopped before th
 
 export class EngineLifecycle {
   readonly #deps: LifecycleDeps;
-  /** Open SubscribeToTask streams, so that close() can end them. */
-  readonly #subscriptions = new Set<() => void>();
+  /** Open SubscribeToTask streams (their end, by the key of the task they follow), so that close() can end them. */
+  readonly #subscriptions = new Map<() => void, string>();
   #closing = false;
   #drained: (() => void) | undefined;
   /** Start-up settlement of tasks a previous process left mid-turn; requests wait for it. */
@@ -99,9 +99,9 @@ export class EngineLifecycle {
     }
   }
 
-  /** Keeps an open stream's `end` until it is forgotten: close() calls it. */
-  trackSubscription(end: () => void): void {
-    this.#subscriptions.add(end);
+  /** Keeps an open stream's `end` (it follows the task under `key`) until it is forgotten: close() calls it. */
+  trackSubscription(key: string, end: () => void): void {
+    this.#subscriptions.set(end, key);
   }
 
   forgetSubscription(end: () => void): void {
@@ -122,6 +122,9 @@ export class EngineLifecycle {
     this.#closing = true;
     clearInterval(this.#sweeper);
     const executions = this.#deps.executions;
+    // Streams of tasks with nothing running here (parked ones) would wait out the grace period for
+    // nothing: they end now; a running task's stream ends after its last event, below.
+    for (const [end, key] of [...this.#subscriptions]) if (!executions.get(key)) end();
     if (executions.size > 0) {
       let timer: NodeJS.Timeout | undefined;
       await new Promise<void>((resolve) => {
@@ -132,6 +135,6 @@ export class EngineLifecycle {
       clearTimeout(timer);
       await Promise.all([...executions.values()].map((execution) => execution.shutdown()));
     }
-    for (const end of [...this.#subscriptions]) end();
+    for (const end of [...this.#subscriptions.keys()]) end();
   }
 }
