@@ -27,6 +27,8 @@ import type { Execution } from './execution/execution.js';
 import { answerFinished } from './execution/cancel.js';
 import { BlockingAnswer } from './blocking-answer.js';
 import { Executions } from './executions.js';
+import { boundBus, boundLeases, boundStore, DEFAULT_STORE_TIMEOUT_MS } from './bounded-seams.js';
+import { Deadlines } from './deadlines.js';
 import { EngineLifecycle } from './lifecycle.js';
 import { MessageIntake, scopeOf } from './message-intake.js';
 import { TaskReader } from './task-reader.js';
@@ -79,6 +81,11 @@ export interface RequestHandlerOptions {
   readonly events?: EngineEvents;
   /** Push notification configs and delivery; absent: the push methods answer PushNotificationNotSupported. */
   readonly push?: PushNotificationService;
+  /**
+   * How long any call to the task store, the bus's history, the leases (plus their wait) or the push
+   * stores may take before the request answers unavailable (503 / -32603). Default 5000 ms; 0: none.
+   */
+  readonly storeTimeoutMs?: number;
 }
 
 /** Receives a stream's events; `onEnd` closes it. */
@@ -108,6 +115,18 @@ export class A2ARequestHandler {
   readonly #bus: TaskEventBus;
 
   constructor(options: RequestHandlerOptions) {
+    const timeoutMs = options.storeTimeoutMs ?? DEFAULT_STORE_TIMEOUT_MS;
+    const deadlines = timeoutMs > 0 ? new Deadlines(timeoutMs) : undefined;
+    if (deadlines) {
+      // Every seam call the engine makes goes through these (one promise per call).
+      options = {
+        ...options,
+        taskStore: boundStore(options.taskStore, deadlines),
+        bus: options.bus && boundBus(options.bus, deadlines),
+        leases: options.leases && boundLeases(options.leases, deadlines),
+      };
+      options.push?.useDeadlines(deadlines);
+    }
     this.#options = options;
     const { taskStore: store, logger, leases } = options;
     const bus = (this.#bus = options.bus ?? new InProcessTaskEventBus());

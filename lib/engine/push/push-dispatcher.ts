@@ -6,6 +6,8 @@
  * configs are removed once its terminal event has been delivered (or given up). Every per-task,
  * per-config and per-host structure is dropped as soon as it is empty.
  */
+import type { Deadlines } from '../deadlines.js';
+import { boundPushConfigs, boundPushOutbox } from './bounded-push-stores.js';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../logger.js';
 import type { StreamResponse, Task } from '../../protocol/schemas.js';
@@ -71,7 +73,7 @@ export interface PushDispatcherDeps {
 }
 
 export class PushDispatcher {
-  readonly #deps: PushDispatcherDeps;
+  #deps: PushDispatcherDeps;
   readonly #hosts: HostLimiter;
   readonly #tasks = new Map<string, TaskEntry>();
   readonly #queues = new Map<string, ConfigQueue>();
@@ -87,6 +89,12 @@ export class PushDispatcher {
   constructor(deps: PushDispatcherDeps) {
     this.#deps = deps;
     this.#hosts = new HostLimiter(deps.settings.maxInFlightPerHost);
+  }
+
+  /** Puts every config store and outbox call under `deadlines` (the engine's storeTimeoutMs). */
+  useDeadlines(deadlines: Deadlines): void {
+    const deps = this.#deps;
+    this.#deps = { ...deps, configs: boundPushConfigs(deps.configs, deadlines), outbox: boundPushOutbox(deps.outbox, deadlines) };
   }
 
   /** Fan-outs and deliveries not yet done in this process (0 when nothing is held). */

@@ -21,6 +21,9 @@ import type { EngineEvents } from '../engine-events.js';
 import type { TaskScope, TaskStore, VersionedTask } from '../seams/task-store.js';
 import { PushConfigLimitError, type PushConfigStore, type PushProtocol, type StoredPushConfig } from '../seams/push-config-store.js';
 import type { PushDispatcher } from './push-dispatcher.js';
+import { boundPushConfigs } from './bounded-push-stores.js';
+import { boundStore } from '../bounded-seams.js';
+import type { Deadlines } from '../deadlines.js';
 import { WebhookRefusedError, type SsrfGuard } from './ssrf-guard.js';
 
 /** What Get and List answer instead of a config's credentials (§13.2: they are secrets). */
@@ -52,7 +55,7 @@ const MAX_URL = 2048;
 const MAX_SECRET = 4096;
 
 export class PushNotificationService {
-  readonly #deps: PushServiceDeps;
+  #deps: PushServiceDeps;
   readonly #inline = new AsyncLocalStorage<InlineClaim>();
   /** The engine listener: every committed event goes to the dispatcher, in its request's context. */
   readonly events: EngineEvents;
@@ -66,6 +69,13 @@ export class PushNotificationService {
         deps.dispatcher.eventCommitted(scope, info.taskId, info.event, info.task, info.version, AsyncLocalStorage.snapshot(), before);
       },
     };
+  }
+
+  /** Puts every push store and task store call under `deadlines` (the engine's storeTimeoutMs). */
+  useDeadlines(deadlines: Deadlines): void {
+    const deps = this.#deps;
+    this.#deps = { ...deps, taskStore: boundStore(deps.taskStore, deadlines), configs: boundPushConfigs(deps.configs, deadlines) };
+    deps.dispatcher.useDeadlines(deadlines);
   }
 
   /**
