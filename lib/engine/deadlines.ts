@@ -3,6 +3,7 @@
  * stores): a store that never answers (a paused Redis, a hung database, a user's store with a lost
  * promise) fails the call after `ms` instead of hanging the request for the whole outage.
  */
+import type { StoreOutage } from './store-outage.js';
 
 /** A seam call that did not settle within its deadline; the engine answers it as unavailable. */
 export class SeamTimeoutError extends Error {
@@ -29,12 +30,15 @@ interface Pending {
  */
 export class Deadlines {
   readonly #ms: number;
+  readonly #outage: StoreOutage | undefined;
   #queue: Pending[] = [];
   #head = 0;
   #timer: NodeJS.Timeout | undefined;
 
-  constructor(ms: number) {
+  /** `ms` <= 0: no deadline (calls are only watched by `outage`, which hears every call's end). */
+  constructor(ms: number, outage?: StoreOutage) {
     this.#ms = ms;
+    this.#outage = outage;
   }
 
   get ms(): number {
@@ -45,16 +49,20 @@ export class Deadlines {
   bound<T>(promise: Promise<T>, call: string, extraMs = 0): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const pending: Pending = { at: performance.now() + this.#ms + extraMs, call, reject, settled: false };
+      const outage = this.#outage;
       promise.then(
         (value) => {
           pending.settled = true;
+          if (outage?.ongoing) outage.answered(call);
           resolve(value);
         },
         (error: unknown) => {
           pending.settled = true;
+          outage?.failed(call, error);
           reject(error);
         },
       );
+      if (this.#ms <= 0) return;
       if (extraMs === 0) this.#enqueue(pending);
       else this.#single(pending);
     });
@@ -102,7 +110,9 @@ export class Deadlines {
   #expire(pending: Pending): void {
     if (pending.settled) return;
     pending.settled = true;
-    pending.reject(new SeamTimeoutError(pending.call, this.#ms));
+    const error = new SeamTimeoutError(pending.call, this.#ms);
+    this.#outage?.failed(pending.call, error);
+    pending.reject(error);
   }
 }
 

@@ -8,6 +8,7 @@ import type { Logger } from '../logger.js';
 import type { Executions } from './executions.js';
 import type { LeasedTask, TaskLeases } from './seams/task-leases.js';
 import type { TaskStore } from './seams/task-store.js';
+import type { OwedWrite, OwedWrites } from './owed-writes.js';
 import { taskKey } from './task-key.js';
 
 export interface LifecycleDeps {
@@ -16,6 +17,8 @@ export interface LifecycleDeps {
   readonly logger: Logger;
   /** Per-task leases (several replicas on one store); none for one process. */
   readonly leases?: TaskLeases;
+  /** The final writes a store outage refused, tried again while the process lives. */
+  readonly owed?: OwedWrites;
 }
 
 export const RESTARTED_TEXT = 'The server restarted before the agent finished this task.';
@@ -99,6 +102,21 @@ export class EngineLifecycle {
     }
   }
 
+  /**
+   * A final write a store outage refused (see OwedWrites): made by a fresh execution of the task,
+   * unless one is live here (it owns the task; the write stays owed until it is idle). Rejects
+   * when the store still fails.
+   */
+  async settleOwed(write: OwedWrite): Promise<void> {
+    const { key, scope, taskId, contextId, state, text } = write;
+    const { executions, owed } = this.#deps;
+    if (executions.get(key)) {
+      owed?.owe(write);
+      return;
+    }
+    await executions.open(key, scope, taskId, contextId).settleOwed(state, text);
+  }
+
   /** Keeps an open stream's `end` (it follows the task under `key`) until it is forgotten: close() calls it. */
   trackSubscription(key: string, end: () => void): void {
     this.#subscriptions.set(end, key);
@@ -121,6 +139,7 @@ export class EngineLifecycle {
   async close(graceMs: number): Promise<void> {
     this.#closing = true;
     clearInterval(this.#sweeper);
+    this.#deps.owed?.close();
     const executions = this.#deps.executions;
     // Streams of tasks with nothing running here (parked ones) would wait out the grace period for
     // nothing: they end now; a running task's stream ends after its last event, below.

@@ -49,7 +49,9 @@ export type Commit =
 export function writeFailure(error: unknown, taskId: string, logger: Logger, failed = 'the task store failed'): A2AError {
   if (error instanceof A2AError) return error;
   if (error instanceof TaskNotFoundInStoreError) return taskNotFound(taskId);
-  logger.error({ err: error, taskId }, error instanceof TaskExistsError ? 'task id collision in the store' : failed);
+  if (error instanceof TaskExistsError) logger.error({ err: error, taskId }, 'task id collision in the store');
+  // An outage is logged once by the engine's StoreOutage account; here one debug line per request.
+  else logger.debug({ err: error, taskId }, failed);
   return error instanceof TaskExistsError || error instanceof TaskVersionConflictError ? new A2AError('Internal') : new A2AError('Unavailable');
 }
 

@@ -3,7 +3,7 @@
  * writer of the task here), its cancel and its replica guard. It exists only while a turn, a cancel
  * or an orphan settlement runs, then tells its registry it is idle.
  */
-import { acceptsNoMoreMessages, shuttingDown } from '../../errors.js';
+import { A2AError, acceptsNoMoreMessages, shuttingDown } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import type { Task } from '../../protocol/schemas.js';
 import type { EngineEvents } from '../engine-events.js';
@@ -111,6 +111,32 @@ export class Execution {
   }
 
   /**
+   * A final write the store refused (see OwedWrites), made now on the task as stored unless it
+   * ended meanwhile. With leases, only while holding the task's lease (a replica that holds it
+   * runs the task now). A store failure rejects (and the write is owed again).
+   */
+  async settleOwed(state: 'TASK_STATE_FAILED' | 'TASK_STATE_CANCELED', text: string): Promise<void> {
+    // Only a fresh execution settles (the lifecycle makes one when none is live here).
+    if (this.#queue.current || this.#busy || this.#guard.leased || this.#queue.waiting > 0) return;
+    this.#busy = true; // nothing else starts meanwhile
+    try {
+      if (!(await this.#guard.leaseNow())) return;
+      const channel = this.#channel;
+      try {
+        await channel.reload();
+      } catch (error) {
+        if (error instanceof A2AError && error.kind === 'TaskNotFound') return; // gone: nothing owed
+        throw error;
+      }
+      if (isTerminal(channel.task!.status.state)) return;
+      await channel.enqueue(() => channel.commitEngineStatus(state, text));
+    } finally {
+      this.#busy = false;
+      this.#afterTurn();
+    }
+  }
+
+  /**
    * Server shutdown: queued turns are refused, the running turn is aborted and its task FAILED with
    * the reason (one process owns its turns; nothing else would ever finish them). Resolves once written.
    */
@@ -156,7 +182,11 @@ export class Execution {
       };
       await this.#deps.executor.execute(context, new TaskEvents(new LiveSink(this.#live, turn)));
     } catch (error) {
-      if (!turn.closed && !turn.canceled) this.#deps.logger.error({ err: error, taskId: this.taskId }, 'execute() threw; the task is failed');
+      if (!turn.closed && !turn.canceled) {
+        // The store's failure, passed through publish(): the outage is logged once elsewhere.
+        if (error instanceof A2AError && error.kind === 'Unavailable') this.#deps.logger.debug({ err: error, taskId: this.taskId }, 'execute() threw a store failure; the task is failed');
+        else this.#deps.logger.error({ err: error, taskId: this.taskId }, 'execute() threw; the task is failed');
+      }
       turn.settle();
       if (!turn.closed) await channel.enqueue(() => this.#endUnfinished(turn, false));
       return;

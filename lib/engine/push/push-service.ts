@@ -208,7 +208,8 @@ export class PushNotificationService {
   /** A store that failed: logged, answered as unavailable (never its own text). */
   #storeFailure(error: unknown): A2AError {
     if (error instanceof A2AError) return error;
-    this.#deps.logger.error({ err: error }, 'push notifications: a store failed');
+    // An outage is logged once by the engine's StoreOutage account; here one debug line per request.
+    this.#deps.logger.debug({ err: error }, 'push notifications: a store failed');
     return new A2AError('Unavailable');
   }
 }
