@@ -65,8 +65,10 @@ export class PushNotificationService {
     this.events = {
       taskEvent: (info) => {
         const scope = { tenant: info.tenant, owner: info.owner };
+        const claim = this.#inline.getStore();
         const before = this.#claimInline(scope, info.taskId);
-        deps.dispatcher.eventCommitted(scope, info.taskId, info.event, info.task, info.version, AsyncLocalStorage.snapshot(), before);
+        const v03 = before !== undefined && claim!.config.protocol === '0.3';
+        deps.dispatcher.eventCommitted(scope, info.taskId, info.event, info.task, info.version, AsyncLocalStorage.snapshot(), before, v03);
       },
     };
   }
@@ -89,6 +91,7 @@ export class PushNotificationService {
   async create(scope: TaskScope, request: CreateTaskPushNotificationConfigRequest, protocol: PushProtocol = '1.0'): Promise<TaskPushNotificationConfig> {
     const { task } = await this.#visibleTask(scope, request.taskId);
     const config = await this.#validated(request, request.taskId, protocol, '');
+    if (protocol === '0.3') this.#deps.dispatcher.expectV03(scope, task.id);
     try {
       await this.#deps.configs.put(scope, config, this.#deps.maxConfigsPerTask);
     } catch (error) {
