@@ -21,6 +21,8 @@ interface Pending {
   readonly call: string;
   readonly reject: (error: Error) => void;
   settled: boolean;
+  /** Its own timer (a call with extra time), cleared when it settles. */
+  timer?: NodeJS.Timeout;
 }
 
 /**
@@ -34,6 +36,8 @@ export class Deadlines {
   #queue: Pending[] = [];
   #head = 0;
   #timer: NodeJS.Timeout | undefined;
+  /** Calls in the queue not settled yet: at 0 the timer is cleared, so nothing is left behind when idle. */
+  #unsettled = 0;
 
   /** `ms` <= 0: no deadline (calls are only watched by `outage`, which hears every call's end). */
   constructor(ms: number, outage?: StoreOutage) {
@@ -52,12 +56,12 @@ export class Deadlines {
       const outage = this.#outage;
       promise.then(
         (value) => {
-          pending.settled = true;
+          this.#settle(pending);
           if (outage?.ongoing) outage.answered(call);
           resolve(value);
         },
         (error: unknown) => {
-          pending.settled = true;
+          this.#settle(pending);
           outage?.failed(call, error);
           reject(error);
         },
@@ -68,15 +72,28 @@ export class Deadlines {
     });
   }
 
+  #settle(pending: Pending): void {
+    if (pending.settled) return;
+    pending.settled = true;
+    if (pending.timer !== undefined) clearTimeout(pending.timer);
+    else if (this.#ms > 0 && --this.#unsettled === 0) {
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+      this.#queue = [];
+      this.#head = 0;
+    }
+  }
+
   #enqueue(pending: Pending): void {
+    this.#unsettled++;
     this.#queue.push(pending);
     if (this.#timer === undefined) this.#arm(pending.at);
   }
 
   /** A call with a longer deadline of its own (a lease wait) falls outside the FIFO order. */
   #single(pending: Pending): void {
-    const timer = setTimeout(() => this.#expire(pending), pending.at - performance.now());
-    timer.unref();
+    pending.timer = setTimeout(() => this.#expire(pending), pending.at - performance.now());
+    pending.timer.unref();
   }
 
   #arm(at: number): void {
@@ -110,6 +127,7 @@ export class Deadlines {
   #expire(pending: Pending): void {
     if (pending.settled) return;
     pending.settled = true;
+    if (pending.timer === undefined) this.#unsettled--;
     const error = new SeamTimeoutError(pending.call, this.#ms);
     this.#outage?.failed(pending.call, error);
     pending.reject(error);
