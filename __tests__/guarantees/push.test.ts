@@ -80,6 +80,25 @@ describe.each(BINDINGS)('push guarantees over %s', (binding) => {
     expect(delivered.map((a) => a.turn)).toEqual(mine.map((info) => info.turn));
   });
 
+  it("a follow-up's return to WORKING reaches the webhook, between the parked and the final state (issue 19, item 4)", async () => {
+    const mine = new URL(receiver.url);
+    mine.searchParams.set('follow-up', binding);
+    const path = `${mine.pathname}${mine.search}`;
+    const first = await a2a().call(
+      'SendMessage',
+      { ...userMessage('park'), configuration: { taskPushNotificationConfig: { url: mine.toString() } } },
+      { headers: as('alice') },
+    );
+    const taskId: string = first.result.task.id;
+    await a2a().call('SendMessage', userMessage('friday', { taskId }), { headers: as('alice') });
+    const states = () =>
+      receiver.delivered
+        .filter((r) => r.path === path)
+        .map((r) => (r.body.task ?? r.body.statusUpdate)?.status.state as string);
+    await until(() => states().length >= 3, 'three deliveries');
+    expect(states()).toEqual(['TASK_STATE_INPUT_REQUIRED', 'TASK_STATE_WORKING', 'TASK_STATE_COMPLETED']);
+  });
+
   it("answers another owner's or tenant's task and configs exactly like missing ones, and changes nothing", async () => {
     const created = await a2a().call('SendMessage', userMessage('park'), { headers: as('alice') });
     const taskId: string = created.result.task.id;

@@ -141,7 +141,11 @@ describe.each(BINDINGS)('faithful streams over %s', (binding) => {
     expect(followUp.result.task.status.state).toBe('TASK_STATE_COMPLETED');
     const rest: unknown[] = [];
     for await (const item of frames) rest.push(item.event ?? item.error);
-    expect(rest).toEqual([{ statusUpdate: expect.objectContaining({ status: expect.objectContaining({ state: 'TASK_STATE_COMPLETED' }) }) }]);
+    // The follow-up's return to WORKING is announced before the next states (issue 19, item 4).
+    expect(rest).toEqual([
+      { statusUpdate: { taskId: parked.id, contextId: parked.contextId, status: { state: 'TASK_STATE_WORKING', timestamp: expect.any(String) } } },
+      { statusUpdate: expect.objectContaining({ status: expect.objectContaining({ state: 'TASK_STATE_COMPLETED' }) }) },
+    ]);
     await until(() => server.router.liveObservers === 0, 'subscription released');
 
     const refused = await a2a().stream('SubscribeToTask', { id: parked.id });

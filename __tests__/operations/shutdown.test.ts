@@ -63,6 +63,38 @@ describe('router.close()', () => {
     expect(server.router.liveObservers).toBe(0);
   });
 
+  it('ends the streams of parked tasks at once, while a running turn still has its grace period (issue 21, item 4)', async () => {
+    const release = deferred();
+    const started = deferred();
+    const executor: AgentExecutor = {
+      async execute(ctx, events) {
+        if (ctx.userText === 'park') return events.requireInput('more?');
+        await events.start();
+        started.resolve();
+        await release.promise;
+        await events.complete('finished during the drain');
+      },
+    };
+    server = await startAgent(executor);
+    const parked: Task = (await rpc(server.url, 'SendMessage', userMessage('park'))).body.result.task;
+    const subscribed = readAll(await openStream(server.url, 'SubscribeToTask', { id: parked.id }));
+    const running = await openStream(server.url, 'SendStreamingMessage', userMessage('work'));
+    const runningEvents = readAll(running);
+    await started.promise;
+    const runningTask = (await rpc(server.url, 'ListTasks', {})).body.result.tasks.find((t: Task) => t.id !== parked.id) as Task;
+    const runningSubscriber = readAll(await openStream(server.url, 'SubscribeToTask', { id: runningTask.id }));
+
+    const closed = server.router.close({ graceMs: 60_000 });
+    // The parked task's stream ends (cleanly, after its snapshot) while the turn is still running.
+    expect(await subscribed).toEqual([{ task: parked }]);
+    expect(server.router.liveExecutions).toBe(1);
+    release.resolve();
+    await closed;
+    // The running task's streams end after its final event.
+    expect(stateOf((await runningEvents).at(-1))).toBe('TASK_STATE_COMPLETED');
+    expect(stateOf((await runningSubscriber).at(-1))).toBe('TASK_STATE_COMPLETED');
+  });
+
   it('after the grace period, aborts what still runs: the task is FAILED with a reason, streams end after their last event', async () => {
     const started = deferred();
     let running = 0;

@@ -66,8 +66,10 @@ describe('push delivery on SQLite across a SIGKILL', () => {
     const parkedAt = all.findIndex((event) => stateOf(event) === 'TASK_STATE_INPUT_REQUIRED');
     expect(parkedAt).toBeGreaterThanOrEqual(0);
     const committed = all.slice(parkedAt + 1);
-    // The agent's updates: WORKING, 3 progress ones (the follow-up joining the history is told to its turn only).
-    expect(committed.length).toBe(4);
+    // The follow-up's return to WORKING (announced like every committed change, issue 19 item 4),
+    // then the agent's updates: WORKING, 3 progress ones.
+    expect(committed.length).toBe(5);
+    expect(committed[0]).toEqual({ statusUpdate: expect.objectContaining({ taskId, status: expect.objectContaining({ state: 'TASK_STATE_WORKING' }) }) });
 
     const second = await startServer(file);
     started.push(second);

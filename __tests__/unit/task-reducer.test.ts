@@ -85,6 +85,8 @@ describe('reduceTask', () => {
     const r = ok(reduceTask(parked, { userMessage: followUp }, ids));
     expect(r.task.status.state).toBe('TASK_STATE_WORKING');
     expect(r.task.history).toEqual([opening, agent('which day?'), followUp]);
+    // Subscribers and webhooks are told the return to WORKING (issue 19, item 4).
+    expect(r.event).toEqual({ statusUpdate: { taskId: ids.taskId, contextId: ids.contextId, status: r.task.status } });
     expect(refused(reduceTask(undefined, { userMessage: followUp }, ids))).toMatch(/does not exist/);
   });
 

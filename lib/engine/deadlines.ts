@@ -3,6 +3,7 @@
  * stores): a store that never answers (a paused Redis, a hung database, a user's store with a lost
  * promise) fails the call after `ms` instead of hanging the request for the whole outage.
  */
+import type { StoreOutage } from './store-outage.js';
 
 /** A seam call that did not settle within its deadline; the engine answers it as unavailable. */
 export class SeamTimeoutError extends Error {
@@ -20,6 +21,8 @@ interface Pending {
   readonly call: string;
   readonly reject: (error: Error) => void;
   settled: boolean;
+  /** Its own timer (a call with extra time), cleared when it settles. */
+  timer?: NodeJS.Timeout;
 }
 
 /**
@@ -29,12 +32,17 @@ interface Pending {
  */
 export class Deadlines {
   readonly #ms: number;
+  readonly #outage: StoreOutage | undefined;
   #queue: Pending[] = [];
   #head = 0;
   #timer: NodeJS.Timeout | undefined;
+  /** Calls in the queue not settled yet: at 0 the timer is cleared, so nothing is left behind when idle. */
+  #unsettled = 0;
 
-  constructor(ms: number) {
+  /** `ms` <= 0: no deadline (calls are only watched by `outage`, which hears every call's end). */
+  constructor(ms: number, outage?: StoreOutage) {
     this.#ms = ms;
+    this.#outage = outage;
   }
 
   get ms(): number {
@@ -45,30 +53,47 @@ export class Deadlines {
   bound<T>(promise: Promise<T>, call: string, extraMs = 0): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const pending: Pending = { at: performance.now() + this.#ms + extraMs, call, reject, settled: false };
+      const outage = this.#outage;
       promise.then(
         (value) => {
-          pending.settled = true;
+          this.#settle(pending);
+          if (outage?.ongoing) outage.answered(call);
           resolve(value);
         },
         (error: unknown) => {
-          pending.settled = true;
+          this.#settle(pending);
+          outage?.failed(call, error);
           reject(error);
         },
       );
+      if (this.#ms <= 0) return;
       if (extraMs === 0) this.#enqueue(pending);
       else this.#single(pending);
     });
   }
 
+  #settle(pending: Pending): void {
+    if (pending.settled) return;
+    pending.settled = true;
+    if (pending.timer !== undefined) clearTimeout(pending.timer);
+    else if (this.#ms > 0 && --this.#unsettled === 0) {
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+      this.#queue = [];
+      this.#head = 0;
+    }
+  }
+
   #enqueue(pending: Pending): void {
+    this.#unsettled++;
     this.#queue.push(pending);
     if (this.#timer === undefined) this.#arm(pending.at);
   }
 
   /** A call with a longer deadline of its own (a lease wait) falls outside the FIFO order. */
   #single(pending: Pending): void {
-    const timer = setTimeout(() => this.#expire(pending), pending.at - performance.now());
-    timer.unref();
+    pending.timer = setTimeout(() => this.#expire(pending), pending.at - performance.now());
+    pending.timer.unref();
   }
 
   #arm(at: number): void {
@@ -102,7 +127,10 @@ export class Deadlines {
   #expire(pending: Pending): void {
     if (pending.settled) return;
     pending.settled = true;
-    pending.reject(new SeamTimeoutError(pending.call, this.#ms));
+    if (pending.timer === undefined) this.#unsettled--;
+    const error = new SeamTimeoutError(pending.call, this.#ms);
+    this.#outage?.failed(pending.call, error);
+    pending.reject(error);
   }
 }
 

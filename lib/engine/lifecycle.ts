@@ -10,6 +10,7 @@ import type { ResumeReason } from './executor.js';
 import type { Executions } from './executions.js';
 import type { LeasedTask, TaskLeases } from './seams/task-leases.js';
 import type { TaskStore } from './seams/task-store.js';
+import type { OwedWrite, OwedWrites } from './owed-writes.js';
 import { taskKey } from './task-key.js';
 
 export interface LifecycleDeps {
@@ -18,6 +19,8 @@ export interface LifecycleDeps {
   readonly logger: Logger;
   /** Per-task leases (several replicas on one store); none for one process. */
   readonly leases?: TaskLeases;
+  /** The final writes a store outage refused, tried again while the process lives. */
+  readonly owed?: OwedWrites;
 }
 
 export const RESTARTED_TEXT = 'The server restarted before the agent finished this task.';
@@ -25,8 +28,8 @@ export const REPLICA_LOST_TEXT = 'The server running this task stopped before th
 
 export class EngineLifecycle {
   readonly #deps: LifecycleDeps;
-  /** Open SubscribeToTask streams, so that close() can end them. */
-  readonly #subscriptions = new Set<() => void>();
+  /** Open SubscribeToTask streams (their end, by the key of the task they follow), so that close() can end them. */
+  readonly #subscriptions = new Map<() => void, string>();
   #closing = false;
   #drained: (() => void) | undefined;
   /** Start-up settlement of tasks a previous process left mid-turn; requests wait for it. */
@@ -104,9 +107,24 @@ export class EngineLifecycle {
     }
   }
 
-  /** Keeps an open stream's `end` until it is forgotten: close() calls it. */
-  trackSubscription(end: () => void): void {
-    this.#subscriptions.add(end);
+  /**
+   * A final write a store outage refused (see OwedWrites): made by a fresh execution of the task,
+   * unless one is live here (it owns the task; the write stays owed until it is idle). Rejects
+   * when the store still fails.
+   */
+  async settleOwed(write: OwedWrite): Promise<void> {
+    const { key, scope, taskId, contextId, state, text } = write;
+    const { executions, owed } = this.#deps;
+    if (executions.get(key)) {
+      owed?.owe(write);
+      return;
+    }
+    await executions.open(key, scope, taskId, contextId).settleOwed(state, text);
+  }
+
+  /** Keeps an open stream's `end` (it follows the task under `key`) until it is forgotten: close() calls it. */
+  trackSubscription(key: string, end: () => void): void {
+    this.#subscriptions.set(end, key);
   }
 
   forgetSubscription(end: () => void): void {
@@ -126,7 +144,11 @@ export class EngineLifecycle {
   async close(graceMs: number): Promise<void> {
     this.#closing = true;
     clearInterval(this.#sweeper);
+    this.#deps.owed?.close();
     const executions = this.#deps.executions;
+    // Streams of tasks with nothing running here (parked ones) would wait out the grace period for
+    // nothing: they end now; a running task's stream ends after its last event, below.
+    for (const [end, key] of [...this.#subscriptions]) if (!executions.get(key)) end();
     if (executions.size > 0) {
       let timer: NodeJS.Timeout | undefined;
       await new Promise<void>((resolve) => {
@@ -137,6 +159,6 @@ export class EngineLifecycle {
       clearTimeout(timer);
       await Promise.all([...executions.values()].map((execution) => execution.shutdown()));
     }
-    for (const end of [...this.#subscriptions]) end();
+    for (const end of [...this.#subscriptions.keys()]) end();
   }
 }

@@ -27,6 +27,10 @@ import type { Execution } from './execution/execution.js';
 import { answerFinished } from './execution/cancel.js';
 import { BlockingAnswer } from './blocking-answer.js';
 import { Executions } from './executions.js';
+import { boundBus, boundLeases, boundStore, DEFAULT_STORE_TIMEOUT_MS } from './bounded-seams.js';
+import { Deadlines } from './deadlines.js';
+import { StoreOutage } from './store-outage.js';
+import { OwedWrites } from './owed-writes.js';
 import { EngineLifecycle } from './lifecycle.js';
 import { MessageIntake, scopeOf } from './message-intake.js';
 import { TaskReader } from './task-reader.js';
@@ -79,6 +83,11 @@ export interface RequestHandlerOptions {
   readonly events?: EngineEvents;
   /** Push notification configs and delivery; absent: the push methods answer PushNotificationNotSupported. */
   readonly push?: PushNotificationService;
+  /**
+   * How long any call to the task store, the bus's history, the leases (plus their wait) or the push
+   * stores may take before the request answers unavailable (503 / -32603). Default 5000 ms; 0: none.
+   */
+  readonly storeTimeoutMs?: number;
 }
 
 /** Receives a stream's events; `onEnd` closes it. */
@@ -108,16 +117,27 @@ export class A2ARequestHandler {
   readonly #bus: TaskEventBus;
 
   constructor(options: RequestHandlerOptions) {
+    // Every seam call the engine makes goes through one Deadlines (one promise per call), which
+    // also tells the outage account how each call ended.
+    const deadlines = new Deadlines(options.storeTimeoutMs ?? DEFAULT_STORE_TIMEOUT_MS, new StoreOutage(options.logger));
+    options = {
+      ...options,
+      taskStore: boundStore(options.taskStore, deadlines),
+      bus: options.bus && boundBus(options.bus, deadlines),
+      leases: options.leases && boundLeases(options.leases, deadlines),
+    };
+    options.push?.useDeadlines(deadlines);
     this.#options = options;
     const { taskStore: store, logger, leases } = options;
     const bus = (this.#bus = options.bus ?? new InProcessTaskEventBus());
     const registry = options.registry ?? new LocalExecutionRegistry<Execution>();
-    const deps = { store, bus, executor: options.executor, logger, events: options.events, leases };
+    const owed = new OwedWrites({ logger, settle: (write) => this.#lifecycle.settleOwed(write) });
+    const deps = { store, bus, executor: options.executor, logger, events: options.events, leases, owed };
     const timing = { turnTimeoutMs: options.turnTimeoutMs ?? 0, leaseWaitMs: options.leaseWaitMs ?? 30_000, cancelGraceMs: options.cancelGracePeriodMs };
     const executions = (this.#executions = new Executions(registry, { ...deps, ...timing }, () => this.#lifecycle.executionIdle()));
     const card = options.agentCard;
     const inputModes = new MediaTypeFilter([...card.defaultInputModes, ...card.skills.flatMap((s) => s.inputModes ?? [])]);
-    const lifecycle = (this.#lifecycle = new EngineLifecycle({ store, executions, logger, leases }));
+    const lifecycle = (this.#lifecycle = new EngineLifecycle({ store, executions, logger, leases, owed }));
     const reader = (this.#reader = new TaskReader(store, lifecycle, logger));
     const pushService = () => this.#pushService();
     this.#intake = new MessageIntake({ executions, lifecycle, reader, inputModes, pushService, leased: leases !== undefined });

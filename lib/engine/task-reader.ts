@@ -40,7 +40,8 @@ export class TaskReader {
   /** A store that failed: logged, and answered as unavailable (never its own text). */
   storeFailure(error: unknown): A2AError {
     if (error instanceof A2AError) return error;
-    this.#logger.error({ err: error }, 'the task store failed');
+    // An outage is logged once by the engine's StoreOutage account; here one debug line per request.
+    this.#logger.debug({ err: error }, 'the task store failed');
     return new A2AError('Unavailable');
   }
 }

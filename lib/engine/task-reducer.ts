@@ -86,12 +86,11 @@ export function reduceTask(current: Task | undefined, event: TaskEvent, ctx: Red
  */
 function reduceUserMessage(current: Task | undefined, message: Message, ctx: ReduceContext): Reduction {
   if (!current) return refuse(`task ${ctx.taskId} does not exist yet`);
-  const task: Task = {
-    ...current,
-    status: { state: 'TASK_STATE_WORKING', timestamp: now() },
-    history: [...(current.history ?? []), message],
-  };
-  return { ok: true, task, change: REPLACE, event: { task } };
+  const status: TaskStatus = { state: 'TASK_STATE_WORKING', timestamp: now() };
+  const task: Task = { ...current, status, history: [...(current.history ?? []), message] };
+  // What subscribers and webhooks see: the return to WORKING (a stream's events after its first
+  // are status and artifact updates; status.message is the agent's, so the user's is not in it).
+  return { ok: true, task, change: REPLACE, event: { statusUpdate: { taskId: ctx.taskId, contextId: ctx.contextId, status } } };
 }
 
 function reduceTaskEvent(current: Task | undefined, task: Task, ctx: ReduceContext): Reduction {

@@ -97,7 +97,7 @@ export async function subscribeToTask(
     stop();
     throw shuttingDown();
   }
-  lifecycle.trackSubscription(endForShutdown);
+  lifecycle.trackSubscription(key, endForShutdown);
   if (missed !== undefined) {
     seen = resumeAfter;
     for (const committed of missed) deliver(committed);

@@ -49,7 +49,9 @@ export type Commit =
 export function writeFailure(error: unknown, taskId: string, logger: Logger, failed = 'the task store failed'): A2AError {
   if (error instanceof A2AError) return error;
   if (error instanceof TaskNotFoundInStoreError) return taskNotFound(taskId);
-  logger.error({ err: error, taskId }, error instanceof TaskExistsError ? 'task id collision in the store' : failed);
+  if (error instanceof TaskExistsError) logger.error({ err: error, taskId }, 'task id collision in the store');
+  // An outage is logged once by the engine's StoreOutage account; here one debug line per request.
+  else logger.debug({ err: error, taskId }, failed);
   return error instanceof TaskExistsError || error instanceof TaskVersionConflictError ? new A2AError('Internal') : new A2AError('Unavailable');
 }
 
@@ -90,13 +92,10 @@ export class TaskWriter {
       if (base && isTerminal(base.task.status.state)) return { kind: 'ended', task: base.task };
       const reduced = foldTaskInPlace(base?.task, event, { taskId: this.#taskId, contextId: this.#contextId, openingMessage });
       if (!reduced.ok) return { kind: 'refused', reason: reduced.reason };
-      // A follow-up joining the history is told to its own turn only (no subscriber or webhook
-      // gets it): it is no event for a store's event log.
-      const logged = 'userMessage' in event ? undefined : reduced.event;
       let version: number;
       try {
         version = base
-          ? await this.#store.update(this.#scope, reduced.task, base.version, { ...reduced.change, event: logged })
+          ? await this.#store.update(this.#scope, reduced.task, base.version, { ...reduced.change, event: reduced.event })
           : await this.#store.create(this.#scope, reduced.task);
       } catch (error) {
         // Folded in place (an artifact's parts, a status message in the shared history): the copy

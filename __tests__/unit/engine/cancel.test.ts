@@ -6,6 +6,7 @@ import type { AgentExecutor } from '../../../lib/engine/executor';
 import type { EngineEvents } from '../../../lib/engine/engine-events';
 import { A2AError } from '../../../lib/errors';
 import { aborted, deferred } from '../../helpers/async';
+import { recordingLogger } from '../../push/helpers';
 import { executionDeps, recorder, scope, storeWith, task, turnRequest, userMessage } from './engine-fixtures';
 
 const cancelRequest = { taskId: 'task-1', contextId: 'ctx-1', caller: { id: 'alice', authenticated: true }, tenant: scope.tenant } as unknown as CancelRequest;
@@ -98,6 +99,19 @@ describe('Execution.cancel', () => {
     expect((await store.get(scope, 'task-1'))!.task.status.state).toBe('TASK_STATE_COMPLETED');
     await Promise.resolve();
     expect(answered).toEqual(['not-cancelable']);
+  });
+
+  it('a hook whose canceled() is refused because the task completed first is logged as that race, at info, not as a throw', async () => {
+    const logger = recordingLogger();
+    const { executor, started } = agent(async (_ctx, taskEvents) => {
+      await taskEvents.complete('finished first');
+      await taskEvents.canceled();
+    });
+    const { execution, store } = await runningExecution(executor, started, { logger });
+    await expect(execution.cancel(cancelRequest, 5_000)).rejects.toMatchObject({ kind: 'TaskNotCancelable' });
+    expect((await store.get(scope, 'task-1'))!.task.status.state).toBe('TASK_STATE_COMPLETED');
+    expect(logger.lines.filter((l) => l.level === 'error' || l.level === 'warn')).toEqual([]);
+    expect(logger.lines).toContainEqual({ level: 'info', fields: { taskId: 'task-1', state: 'TASK_STATE_COMPLETED' }, message: 'the task completed before the cancel; it stays COMPLETED' });
   });
 
   it('cancels a parked task (no turn running here): the hook is told so', async () => {

@@ -78,7 +78,7 @@ describe('EngineLifecycle.close', () => {
     execution.submit(turnRequest(userMessage('two'), queued));
     await started.promise;
     let subscriptionEnded = false;
-    lifecycle.trackSubscription(() => (subscriptionEnded = true));
+    lifecycle.trackSubscription('k', () => (subscriptionEnded = true));
 
     await lifecycle.close(10);
     expect(() => lifecycle.refuseWhenClosing()).toThrow('This agent is shutting down; send the message again later');
@@ -117,7 +117,7 @@ describe('EngineLifecycle.close', () => {
     const { lifecycle } = engine(await storeWith(), idleAgent);
     let calls = 0;
     const end = () => calls++;
-    lifecycle.trackSubscription(end);
+    lifecycle.trackSubscription('k', end);
     lifecycle.forgetSubscription(end);
     await lifecycle.close(0);
     expect(calls).toBe(0);

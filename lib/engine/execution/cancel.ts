@@ -11,6 +11,7 @@ import type { AgentExecutor, CancelContext } from '../executor.js';
 import type { TaskEvents } from '../task-events.js';
 import { CANCELED_TEXT, isTerminal } from '../task-state.js';
 import type { TaskChannel } from './task-channel.js';
+import { InvalidAgentEventError } from '../agent-event-error.js';
 import { CancelPublisher, type Publisher, type Turn } from './turn.js';
 
 /** What a cancel() hook is told, less what the execution fills in. */
@@ -73,7 +74,10 @@ export async function runCancel(target: CancelTarget, deps: CancelDeps, request:
           logger.warn({ taskId: target.taskId, graceMs }, 'executor.cancel() did not finish within the grace period');
         }
       } catch (error) {
-        logger.error({ err: error, taskId: target.taskId }, 'executor.cancel() threw; the task is canceled anyway');
+        const ended = channel.task?.status.state;
+        // A benign race: the task ended first, so the hook's event was refused; nothing is canceled.
+        if (error instanceof InvalidAgentEventError && ended && isTerminal(ended)) logger.info({ taskId: target.taskId, state: ended }, endedFirst(ended));
+        else logger.error({ err: error, taskId: target.taskId }, 'executor.cancel() threw; the task is canceled anyway');
       }
     }
     if (turn) {
@@ -89,6 +93,12 @@ export async function runCancel(target: CancelTarget, deps: CancelDeps, request:
     publisher.closed = true;
     clearTimeout(timer);
   }
+}
+
+/** What is logged when the task ended before a cancel could. */
+function endedFirst(state: string): string {
+  const name = state.replace('TASK_STATE_', '');
+  return name === 'COMPLETED' ? 'the task completed before the cancel; it stays COMPLETED' : `the task ended ${name} before the cancel; it stays ${name}`;
 }
 
 function commitCanceled(channel: TaskChannel<unknown>): Promise<void> {

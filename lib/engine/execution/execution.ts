@@ -4,7 +4,7 @@
  * or an orphan settlement (failed, or resumed as a turn by executor.resume()) runs, then tells its
  * registry it is idle.
  */
-import { acceptsNoMoreMessages, shuttingDown } from '../../errors.js';
+import { A2AError, acceptsNoMoreMessages, shuttingDown } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import type { StreamResponse, Task } from '../../protocol/schemas.js';
 import type { EngineEvents } from '../engine-events.js';
@@ -158,6 +158,32 @@ export class Execution {
   }
 
   /**
+   * A final write the store refused (see OwedWrites), made now on the task as stored unless it
+   * ended meanwhile. With leases, only while holding the task's lease (a replica that holds it
+   * runs the task now). A store failure rejects (and the write is owed again).
+   */
+  async settleOwed(state: 'TASK_STATE_FAILED' | 'TASK_STATE_CANCELED', text: string): Promise<void> {
+    // Only a fresh execution settles (the lifecycle makes one when none is live here).
+    if (this.#queue.current || this.#busy || this.#guard.leased || this.#queue.waiting > 0) return;
+    this.#busy = true; // nothing else starts meanwhile
+    try {
+      if (!(await this.#guard.leaseNow())) return;
+      const channel = this.#channel;
+      try {
+        await channel.reload();
+      } catch (error) {
+        if (error instanceof A2AError && error.kind === 'TaskNotFound') return; // gone: nothing owed
+        throw error;
+      }
+      if (isTerminal(channel.task!.status.state)) return;
+      await channel.enqueue(() => channel.commitEngineStatus(state, text));
+    } finally {
+      this.#busy = false;
+      this.#afterTurn();
+    }
+  }
+
+  /**
    * Server shutdown: queued turns are refused, the running turn is aborted and its task FAILED with
    * the reason (one process owns its turns; nothing else would ever finish them). Resolves once written.
    */
@@ -225,7 +251,11 @@ export class Execution {
   }
 
   async #agentFailed(turn: Turn, error: unknown, hook: string, failureText: string): Promise<void> {
-    if (!turn.closed && !turn.canceled) this.#deps.logger.error({ err: error, taskId: this.taskId }, `${hook} threw; the task is failed`);
+    if (!turn.closed && !turn.canceled) {
+      // The store's failure, passed through publish(): the outage is logged once elsewhere.
+      if (error instanceof A2AError && error.kind === 'Unavailable') this.#deps.logger.debug({ err: error, taskId: this.taskId }, `${hook} threw a store failure; the task is failed`);
+      else this.#deps.logger.error({ err: error, taskId: this.taskId }, `${hook} threw; the task is failed`);
+    }
     turn.settle();
     if (!turn.closed) await this.#channel.enqueue(() => this.#endUnfinished(turn, undefined, failureText));
   }

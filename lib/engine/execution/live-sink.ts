@@ -47,7 +47,9 @@ export async function joinHistory(live: LiveTask, turn: Turn): Promise<Task | un
     live.endTurn(turn, { kind: 'error', error: acceptsNoMoreMessages(live.taskId, state) });
     return undefined;
   }
-  turn.notify(result.event, result.version);
+  // The turn's own stream opens with the Task; subscribers and webhooks hear the return to WORKING.
+  turn.notify({ task: result.task }, result.version);
+  live.channel.announce(result);
   return result.previous;
 }
 

@@ -52,6 +52,14 @@ export class ReplicaGuard {
     return this.#deps.leases !== undefined && this.#lease === undefined;
   }
 
+  /** Takes the task's lease if it is free now (true), or holds it already; true without leases. */
+  async leaseNow(): Promise<boolean> {
+    const leases = this.#deps.leases;
+    if (!leases || this.#lease) return true;
+    this.#lease = await leases.acquire(this.#key, { scope: this.#scope, taskId: this.#taskId }, 0);
+    return this.#lease !== undefined;
+  }
+
   /** The lease is held (until release()). */
   get leased(): boolean {
     return this.#lease !== undefined;

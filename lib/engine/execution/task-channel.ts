@@ -9,11 +9,14 @@ import { InvalidAgentEventError } from '../agent-event-error.js';
 import { announceCommit, type AnnounceDeps } from '../announce.js';
 import type { TaskScope, TaskStore, VersionedTask } from '../seams/task-store.js';
 import type { TaskEvent } from '../task-reducer.js';
+import type { OwedWrites } from '../owed-writes.js';
 import { GENERIC_FAILURE_TEXT, engineStatus } from '../task-state.js';
 import { TaskWriter, writeFailure, type Commit } from '../task-writer.js';
 
 export interface ChannelDeps extends AnnounceDeps {
   readonly store: TaskStore;
+  /** Where an engine FAILED or CANCELED the store refused is kept until written; none: given up. */
+  readonly owed?: OwedWrites;
 }
 
 /** A stored event, as the channel fans it out. */
@@ -138,7 +141,9 @@ export class TaskChannel<Target = void> {
       result = await this.commit({ statusUpdate: { taskId: this.#taskId, contextId: this.#contextId, status } });
     } catch (error) {
       const clientError = this.asClientError(error);
-      this.#deps.logger.error({ err: error, taskId: this.#taskId }, `could not store ${state}`);
+      // Still owed: written once the store answers again (see OwedWrites).
+      if (clientError.kind === 'Unavailable' && this.#deps.owed) this.#deps.owed.owe({ key: this.#key, scope: this.#scope, taskId: this.#taskId, contextId: this.#contextId, state, text });
+      else this.#deps.logger.error({ err: error, taskId: this.#taskId }, `could not store ${state}`);
       this.#listener.engineWriteFailed(clientError);
       throw clientError;
     }
@@ -166,6 +171,12 @@ export class TaskChannel<Target = void> {
   /** What a client hears of a store failure (logged, never sent as such). */
   asClientError(error: unknown): A2AError {
     return writeFailure(error, this.#taskId, this.#deps.logger, this.#wording.storeFailed);
+  }
+
+  /** Tells the bus and the engine's hooks of `commit` only (its writer told its own observer already). */
+  announce(commit: Committed): void {
+    const { event, task, version } = commit;
+    announceCommit(this.#deps, { key: this.#key, scope: this.#scope, taskId: this.#taskId, event, task, version });
   }
 
   #fanOut(commit: Committed): void {

@@ -6,6 +6,8 @@
  * configs are removed once its terminal event has been delivered (or given up). Every per-task,
  * per-config and per-host structure is dropped as soon as it is empty.
  */
+import type { Deadlines } from '../deadlines.js';
+import { boundPushConfigs, boundPushOutbox } from './bounded-push-stores.js';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../logger.js';
 import type { StreamResponse, Task } from '../../protocol/schemas.js';
@@ -39,6 +41,14 @@ export interface PushDeliveryObserver {
 
 /** Runs `fn` in the async context captured with the event (AsyncLocalStorage.snapshot()). */
 type RunIn = <R>(fn: () => R) => R;
+
+/** The task as of its commit: the arrays the writer appends to in place (artifacts, their parts, history) copied. */
+function asCommitted(task: Task): Task {
+  const copy = { ...task };
+  if (task.artifacts) copy.artifacts = task.artifacts.map((artifact) => ({ ...artifact, parts: artifact.parts.slice() }));
+  if (task.history) copy.history = task.history.slice();
+  return copy;
+}
 const runHere: RunIn = (fn) => fn();
 
 interface Queued {
@@ -70,7 +80,7 @@ export interface PushDispatcherDeps {
 }
 
 export class PushDispatcher {
-  readonly #deps: PushDispatcherDeps;
+  #deps: PushDispatcherDeps;
   readonly #hosts: HostLimiter;
   readonly #deliverer: PushDeliverer;
   readonly #tasks = new Map<string, TaskEntry>();
@@ -83,11 +93,27 @@ export class PushDispatcher {
   /** Resolves once resume() queued what the outbox held: later events queue behind it, in version order. */
   #ready: Promise<void> = Promise.resolve();
   #stopWatching: (() => void | Promise<void>) | undefined;
+  /**
+   * Tasks known to have a v0.3 config (whose body is the whole task, built after awaits): their
+   * events get a copy of the task as committed, since the writer appends to its arrays in place.
+   */
+  readonly #v03Tasks = new Set<string>();
 
   constructor(deps: PushDispatcherDeps) {
     this.#deps = deps;
     this.#hosts = new HostLimiter(deps.settings.maxInFlightPerHost);
     this.#deliverer = new PushDeliverer(deps, this.#hosts, this.#abort.signal);
+  }
+
+  /** Puts every config store and outbox call under `deadlines` (the engine's storeTimeoutMs). */
+  useDeadlines(deadlines: Deadlines): void {
+    const deps = this.#deps;
+    this.#deps = { ...deps, configs: boundPushConfigs(deps.configs, deadlines), outbox: boundPushOutbox(deps.outbox, deadlines) };
+  }
+
+  /** A v0.3 config is being stored for the task: its next events keep a copy of the task (see #v03Tasks). */
+  expectV03(scope: TaskScope, taskId: string): void {
+    this.#v03Tasks.add(taskKey(scope, taskId));
   }
 
   /** Fan-outs and deliveries not yet done in this process (0 when nothing is held). */
@@ -107,9 +133,11 @@ export class PushDispatcher {
    * after `before` (an inline config being stored), the task's configs are read and one delivery
    * per config is queued. Steps of one task run in commit order.
    */
-  eventCommitted(scope: TaskScope, taskId: string, event: StreamResponse, task: Task, version: number, run: RunIn, before?: () => Promise<void>): void {
+  eventCommitted(scope: TaskScope, taskId: string, event: StreamResponse, task: Task, version: number, run: RunIn, before?: () => Promise<void>, v03?: boolean): void {
     if (this.#abort.signal.aborted) return;
     const key = taskKey(scope, taskId);
+    if (v03) this.#v03Tasks.add(key);
+    if (this.#v03Tasks.has(key)) task = asCommitted(task);
     let entry = this.#tasks.get(key);
     if (!entry) this.#tasks.set(key, (entry = { tail: Promise.resolve(), steps: 0, finals: 0 }));
     entry.steps++;
@@ -117,7 +145,7 @@ export class PushDispatcher {
     const step = async (): Promise<void> => {
       try {
         if (before) await before();
-        await this.#fanOut(scope, taskId, event, task, version, run, current);
+        await this.#fanOut(key, scope, taskId, event, task, version, run, current);
       } catch (error) {
         this.#deps.logger.error({ err: error, taskId }, 'push notifications: could not queue the deliveries of an event');
       } finally {
@@ -172,11 +200,14 @@ export class PushDispatcher {
     await Promise.allSettled([...this.#drains]);
     // Final counts are this process's bookkeeping only: the outbox has the rest.
     this.#tasks.clear();
+    this.#v03Tasks.clear();
   }
 
-  async #fanOut(scope: TaskScope, taskId: string, event: StreamResponse, task: Task, version: number, run: RunIn, entry: TaskEntry): Promise<void> {
+  async #fanOut(key: string, scope: TaskScope, taskId: string, event: StreamResponse, task: Task, version: number, run: RunIn, entry: TaskEntry): Promise<void> {
     const final = isTerminal(task.status.state);
     const configs = await this.#deps.configs.list(scope, taskId);
+    if (final) this.#v03Tasks.delete(key);
+    else if (configs.some((config) => config.protocol === '0.3')) this.#v03Tasks.add(key);
     // Nothing to deliver (and nothing to remove: a config stored after this read checks the task
     // again, and removes itself if it ended).
     if (configs.length === 0) return;

@@ -21,6 +21,9 @@ import type { EngineEvents } from '../engine-events.js';
 import type { TaskScope, TaskStore, VersionedTask } from '../seams/task-store.js';
 import { PushConfigLimitError, type PushConfigStore, type PushProtocol, type StoredPushConfig } from '../seams/push-config-store.js';
 import type { PushDispatcher } from './push-dispatcher.js';
+import { boundPushConfigs } from './bounded-push-stores.js';
+import { boundStore } from '../bounded-seams.js';
+import type { Deadlines } from '../deadlines.js';
 import { WebhookRefusedError, type SsrfGuard } from './ssrf-guard.js';
 
 /** What Get and List answer instead of a config's credentials (§13.2: they are secrets). */
@@ -52,7 +55,7 @@ const MAX_URL = 2048;
 const MAX_SECRET = 4096;
 
 export class PushNotificationService {
-  readonly #deps: PushServiceDeps;
+  #deps: PushServiceDeps;
   readonly #inline = new AsyncLocalStorage<InlineClaim>();
   /** The engine listener: every committed event goes to the dispatcher, in its request's context. */
   readonly events: EngineEvents;
@@ -62,10 +65,19 @@ export class PushNotificationService {
     this.events = {
       taskEvent: (info) => {
         const scope = { tenant: info.tenant, owner: info.owner };
+        const claim = this.#inline.getStore();
         const before = this.#claimInline(scope, info.taskId);
-        deps.dispatcher.eventCommitted(scope, info.taskId, info.event, info.task, info.version, AsyncLocalStorage.snapshot(), before);
+        const v03 = before !== undefined && claim!.config.protocol === '0.3';
+        deps.dispatcher.eventCommitted(scope, info.taskId, info.event, info.task, info.version, AsyncLocalStorage.snapshot(), before, v03);
       },
     };
+  }
+
+  /** Puts every push store and task store call under `deadlines` (the engine's storeTimeoutMs). */
+  useDeadlines(deadlines: Deadlines): void {
+    const deps = this.#deps;
+    this.#deps = { ...deps, taskStore: boundStore(deps.taskStore, deadlines), configs: boundPushConfigs(deps.configs, deadlines) };
+    deps.dispatcher.useDeadlines(deadlines);
   }
 
   /**
@@ -79,6 +91,7 @@ export class PushNotificationService {
   async create(scope: TaskScope, request: CreateTaskPushNotificationConfigRequest, protocol: PushProtocol = '1.0'): Promise<TaskPushNotificationConfig> {
     const { task } = await this.#visibleTask(scope, request.taskId);
     const config = await this.#validated(request, request.taskId, protocol, '');
+    if (protocol === '0.3') this.#deps.dispatcher.expectV03(scope, task.id);
     try {
       await this.#deps.configs.put(scope, config, this.#deps.maxConfigsPerTask);
     } catch (error) {
@@ -205,7 +218,8 @@ export class PushNotificationService {
   /** A store that failed: logged, answered as unavailable (never its own text). */
   #storeFailure(error: unknown): A2AError {
     if (error instanceof A2AError) return error;
-    this.#deps.logger.error({ err: error }, 'push notifications: a store failed');
+    // An outage is logged once by the engine's StoreOutage account; here one debug line per request.
+    this.#deps.logger.debug({ err: error }, 'push notifications: a store failed');
     return new A2AError('Unavailable');
   }
 }
