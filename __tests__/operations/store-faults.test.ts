@@ -22,9 +22,9 @@ describe('a store call that never settles', () => {
   let server: TestServer;
   afterEach(() => server.close());
 
-  it('answers 503 UNAVAILABLE (HTTP+JSON) and -32603 (JSON-RPC) within the deadline (default 5 s), on both bindings', async () => {
+  it('answers 503 UNAVAILABLE (HTTP+JSON) and -32603 (JSON-RPC) within the deadline (storeTimeoutMs), on both bindings', async () => {
     const store = new FaultyStore();
-    server = await startAgent(parkingAgent, { taskStore: store });
+    server = await startAgent(parkingAgent, { taskStore: store, storeTimeoutMs: 300 });
     const parked = (await a2aClient('jsonrpc', server.url).call('SendMessage', userMessage('park'))).result.task;
     store.mode = 'hang-reads';
     const [rpc, rest] = await Promise.all([

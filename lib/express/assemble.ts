@@ -61,6 +61,7 @@ export function assemble(settings: RouterSettings, logger: Logger): Assembly {
     logger,
     cancelGracePeriodMs: settings.cancelGracePeriodMs,
     turnTimeoutMs: settings.turnTimeoutMs,
+    storeTimeoutMs: settings.storeTimeoutMs,
     extendedAgentCard: settings.extendedAgentCard,
   });
   observability.observe(handler);

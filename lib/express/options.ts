@@ -75,6 +75,12 @@ export class RouterOptionFields {
   readonly streamBufferTotalBytes = z.number().int().min(1024).default(16 * 1024 * 1024);
   /** How long a client may take to read one event larger than streamBufferBytes before its stream is cut. Default 10 s. */
   readonly streamStallMs = z.number().int().min(1).max(600_000).default(10_000);
+  /**
+   * How long any one call to the task store, event bus history, leases or push stores may take
+   * before the engine gives up on it (the client gets 503 UNAVAILABLE / -32603 instead of a hang).
+   * Default 5000 ms; 0: no deadline.
+   */
+  readonly storeTimeoutMs = z.number().int().min(0).max(600_000).default(5_000);
   /** A turn that has not ended after this long is failed (its signal fires). Default 0: no deadline. */
   readonly turnTimeoutMs = z.number().int().min(0).max(2_147_483_647).default(0);
   /** Served by GetExtendedAgentCard to authenticated callers when the card declares it. */
@@ -167,7 +173,7 @@ export class RouterOptionFields {
    * operator says otherwise): `{ finishedTaskTtlMs }` removes tasks that reached a terminal state
    * longer ago than that, with everything kept for them, in batches of `batchSize` (default 100)
    * every `intervalMs` (default 60000). The task store must implement `removeFinished()` (the
-   * in-memory, SQLite and Redis stores do). See docs/stores.md, Retention.
+   * in-memory, SQLite, Redis and PostgreSQL stores do). See docs/stores.md, Retention.
    */
   readonly retention = z
     .strictObject({
