@@ -9,6 +9,7 @@ import type { Logger } from '../logger.js';
 import { statedJsonRpcInterface } from '../protocol/card.js';
 import type { AgentCard } from '../protocol/schemas.js';
 import { rememberMountLayer } from '../middleware/wiring.js';
+import { trimTrailingSlash } from '../http/node-request.js';
 
 /** What Express sets on, and calls of, an object it mounts as a sub-app. */
 export interface MountableApp {
@@ -20,10 +21,16 @@ export interface MountableApp {
 }
 
 /**
- * Makes `router` mountable as a sub-app; returns where it is mounted through its parent apps.
+ * Makes `router` mountable as a sub-app; returns where it is mounted through its parent apps
+ * (no trailing `/`), or undefined before an app mounted it (a Router emits no 'mount').
  * `checkCard`: with JSON-RPC off, a JSON-RPC interface in the card is served elsewhere.
  */
-export function makeMountable(router: MountableApp & ((req: Request, res: Response, next: NextFunction) => void), card: AgentCard, checkCard: boolean, logger: Logger): () => string {
+export function makeMountable(
+  router: MountableApp & ((req: Request, res: Response, next: NextFunction) => void),
+  card: AgentCard,
+  checkCard: boolean,
+  logger: Logger,
+): () => string | undefined {
   router.handle = router;
   router.set = () => router;
   router.emit = (event: string, parent: unknown) => {
@@ -35,8 +42,10 @@ export function makeMountable(router: MountableApp & ((req: Request, res: Respon
   };
   return () => {
     const parent = router.parent;
+    if (!parent) return undefined;
     const own = typeof router.mountpath === 'string' ? router.mountpath : '';
-    return (parent && typeof parent.path === 'function' ? parent.path() : '') + (own === '/' ? '' : own);
+    // `app.use('/agent/', router)` serves at `/agent`, as a request's baseUrl says.
+    return trimTrailingSlash(typeof parent.path === 'function' ? parent.path() : '') + trimTrailingSlash(own);
   };
 }
 
