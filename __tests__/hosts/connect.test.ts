@@ -9,7 +9,7 @@ import { bearerJwt } from '../../lib/middleware';
 import { testCard } from '../helpers/fixtures';
 import { rpc, rpcStream, userMessage, type Listening } from '../helpers/http';
 import { HS_SECRET, signToken } from '../middleware/helpers';
-import { listenPlain } from './plain-host';
+import { fetchAny, listenPlain } from './plain-host';
 
 type Handle = (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void) => void;
 interface ConnectApp {
@@ -52,7 +52,7 @@ if (!connect) {
   afterAll(() => server.close());
 
   it('serves the card below the mount, with the nested mount path', async () => {
-    const response = await fetch(`${agentUrl}/.well-known/agent-card.json?A2A-Version=1.0`);
+    const response = await fetchAny(`${agentUrl}/.well-known/agent-card.json?A2A-Version=1.0`);
     expect(response.status).toBe(200);
     expect((await response.json()).supportedInterfaces[0].url).toBe(agentUrl);
   });
@@ -62,7 +62,7 @@ if (!connect) {
     const reply = await rpc(agentUrl, 'SendMessage', userMessage('hi'), { headers: { authorization } });
     expect(reply.body.result.message.parts[0].text).toBe('carol: hi');
     expect(reply.headers.get('content-security-policy')).toBeTruthy();
-    const rest = await fetch(`${agentUrl}/message:send`, {
+    const rest = await fetchAny(`${agentUrl}/message:send`, {
       method: 'POST',
       headers: { authorization, 'Content-Type': 'application/json', 'A2A-Version': '1.0' },
       body: JSON.stringify(userMessage('rest')),
@@ -74,7 +74,7 @@ if (!connect) {
   });
 
   it('serves the card at the origin root with the mount path learned from the requests', async () => {
-    const card = await (await fetch(`${server.baseUrl}/.well-known/agent-card.json`, { headers: { 'A2A-Version': '1.0' } })).json();
+    const card = await (await fetchAny(`${server.baseUrl}/.well-known/agent-card.json`, { headers: { 'A2A-Version': '1.0' } })).json();
     expect(card.supportedInterfaces[0].url).toBe(agentUrl);
   });
 });

@@ -66,3 +66,6 @@ function finish(res: ServerResponse, error: unknown, out: Next | undefined): voi
 export function listenPlain(app: (req: IncomingMessage, res: ServerResponse) => void): Promise<Listening> {
   return listen({ listen: (port, host, cb) => createServer(app).listen(port, host, cb) });
 }
+
+/** fetch, with a JSON body read as `any` (the tests look into it field by field). */
+export const fetchAny = (...args: Parameters<typeof fetch>) => fetch(...args) as Promise<Omit<Response, 'json'> & { json(): Promise<any> }>;

@@ -5,11 +5,11 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createA2ARouter, silentLogger, type AgentExecutor, type Logger } from '../../lib';
-import { bearerJwt, header } from '../../lib/middleware';
+import { a2aAuth, bearerJwt, header } from '../../lib/middleware';
 import { testCard } from '../helpers/fixtures';
 import { rpc, rpcStream, userMessage, type Listening } from '../helpers/http';
 import { HS_SECRET, signToken } from '../middleware/helpers';
-import { listenPlain, plainHost } from './plain-host';
+import { fetchAny, listenPlain, plainHost } from './plain-host';
 
 const executor: AgentExecutor = {
   async execute(ctx, events) {
@@ -54,18 +54,18 @@ describe('a Connect-style host (mount path cut from req.url, req.originalUrl kep
   const authorized = async () => ({ authorization: `Bearer ${await signToken({ sub: 'carol' })}`, 'x-tenant': 'acme' });
 
   it('serves the card below the mount with its interface URLs, ETag and 304', async () => {
-    const response = await fetch(`${agentUrl}/.well-known/agent-card.json`, { headers: { 'A2A-Version': '1.0' } });
+    const response = await fetchAny(`${agentUrl}/.well-known/agent-card.json`, { headers: { 'A2A-Version': '1.0' } });
     expect(response.status).toBe(200);
     const card = await response.json();
     expect(card.supportedInterfaces.map((i: { url: string }) => i.url)).toContain(agentUrl);
     expect(response.headers.get('vary')).toBe('A2A-Version');
-    const again = await fetch(`${agentUrl}/.well-known/agent-card.json`, { headers: { 'A2A-Version': '1.0', 'If-None-Match': response.headers.get('etag')! } });
+    const again = await fetchAny(`${agentUrl}/.well-known/agent-card.json`, { headers: { 'A2A-Version': '1.0', 'If-None-Match': response.headers.get('etag')! } });
     expect(again.status).toBe(304);
   });
 
   it('reads A2A-Version from the query string without req.query', async () => {
-    const v1 = await (await fetch(`${agentUrl}/.well-known/agent-card.json?A2A-Version=1.0`)).json();
-    const merged = await (await fetch(`${agentUrl}/.well-known/agent-card.json`)).json();
+    const v1 = await (await fetchAny(`${agentUrl}/.well-known/agent-card.json?A2A-Version=1.0`)).json();
+    const merged = await (await fetchAny(`${agentUrl}/.well-known/agent-card.json`)).json();
     expect(v1.url).toBeUndefined();
     expect(merged.url).toBe(agentUrl);
   });
@@ -95,11 +95,11 @@ describe('a Connect-style host (mount path cut from req.url, req.originalUrl kep
 
   it('answers HTTP+JSON: message:send, then GET tasks/{id} with a query string', async () => {
     const headers = { ...(await authorized()), 'Content-Type': 'application/json', 'A2A-Version': '1.0' };
-    const sent = await fetch(`${agentUrl}/message:send`, { method: 'POST', headers, body: JSON.stringify({ ...userMessage('rest'), configuration: { returnImmediately: false } }) });
+    const sent = await fetchAny(`${agentUrl}/message:send`, { method: 'POST', headers, body: JSON.stringify({ ...userMessage('rest'), configuration: { returnImmediately: false } }) });
     expect(sent.status).toBe(200);
     const body = await sent.json();
     expect(body.message.parts[0].text).toBe('carol@acme: rest');
-    const missing = await fetch(`${agentUrl}/tasks/nope?historyLength=1`, { headers });
+    const missing = await fetchAny(`${agentUrl}/tasks/nope?historyLength=1`, { headers });
     expect(missing.status).toBe(404);
     expect((await missing.json()).error.details[0].reason).toBe('TASK_NOT_FOUND');
   });
@@ -111,17 +111,17 @@ describe('a Connect-style host (mount path cut from req.url, req.originalUrl kep
   });
 
   it('answers its own JSON 404 and 405 under the mount, and leaves other paths to the host', async () => {
-    const notFound = await fetch(`${agentUrl}/nowhere`);
+    const notFound = await fetchAny(`${agentUrl}/nowhere`);
     expect(notFound.status).toBe(404);
     expect((await notFound.json()).error).toBeDefined();
-    const notAllowed = await fetch(agentUrl, { method: 'GET' });
+    const notAllowed = await fetchAny(agentUrl, { method: 'GET' });
     expect(notAllowed.status).toBe(405);
     expect(notAllowed.headers.get('allow')).toBe('POST, OPTIONS');
-    expect(await (await fetch(`${server.baseUrl}/elsewhere`)).text()).toBe('host 404');
+    expect(await (await fetchAny(`${server.baseUrl}/elsewhere`)).text()).toBe('host 404');
   });
 
   it('serves the card at the origin root with the mount path it learned from the requests', async () => {
-    const card = await (await fetch(`${server.baseUrl}/.well-known/agent-card.json`, { headers: { 'A2A-Version': '1.0' } })).json();
+    const card = await (await fetchAny(`${server.baseUrl}/.well-known/agent-card.json`, { headers: { 'A2A-Version': '1.0' } })).json();
     expect(card.supportedInterfaces[0].url).toBe(agentUrl);
     expect(logger.codes).not.toContain('A2A_WIRING_CARD_URL_UNKNOWN');
   });
@@ -142,7 +142,7 @@ describe('a bare http.createServer handler', () => {
   afterAll(() => server.close());
 
   it('serves the card, with the origin as its URL', async () => {
-    const card = await (await fetch(`${server.baseUrl}/.well-known/agent-card.json`, { headers: { 'A2A-Version': '1.0' } })).json();
+    const card = await (await fetchAny(`${server.baseUrl}/.well-known/agent-card.json`, { headers: { 'A2A-Version': '1.0' } })).json();
     expect(card.supportedInterfaces[0].url).toBe(server.baseUrl);
   });
 
@@ -150,7 +150,7 @@ describe('a bare http.createServer handler', () => {
     const token = await signToken({ sub: 'dave' });
     const reply = await rpc(server.baseUrl, 'SendMessage', userMessage('plain'), { headers: { authorization: `Bearer ${token}` } });
     expect(reply.body.result.message.parts[0].text).toBe('dave@-: plain');
-    const rest = await fetch(`${server.baseUrl}/message:send`, {
+    const rest = await fetchAny(`${server.baseUrl}/message:send`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'Content-Type': 'application/json', 'A2A-Version': '1.0' },
       body: JSON.stringify(userMessage('rest')),
@@ -161,7 +161,7 @@ describe('a bare http.createServer handler', () => {
   it('reports a wiring mistake (auth twice) through the logger', async () => {
     const twice = createA2ARouter({ agentCard: testCard, executor, logger, auth: { user: bearerJwt({ key: HS_SECRET }) } });
     const token = await signToken({ sub: 'erin' });
-    const outer = (await import('../../lib/middleware')).a2aAuth({ user: bearerJwt({ key: HS_SECRET }) });
+    const outer = a2aAuth({ user: bearerJwt({ key: HS_SECRET }) });
     const host = plainHost();
     host.use('/a', outer);
     host.use('/a', twice);

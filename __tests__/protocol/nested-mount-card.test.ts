@@ -8,6 +8,7 @@ import express from 'express';
 import { createA2ARouter, silentLogger, type AgentExecutor, type Logger } from '../../lib';
 import { testCard } from '../helpers/fixtures';
 import { listen, rpc, userMessage, V1, type Listening } from '../helpers/http';
+import { fetchAny } from '../hosts/plain-host';
 
 const executor: AgentExecutor = {
   async execute(_ctx, events) {
@@ -28,7 +29,7 @@ function recordingLogger(): Logger & { codes: string[] } {
 }
 
 const interfaceUrls = async (url: string): Promise<string[]> =>
-  ((await (await fetch(url, { headers: V1 })).json()).supportedInterfaces as { url: string }[]).map((i) => i.url);
+  ((await (await fetchAny(url, { headers: V1 })).json()).supportedInterfaces as { url: string }[]).map((i) => i.url);
 
 describe('wellKnownCard of a router nested in an express.Router()', () => {
   let server: Listening;
