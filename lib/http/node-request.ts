@@ -51,7 +51,8 @@ export function requestPath(req: IncomingMessage): string {
  */
 export function mountPathOf(req: IncomingMessage): string {
   const { baseUrl, originalUrl } = req as MaybeExpress;
-  if (baseUrl !== undefined) return baseUrl;
+  // Express 4 gives `/agent/` for a request to `/agent/` on a router mounted at '/agent/'.
+  if (baseUrl !== undefined) return trimTrailingSlash(baseUrl);
   if (originalUrl === undefined || req.url === undefined || originalUrl === req.url) return '';
   const full = pathnameOf(originalUrl);
   const below = pathnameOf(req.url);
