@@ -1,6 +1,6 @@
 /** a2a-express-kit: serve an A2A v1.0 agent from the Express app you already run. */
 export { createA2ARouter } from './express/router.js';
-export type { A2ARouter, A2ARouterOptions } from './express/router.js';
+export type { A2ARouter, A2ARouterOptions, A2AHandler } from './express/router.js';
 export type { AgentCardInput } from './protocol/card.js';
 export { defineAgentCard, type AgentCardDefinition, type AgentSkillDefinition } from './protocol/define-card.js';
 export type { CallContextHook } from './http/serve.js';

@@ -5,10 +5,11 @@
  * Last-Modified (§8.6.1), and `Vary: A2A-Version` while the shapes differ.
  */
 import { createHash } from 'node:crypto';
-import type { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { cardForBaseUrl, type AgentCardInput } from '../protocol/card.js';
 import type { AgentCard } from '../protocol/schemas.js';
 import { baseUrlOf } from './base-url.js';
+import { addVary, headerOf } from '../http/node-request.js';
 import { cardShapeOf, type CardShape, type PresentCardAt } from './card-presenter.js';
 import { writeError } from './error-writer.js';
 import { writeJson } from './respond.js';
@@ -52,10 +53,10 @@ function notModifiedSince(header: string | undefined, modifiedMs: number): boole
 export function agentCardRoute(
   card: AgentCardInput,
   maxAgeSeconds: number,
-  baseUrlFor: (req: Request) => string = baseUrlOf,
+  baseUrlFor: (req: IncomingMessage) => string = baseUrlOf,
   lastModified: Date = new Date(),
   present: PresentCardAt = v1Card,
-): (req: Request, res: Response) => void {
+): (req: IncomingMessage, res: ServerResponse) => void {
   // HTTP dates have whole seconds: compare at that precision.
   const modifiedMs = Math.floor(lastModified.getTime() / 1000) * 1000;
   const lastModifiedHeader = new Date(modifiedMs).toUTCString();
@@ -80,9 +81,9 @@ export function agentCardRoute(
     return rendered;
   };
 
-  return function a2aAgentCard(req: Request, res: Response): void {
+  return function a2aAgentCard(req: IncomingMessage, res: ServerResponse): void {
     // Each shape has its own body, hence its own ETag; caches key it by the header (Vary).
-    if (varies) res.vary('A2A-Version');
+    if (varies) addVary(res, 'A2A-Version');
     const rendered = render(baseUrlFor(req), varies ? cardShapeOf(req) : 'v1.0');
     if (rendered instanceof Promise) {
       rendered.then((done) => serve(req, res, done), (error: unknown) => writeError(req, res, error, 'rest'));
@@ -91,13 +92,13 @@ export function agentCardRoute(
     serve(req, res, rendered);
   };
 
-  function serve(req: Request, res: Response, { body, etag }: Rendered): void {
+  function serve(req: IncomingMessage, res: ServerResponse, { body, etag }: Rendered): void {
     res.setHeader('Cache-Control', `public, max-age=${maxAgeSeconds}`);
     res.setHeader('ETag', etag);
     res.setHeader('Last-Modified', lastModifiedHeader);
     // If-None-Match, when sent, decides; If-Modified-Since only counts without it (§13.2.2).
-    const ifNoneMatch = req.get('if-none-match');
-    if (ifNoneMatch !== undefined ? matchesEtag(ifNoneMatch, etag) : notModifiedSince(req.get('if-modified-since'), modifiedMs)) {
+    const ifNoneMatch = headerOf(req, 'if-none-match');
+    if (ifNoneMatch !== undefined ? matchesEtag(ifNoneMatch, etag) : notModifiedSince(headerOf(req, 'if-modified-since'), modifiedMs)) {
       res.statusCode = 304;
       res.end();
       return;

@@ -4,7 +4,7 @@
  * mounted, then the shape the request's A2A-Version asks for, then the signatures (§8.4) when
  * `signCard` is set: signing comes last, since any later change would break them.
  */
-import type { Request } from 'express';
+import type { IncomingMessage } from 'node:http';
 import { cardWithoutDefaults } from '../protocol/card-canonical.js';
 import { cardForBaseUrl, type AgentCardInput, type ServedBindings } from '../protocol/card.js';
 import type { AgentCard } from '../protocol/schemas.js';
@@ -25,13 +25,15 @@ import { isLegacyVersion } from '../protocol/version.js';
 export type CardShape = 'v1.0' | 'merged';
 
 /** The shape `req` asks for (see CardShape). */
-export const cardShapeOf = (req: Request): CardShape => (isLegacyVersion(requestedVersion(req)) ? 'merged' : 'v1.0');
+export const cardShapeOf = (req: IncomingMessage): CardShape => (isLegacyVersion(requestedVersion(req)) ? 'merged' : 'v1.0');
 
 export interface CardPresenterOptions {
   readonly bindings?: ServedBindings;
   /** The bindings also served in v0.3 (announced as 0.3 interfaces); none when compatibility is off. */
   readonly v03Bindings: readonly string[];
   readonly signer?: CardSigner;
+  /** Where the router's endpoints are, as seen by a request (default: its origin and mount path). */
+  readonly baseUrlFor?: (req: IncomingMessage) => string;
 }
 
 /** `card` as served with the router's endpoints at `baseUrl`, in `shape`; a promise only when signing. */
@@ -44,17 +46,17 @@ export interface CardPresenter {
   /** `card` as served with the router's endpoints at `baseUrl` in `shape` (default `merged`). */
   readonly at: PresentCardAt;
   /** `card` as served to `req` (its origin, the router's mount path, the shape it asks for). */
-  forRequest(req: Request, card: AgentCardInput): AgentCard | Promise<AgentCard>;
+  forRequest(req: IncomingMessage, card: AgentCardInput): AgentCard | Promise<AgentCard>;
   /**
    * `card` as v0.3 HTTP+JSON serves it to `req` (`GET /v1/card`): the v0.3 proto's ProtoJSON of
    * the same presented card; when signing, with one signature over that form (a signature over
    * the JSON card would not verify over it).
    */
-  v03RestCard(req: Request, card: AgentCardInput): object | Promise<object>;
+  v03RestCard(req: IncomingMessage, card: AgentCardInput): object | Promise<object>;
 }
 
 export function cardPresenter(options: CardPresenterOptions): CardPresenter {
-  const { bindings, v03Bindings, signer } = options;
+  const { bindings, v03Bindings, signer, baseUrlFor = baseUrlOf } = options;
   const compatible = v03Bindings.length > 0;
   const unsigned = (card: AgentCardInput, baseUrl: string, shape: CardShape): AgentCard => {
     const filled = cardForBaseUrl(card, baseUrl, bindings);
@@ -65,11 +67,11 @@ export function cardPresenter(options: CardPresenterOptions): CardPresenter {
     ? (card: AgentCardInput, baseUrl: string, shape: CardShape = 'merged') => signer.sign(unsigned(card, baseUrl, shape))
     : (card: AgentCardInput, baseUrl: string, shape: CardShape = 'merged') => unsigned(card, baseUrl, shape);
   const at: PresentCardAt = Object.assign(present, { variesByVersion: compatible });
-  const v03RestCard = (req: Request, card: AgentCardInput): object | Promise<object> => {
-    const proto = toV03RestAgentCard(unsigned(card, baseUrlOf(req), 'merged'));
+  const v03RestCard = (req: IncomingMessage, card: AgentCardInput): object | Promise<object> => {
+    const proto = toV03RestAgentCard(unsigned(card, baseUrlFor(req), 'merged'));
     if (!signer) return proto;
     const served = cardWithoutDefaults(proto as unknown as AgentCard);
     return signer.signature(served).then((signature) => ({ ...served, signatures: [signature] }));
   };
-  return { at, forRequest: (req, card) => at(card, baseUrlOf(req), cardShapeOf(req)), v03RestCard };
+  return { at, forRequest: (req, card) => at(card, baseUrlFor(req), cardShapeOf(req)), v03RestCard };
 }

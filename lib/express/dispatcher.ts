@@ -15,6 +15,7 @@ import { matchRestRoute, type RestLookup, type RestMatch } from '../protocol/res
 import { matchV03RestRoute, V03_REST_PREFIX } from '../protocol/v0_3/rest.js';
 import { isLegacyVersion, type VersionPolicy } from '../protocol/version.js';
 import { requestedVersion, servedVersion } from '../http/negotiate.js';
+import { requestPath } from '../http/node-request.js';
 import { unsupportedMediaType } from '../http/rest.js';
 import { serve, type Codec, type ServeSettings } from '../http/serve.js';
 import { bodyTooLargeError, readA2ABodyLimit } from '../middleware/security.js';
@@ -66,14 +67,6 @@ const JSON_TYPES = ['application/json', 'application/*+json'];
 
 /** The error shape of a route: JSON-RPC (either version), HTTP+JSON v1.0 or v0.3. */
 const bindingOf = (match: RestMatch | undefined): ErrorBinding => (match === undefined ? 'jsonrpc' : match.v03 ? 'rest-v0.3' : 'rest');
-
-/** The request path below the mount point, without re-parsing the URL on the hot path (`req.path` does). */
-function pathOf(req: Request): string {
-  const url = req.url;
-  if (url.charCodeAt(0) !== 0x2f /* '/' */) return req.path; // absolute-form or unusual targets
-  const query = url.indexOf('?');
-  return query === -1 ? url : url.slice(0, query);
-}
 
 /**
  * Parses JSON unless the host app already did. Not strict: a body such as `42` is valid JSON, so it
@@ -160,7 +153,7 @@ export function a2aDispatcher(options: DispatcherOptions): Handler {
   // The public card needs no credentials and no tenant, so it is served before the preset.
   const router = function a2aRouter(req: Request, res: Response, next: NextFunction): void {
     if (wiring.firstRequest) wiring.checkMount(req, router);
-    const path = pathOf(req);
+    const path = requestPath(req);
     if ((path === '/' || path === '') && bindings.jsonRpc) {
       if (req.method === 'POST') return serveA2A(req, res, next, undefined, requestedVersion(req));
       if (unmatched === 'respond') return answerUnmatched(req, res, path, router, options, RPC_METHODS);

@@ -21,10 +21,16 @@ export interface MountableApp {
 }
 
 /**
- * Makes `router` mountable as a sub-app; returns where it is mounted through its parent apps.
+ * Makes `router` mountable as a sub-app; returns where it is mounted through its parent apps
+ * (no trailing `/`), or undefined before an app mounted it (a Router emits no 'mount').
  * `checkCard`: with JSON-RPC off, a JSON-RPC interface in the card is served elsewhere.
  */
-export function makeMountable(router: MountableApp & ((req: Request, res: Response, next: NextFunction) => void), card: AgentCard, checkCard: boolean, logger: Logger): () => string {
+export function makeMountable(
+  router: MountableApp & ((req: Request, res: Response, next: NextFunction) => void),
+  card: AgentCard,
+  checkCard: boolean,
+  logger: Logger,
+): () => string | undefined {
   return mountAsSubApp(router, (parent, mountpath) => {
     rememberMountLayer(router, parent);
     if (checkCard) warnOnMountMismatch(mountpath, card, logger);

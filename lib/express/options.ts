@@ -113,6 +113,17 @@ export class RouterOptionFields {
   /** Cache-Control max-age of the public card. Default 300 s. */
   readonly agentCardMaxAgeSeconds = z.number().int().min(0).default(300);
   /**
+   * The URL clients reach the router at (origin and mount path, e.g. `https://agents.example.com/api/v2/agent`).
+   * Every card the router serves, `wellKnownCard` among them, then advertises its interfaces there
+   * instead of the URL a request came in on: for a router behind a proxy that rewrites paths, or
+   * nested in Routers where `wellKnownCard` cannot learn its mount path before a request reached it.
+   */
+  readonly publicUrl = z
+    .url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL such as https://agents.example.com/agent' })
+    .refine((value) => !/[?#]/.test(value), { error: 'must have no query or fragment: the origin and the mount path only' })
+    .transform((value) => (value.endsWith('/') ? value.slice(0, -1) : value))
+    .optional();
+  /**
    * The middleware preset, installed inside the router in the right order (security → tracing →
    * auth → tenant); each takes that factory's options or a built middleware. This one: a2aSecurity.
    */

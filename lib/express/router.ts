@@ -6,7 +6,7 @@
  * Three parts: the options (./options.ts, checked here at construction), the assembly
  * (./assemble.ts) and the dispatcher (./dispatcher.ts).
  */
-import type express from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { consoleLogger, type Logger } from '../logger.js';
 import { optionsError, parseOptions } from '../options.js';
 import { ExtensionNegotiator } from '../protocol/extensions.js';
@@ -15,7 +15,8 @@ import type { TaskPublisher } from '../engine/task-publisher.js';
 import { agentCardRoute } from './agent-card-route.js';
 import { cardPresenter } from './card-presenter.js';
 import { CardSigner, CardSigningKeyError, type CardSigningOptions } from './card-signer.js';
-import type { ServedBindings } from '../protocol/card.js';
+import { statedJsonRpcInterface, statedRestInterface, type ServedBindings } from '../protocol/card.js';
+import { originOf } from '../http/node-request.js';
 import { jsonRpcCodec } from '../http/jsonrpc.js';
 import { restCodec } from '../http/rest.js';
 import { v03JsonRpcCodec } from '../http/v03-jsonrpc.js';
@@ -32,8 +33,14 @@ import { notFoundMessage, routerErrorHandler } from './router-errors.js';
 
 export type { A2ARouterOptions } from './options.js';
 
-/** The router (an Express middleware), plus read-only gauges for tests and operators. */
-export type A2ARouter = express.RequestHandler & {
+/**
+ * A `(req, res, next)` handler as Express, Connect and plain Node servers call it: typed with Node's
+ * own request and response, so using it needs no Express types.
+ */
+export type A2AHandler = (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void) => void;
+
+/** The router (an Express or Connect middleware), plus read-only gauges for tests and operators. */
+export type A2ARouter = A2AHandler & {
   /** Tasks with a live execution (0 when every task is parked or finished). */
   readonly liveExecutions: number;
   /** Blocking sends, streams and subscribers attached to live executions. */
@@ -42,11 +49,12 @@ export type A2ARouter = express.RequestHandler & {
   readonly livePushDeliveries: number;
   /**
    * Serves the card at the origin root, where the spec's discovery looks for it:
-   * `app.get('/.well-known/agent-card.json', agent.wellKnownCard)`. The JSON-RPC URL in it is the
-   * router's mount path through its parent apps (mount it with app.use on an app, not a Router,
-   * or state the URL in the card).
+   * `app.get('/.well-known/agent-card.json', agent.wellKnownCard)`. The interface URL in it is the
+   * `publicUrl` option when set; else the router's mount path through its parent apps (app.use on
+   * an app), or as learned from the first request the router served (nested in Routers, Connect).
+   * Before either is known it advertises the bare origin and warns once (A2A_WIRING_CARD_URL_UNKNOWN).
    */
-  readonly wellKnownCard: express.RequestHandler;
+  readonly wellKnownCard: A2AHandler;
   /**
    * A publisher for work an agent handed off (`events.handOff()` in execute()): the same event
    * methods as execute()'s events, plus `signal` (a CancelTask of the task) and `close()`. Usable
@@ -70,6 +78,7 @@ export function createA2ARouter(options: A2ARouterOptions): A2ARouter {
   const assembly = assemble(settings, logger);
   const { card, handler } = assembly;
   const bindings: ServedBindings = settings.bindings;
+  const publicUrl = settings.publicUrl;
   // The card never changes after construction: its Last-Modified is now (§8.6.1).
   const cardModified = new Date();
   // Every served card (public, origin root, extended) is presented alike: interfaces, v0.3 fields, signatures.
@@ -78,28 +87,53 @@ export function createA2ARouter(options: A2ARouterOptions): A2ARouter {
     // Each binding served also speaks v0.3 (HTTP+JSON under `/v1/...`) while compatibility is on.
     v03Bindings: settings.compatibility.v0_3 ? [...(bindings.jsonRpc ? ['JSONRPC'] : []), ...(bindings.rest ? ['HTTP+JSON'] : [])] : [],
     signer: settings.signCard ? cardSigner(settings.signCard) : undefined,
+    baseUrlFor: publicUrl === undefined ? undefined : () => publicUrl,
   });
+  const wiring = wiringReporter(logger, settings.callContext !== undefined);
   const router = a2aDispatcher({
     settings,
     preset: presetOf(options, logger),
     codecs: codecsOf(settings, card, logger, presenter),
     serve: { handler, callContext: settings.callContext, pushOn: assembly.push !== undefined },
-    serveCard: agentCardRoute(card, settings.agentCardMaxAgeSeconds, undefined, cardModified, presenter.at),
+    serveCard: agentCardRoute(card, settings.agentCardMaxAgeSeconds, publicUrl === undefined ? undefined : () => publicUrl, cardModified, presenter.at),
     fail: routerErrorHandler(logger),
-    wiring: wiringReporter(logger, settings.callContext !== undefined),
+    wiring,
     notFound: notFoundMessage(bindings),
   }) as A2ARouter & MountableApp;
   registerRouter(router);
   const mountedPath = makeMountable(router, card, bindings.jsonRpc, logger);
   // At the origin root, the endpoint is where this router is mounted (through its parent apps).
-  const wellKnownCard = agentCardRoute(
-    card,
-    settings.agentCardMaxAgeSeconds,
-    (req) => `${req.protocol}://${req.get('host') ?? 'localhost'}${mountedPath()}`,
-    cardModified,
-    presenter.at,
-  );
+  const rootBaseUrl = publicUrl === undefined ? rootBaseUrlOf(mountedPath, wiring, card, bindings, logger) : () => publicUrl;
+  const wellKnownCard = agentCardRoute(card, settings.agentCardMaxAgeSeconds, rootBaseUrl, cardModified, presenter.at);
   return withGauges(router, assembly, wellKnownCard);
+}
+
+/**
+ * Where the card at the origin root says the router is: its mount path through the parent apps
+ * (known once an app mounted it), else the one the first request it served came by (a Router emits
+ * no 'mount'; Connect neither). Before either, the bare origin, with one warning naming the fix,
+ * unless the card states every interface URL itself.
+ */
+function rootBaseUrlOf(
+  mountedPath: () => string | undefined,
+  wiring: ReturnType<typeof wiringReporter>,
+  card: Assembly['card'],
+  bindings: ServedBindings,
+  logger: Logger,
+): (req: IncomingMessage) => string {
+  const statesItsUrl = bindings.jsonRpc ? statedJsonRpcInterface(card) !== undefined : statedRestInterface(card) !== undefined;
+  let warned = statesItsUrl;
+  return (req) => {
+    const path = mountedPath() ?? wiring.mountPath;
+    if (path === undefined && !warned) {
+      warned = true;
+      logger.warn(
+        { code: 'A2A_WIRING_CARD_URL_UNKNOWN' },
+        "agent.wellKnownCard serves a card whose interface URL is the bare origin: the router was not mounted with app.use on an app (a Router or Connect emits no 'mount') and no request has reached it yet, so its mount path is unknown. Set the router's publicUrl option (e.g. publicUrl: 'https://example.com/api/v2/agent'), or state the interface URLs in the card",
+      );
+    }
+    return originOf(req) + (path ?? '');
+  };
 }
 
 /** The preset from the router's options; a2aAuth built from options logs its rejections to the router's logger. */
@@ -123,7 +157,7 @@ function codecsOf(settings: RouterSettings, card: Assembly['card'], logger: Logg
 }
 
 /** The router's gauges, the origin-root card, task hand-off and graceful close. */
-function withGauges(router: A2ARouter, { handler, push, stopRetention }: Assembly, wellKnownCard: express.RequestHandler): A2ARouter {
+function withGauges(router: A2ARouter, { handler, push, stopRetention }: Assembly, wellKnownCard: A2AHandler): A2ARouter {
   Object.defineProperties(router, {
     liveExecutions: { get: () => handler.liveExecutions, enumerable: true },
     liveObservers: { get: () => handler.liveObservers, enumerable: true },

@@ -1,21 +1,25 @@
 /**
- * The call layer (./call.ts) fed from an Express request, for every binding: the version a request
+ * The call layer (./call.ts) fed from a request (Express, Connect or plain Node), for every binding: the version a request
  * is served with (decided here, once, by the dispatcher), extensions in and echoed out, the
  * middlewares' state, the response's close.
  */
+import type { IncomingMessage } from 'node:http';
 import type { Request, Response } from 'express';
 import { readA2AState } from '../context/request-state.js';
 import type { ExtensionNegotiator } from '../protocol/extensions.js';
 import type { RestMatch } from '../protocol/rest.js';
 import { isLegacyVersion, type ProtocolVersion, type VersionPolicy } from '../protocol/version.js';
+import { headerOf, queryParamOf } from './node-request.js';
 import { activateExtensions, buildCall, type CallerResolution, type WatchClientClose } from './call.js';
 import type { CallContext } from '../engine/request-handler.js';
 
 /** The `A2A-Version` header, else the `A2A-Version` query parameter. */
-export function requestedVersion(req: Request): string | undefined {
+export function requestedVersion(req: IncomingMessage): string | undefined {
+  const header = headerOf(req, 'a2a-version');
+  if (header) return header;
   // A repeated (or, with Express 4's qs, nested) parameter is no version: as JSON text it fails cleanly.
-  const query: unknown = req.query['A2A-Version'];
-  return req.get('a2a-version') || (typeof query === 'string' || query === undefined ? query : JSON.stringify(query));
+  const query = queryParamOf(req, 'A2A-Version');
+  return typeof query === 'string' || query === undefined ? query : JSON.stringify(query);
 }
 
 /**
@@ -35,11 +39,11 @@ export function servedVersion(requested: string | undefined, policy: VersionPoli
  */
 export function activate(req: Request, res: Response, extensions: ExtensionNegotiator, version: ProtocolVersion): string[] {
   if (version === '1.0') {
-    const active = activateExtensions(extensions, req.get('a2a-extensions'));
+    const active = activateExtensions(extensions, headerOf(req, 'a2a-extensions'));
     if (active.length > 0) res.setHeader('A2A-Extensions', active.join(', '));
     return active;
   }
-  const active = activateExtensions(extensions, req.get('x-a2a-extensions') ?? req.get('a2a-extensions'));
+  const active = activateExtensions(extensions, headerOf(req, 'x-a2a-extensions') ?? headerOf(req, 'a2a-extensions'));
   if (active.length > 0) res.setHeader('X-A2A-Extensions', active.join(', '));
   return active;
 }

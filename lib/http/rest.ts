@@ -15,6 +15,7 @@ import { parseParams } from '../protocol/jsonrpc.js';
 import { pathSegment, queryParams, type RestMatch } from '../protocol/rest.js';
 import { negotiateCall } from './call.js';
 import { queryOf } from './negotiate.js';
+import { headerOf } from './node-request.js';
 import { OPERATIONS, type A2AMethod, type Operation, type PresentCard } from './operations.js';
 import type { Codec, Plan } from './serve.js';
 import type { SseLimits } from './sse.js';
@@ -100,7 +101,7 @@ export function restCodec(options: RestCodecOptions): Codec<RestMatch> {
     idOf: () => null,
     negotiate(req, res, requested) {
       // HTTP+JSON 1.0 serves 1.0 only: v0.3 has its own routes (`/v1/...`).
-      const active = negotiateCall(extensions, requested, req.get('a2a-extensions'));
+      const active = negotiateCall(extensions, requested, headerOf(req, 'a2a-extensions'));
       if (active.length > 0) res.setHeader('A2A-Extensions', active.join(', '));
       return active;
     },

@@ -18,12 +18,13 @@ interface SubAppFields {
 
 /**
  * Makes `handler` mountable as a sub-app: `onMount(parent, mountpath)` runs when Express mounts it.
- * Returns where it is mounted, through its parent apps ('' before it is mounted, or at '/').
+ * Returns where it is mounted, through its parent apps, without a trailing '/' ('' at the root;
+ * undefined before an app mounted it: a Router emits no 'mount').
  */
 export function mountAsSubApp(
   handler: Handler,
   onMount: (parent: unknown, mountpath: string | string[] | undefined) => void,
-): () => string {
+): () => string | undefined {
   const app = handler as Handler & SubAppFields;
   app.handle = handler;
   app.set = () => app;
@@ -33,7 +34,12 @@ export function mountAsSubApp(
   };
   return () => {
     const parent = app.parent;
+    if (!parent) return undefined;
     const own = typeof app.mountpath === 'string' ? app.mountpath : '';
-    return (parent && typeof parent.path === 'function' ? parent.path() : '') + (own === '/' ? '' : own);
+    // `app.use('/agent/', router)` serves at `/agent`, as a request's baseUrl says.
+    return trimTrailingSlash(typeof parent.path === 'function' ? parent.path() : '') + trimTrailingSlash(own);
   };
 }
+
+/** `/agent/` as `/agent` (and `/` as ''), the way a request's baseUrl names the mount. */
+const trimTrailingSlash = (path: string): string => (path.endsWith('/') ? path.slice(0, -1) : path);

@@ -3,6 +3,7 @@
  * through the one error writer, or pass it to `next(err)`; plus the wiring errors. The rejection
  * class and its reasons live with the error table (lib/errors.ts) and are re-exported here.
  */
+import { requestPath } from '../http/node-request.js';
 import type { NextFunction, Request, Response } from 'express';
 import { A2AMiddlewareError } from '../errors.js';
 import { recordedErrorBinding, writeError } from '../context/reply.js';
@@ -54,7 +55,7 @@ function guessedErrorBinding(req: Request): ErrorBinding {
   const body: unknown = req.body;
   if (body !== null && typeof body === 'object' && !Array.isArray(body) && 'jsonrpc' in body) return 'jsonrpc';
   if (req.method !== 'POST') return 'rest';
-  return REST_PATH.test(req.path ?? '') ? 'rest' : 'jsonrpc';
+  return REST_PATH.test(requestPath(req)) ? 'rest' : 'jsonrpc';
 }
 
 /** The body a middleware error is answered with: a JSON-RPC envelope or a `google.rpc.Status`. */

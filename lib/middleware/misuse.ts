@@ -43,7 +43,7 @@ export function detectUncalledFactory(
     return undefined;
   }
   (args[2] as NextFunction)(misuseError(factory, example));
-  return function a2aMisusedFactory(_req: Request, _res: Response, next: NextFunction) {
+  return function a2aMisusedFactory(_req: unknown, _res: unknown, next: () => void) {
     next();
   };
 }

@@ -3,7 +3,8 @@
  * it through. Only the card path itself, relative to where the middleware is mounted, is exempt, so
  * that an app-wide a2aAuth never opens other routes that happen to end with the same path.
  */
-import type { Request } from 'express';
+import type { IncomingMessage } from 'node:http';
+import { requestPath } from '../http/node-request.js';
 
-export const isPublicCardRequest = (req: Request): boolean =>
-  (req.method === 'GET' || req.method === 'HEAD') && req.path === '/.well-known/agent-card.json';
+export const isPublicCardRequest = (req: IncomingMessage): boolean =>
+  (req.method === 'GET' || req.method === 'HEAD') && requestPath(req) === '/.well-known/agent-card.json';

@@ -3,6 +3,7 @@
  * function), validates it, and contributes it to the request's A2A state. The router then rejects
  * a `params.tenant` or REST `/{tenant}` prefix that differs from it.
  */
+import { hostnameOf } from '../http/node-request.js';
 import { isPublicCardRequest } from './public-card.js';
 import type { NextFunction, Request, Response } from 'express';
 import { z } from 'zod';
@@ -102,7 +103,7 @@ export interface SubdomainOptions {
 }
 
 /**
- * The tenant from the subdomain (`req.hostname`, which honours Express's `trust proxy`). The Host
+ * The tenant from the subdomain (Express's `req.hostname`, which honours `trust proxy`; elsewhere the Host header's). The Host
  * header is client-controlled: use this for routing, and authorise tenants per caller elsewhere.
  */
 export function subdomain(options: SubdomainOptions = {}): A2ATenantSourceObject {
@@ -118,7 +119,7 @@ export function subdomain(options: SubdomainOptions = {}): A2ATenantSourceObject
     options,
   );
   return tenantSource(baseDomain ? `subdomain(${baseDomain})` : 'subdomain()', (req) => {
-    const host = (req.hostname ?? '').toLowerCase();
+    const host = hostnameOf(req).toLowerCase();
     if (host === '' || host.includes(':') || /^[0-9.]+$/.test(host)) return undefined; // IP literals
     if (baseDomain === undefined) {
       const labels = host.split('.');

@@ -1,18 +1,25 @@
 /** Types shared by the middleware factories. */
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '../logger.js';
 
-/** What every factory returns: a plain, named Express middleware. */
-export type A2AMiddleware = (req: Request, res: Response, next: NextFunction) => void;
+/** A middleware as Express calls it. */
+type ExpressMiddleware = (req: Request, res: Response, next: NextFunction) => void;
+
+/**
+ * What every factory returns: a plain, named `(req, res, next)` middleware, typed for Express and
+ * for Connect or plain Node (it reads nothing Express alone adds), so either host takes it as is.
+ */
+export type A2AMiddleware = ExpressMiddleware & ((req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void) => void);
 
 /** Which factory built a middleware (lets the router and preset check wiring). */
 export type A2AMiddlewareKind = 'auth' | 'tenant' | 'tracing' | 'security';
 
 const KIND = Symbol.for('a2a-express-kit.middleware-kind');
 
-export function brandMiddleware<T extends A2AMiddleware>(middleware: T, kind: A2AMiddlewareKind): T {
+export function brandMiddleware(middleware: ExpressMiddleware, kind: A2AMiddlewareKind): A2AMiddleware {
   Object.defineProperty(middleware, KIND, { value: kind, enumerable: false });
-  return middleware;
+  return middleware as A2AMiddleware;
 }
 
 /** The kit middleware kind of `value`, or undefined for anything else. */

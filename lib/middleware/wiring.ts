@@ -18,6 +18,7 @@ import {
   type ExpressLayer,
 } from '../internals/express-layer-stack.js';
 import type { Logger } from '../logger.js';
+import { mountPathOf } from '../http/node-request.js';
 import { a2aMiddlewareKind, type A2AMiddlewareKind } from './types.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -105,7 +106,7 @@ function locateRouter(req: Request, router: object): Position | undefined {
   if (!stack) return undefined;
   // `req.baseUrl` is the path to the router from the origin; `req.app` may itself be mounted
   // somewhere, so try it and each shorter suffix until the router is found.
-  const base = req.baseUrl || '/';
+  const base = mountPathOf(req) || '/';
   const candidates = [base];
   for (let i = base.indexOf('/', 1); i !== -1; i = base.indexOf('/', i + 1)) candidates.push(base.slice(i));
   if (base !== '/') candidates.push('/');
@@ -230,10 +231,13 @@ export function wiringReporter(logger: Logger, hasCallContext: boolean) {
   };
   return {
     firstRequest: true,
+    /** Where the router is mounted from the origin, as the first request it served says (undefined before). */
+    mountPath: undefined as string | undefined,
     /** The host app's stack, once: what is mounted after this router on its path. */
     checkMount(req: Request, router: object): void {
       this.firstRequest = false;
-      const path = req.baseUrl || '/';
+      this.mountPath = mountPathOf(req);
+      const path = this.mountPath || '/';
       for (const kind of mountedAfter(req, router)) {
         const what = kind === 'router' ? 'another A2A router' : `a2a${kind[0].toUpperCase()}${kind.slice(1)}`;
         warnOnce(`A2A_WIRING_${kind.toUpperCase()}_AFTER_ROUTER`, { path }, `${what} is mounted after the A2A router at ${path}: ${AFTER_ROUTER[kind]}`);
@@ -242,7 +246,7 @@ export function wiringReporter(logger: Logger, hasCallContext: boolean) {
     /** A request the router answers 404/405 that a route registered after it would serve. */
     checkUnmatched(req: Request, router: object, path: string): void {
       if (warned.has('A2A_WIRING_ROUTE_AFTER_ROUTER') || !laterRouteServes(req, router, path)) return;
-      const where = `${req.baseUrl}${path}`;
+      const where = `${mountPathOf(req)}${path}`;
       warnOnce(
         'A2A_WIRING_ROUTE_AFTER_ROUTER',
         { method: req.method, path: where },
