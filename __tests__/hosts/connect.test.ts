@@ -1,7 +1,6 @@
 /**
- * The router in a real Connect 3 app (issue 19, item 1). PENDING the devDependencies `connect@3` and
- * `@types/connect`: until `connect` resolves, this suite is skipped with a note; once installed it
- * runs as is. (`plain-node.test.ts` covers the same ground on a Connect-style host meanwhile.)
+ * The router in a real Connect 3 app (issue 19, item 1): card, both bindings, SSE and the middleware
+ * preset. (`plain-node.test.ts` covers a bare http.createServer handler.)
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createA2ARouter, silentLogger, type AgentExecutor } from '../../lib';
@@ -17,20 +16,9 @@ interface ConnectApp {
   use(path: string, handle: Handle): ConnectApp;
 }
 
-function loadConnect(): (() => ConnectApp) | undefined {
-  try {
-    return require('connect') as () => ConnectApp;
-  } catch {
-    return undefined;
-  }
-}
+const connect = require('connect') as () => ConnectApp;
 
-const connect = loadConnect();
-if (!connect) {
-  test.skip('connect@3 is not installed (add connect and @types/connect as devDependencies to run this suite)', () => {});
-}
-
-(connect ? describe : describe.skip)('createA2ARouter in a Connect 3 app', () => {
+describe('createA2ARouter in a Connect 3 app', () => {
   const executor: AgentExecutor = {
     async execute(ctx, events) {
       await events.reply(`${ctx.caller.id}: ${ctx.userText}`);
