@@ -12,7 +12,6 @@ import { codeBlocks, markdownFiles, ROOT, type CodeBlock } from './markdown';
 declare const EXPRESS_MAJOR: 4 | 5;
 
 const PRELUDE = join(ROOT, '__tests__/docs/prelude.ts');
-const STUBS = join(ROOT, '__tests__/docs/stubs');
 
 const OPTIONS: ts.CompilerOptions = {
   strict: true,

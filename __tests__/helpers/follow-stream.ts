@@ -9,7 +9,6 @@ export interface FollowedStream {
   /** Resolves with the first data frame's JSON; rejects when the answer is not a stream or ends empty. */
   readonly firstEvent: Promise<unknown>;
   /** Every data frame's JSON and event name, once the stream ended. */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   readonly ended: Promise<{ events: any[]; eventTypes: string[] }>;
 }
 
@@ -25,7 +24,6 @@ export function followStream(response: Promise<Response>): FollowedStream {
     if (!(opened.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
       throw new Error(`not a stream: HTTP ${opened.status} ${await opened.text()}`);
     }
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
     const events: any[] = [];
     const eventTypes: string[] = [];
     for await (const frame of sseFrames(opened)) {

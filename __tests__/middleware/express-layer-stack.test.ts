@@ -19,7 +19,6 @@ import { mountAsSubApp } from '../../lib/internals/express-sub-app';
 
 declare const EXPRESS_MAJOR: 4 | 5;
 // The express4 project maps `express` to the express4 package; its version is in that package.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const version = (require(EXPRESS_MAJOR === 4 ? 'express4/package.json' : 'express/package.json') as { version: string }).version;
 
 /** Throws naming the module and the Express release when a relied-on internal no longer holds. */

@@ -101,7 +101,6 @@ describe('slow SSE readers', () => {
     const client = a2aClient('jsonrpc', server.url);
     const resumed = await client.open('SubscribeToTask', { id: taskId }, { headers: { 'Last-Event-ID': ids.at(-1)! } });
     gate.resolve();
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
     const after: any[] = [];
     for await (const item of client.events(resumed)) after.push(item.event);
     // It missed events: the task as it stands first, then the rest.

@@ -40,7 +40,6 @@ describe('SqliteTaskStore across a SIGKILL in a long stream', () => {
     try {
       for await (const frame of sseFrames(response)) {
         if (frame.data === undefined) continue;
-        // eslint-disable-next-line @typescript-eslint/no-explicit-any
         const result = JSON.parse(frame.data).result as any;
         taskId ??= result.task?.id ?? result.statusUpdate?.taskId ?? result.artifactUpdate?.taskId;
         for (const part of result.artifactUpdate?.artifact.parts ?? []) received.push(part.text as string);

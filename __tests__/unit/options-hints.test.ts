@@ -5,7 +5,6 @@
 import { z } from 'zod';
 import { parseOptions } from '../../lib/options';
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const zodVersion = (require('zod/package.json') as { version: string }).version;
 
 const inner = (key: string) => z.strictObject({ [key]: z.string() });

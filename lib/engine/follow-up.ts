@@ -23,7 +23,7 @@ export interface FollowUpDeps {
 export async function routeFollowUp(
   deps: FollowUpDeps,
   scope: TaskScope,
-  taskId: string,
+  _taskId: string,
   contextId: string | undefined,
   read: () => Promise<VersionedTask>,
 ): Promise<Execution> {

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { Logger } from '../logger.js';
 import { hasMethods } from '../options.js';
 import type { AgentCardInput } from '../protocol/card.js';
-import { AgentCardSchema, AgentInterfaceSchema, type AgentCard } from '../protocol/schemas.js';
+import { AgentCardSchema, AgentInterfaceSchema } from '../protocol/schemas.js';
 import type { AgentExecutor } from '../engine/executor.js';
 import type { ExtendedAgentCardProvider } from '../engine/request-handler.js';
 import type { TaskStore } from '../engine/seams/task-store.js';

@@ -36,7 +36,7 @@ import { activate, queryOf } from './negotiate.js';
 import { OPERATIONS, type A2AMethod, type PresentCard } from './operations.js';
 import type { Codec, Plan } from './serve.js';
 import type { SseLimits } from './sse.js';
-import type { StreamEncoding, StreamSettings } from './stream.js';
+import type { StreamEncoding } from './stream.js';
 import { v03Error } from './v03.js';
 
 export interface V03RestCodecOptions {

@@ -81,6 +81,7 @@ const authSchema = z.strictObject({
 
 const MAX_CALLER_ID_LENGTH = 512;
 // C0 and C1 controls, DEL, and the Unicode line and paragraph separators (log and header injection).
+// eslint-disable-next-line no-control-regex -- refusing control characters is the point
 const CONTROL_CHARACTERS = /[\x00-\x1f\x7f-\x9f\u2028\u2029]/;
 
 /**
@@ -148,6 +149,7 @@ function callerSourcesOf(parsed: AuthSettings): readonly A2ACallerSource[] {
 /** The challenge writer: the given string, the given function, or the default Bearer challenge. */
 function challengeWriter(realm: string, challenge: AuthSettings['challenge']): ChallengeFor {
   return function challengeFor(code: A2AAuthChallengeInput['code'], message = ''): string {
+    // eslint-disable-next-line no-control-regex -- quotes, backslashes and control characters cannot go in a header
     const description = code === 'A2A_AUTH_INVALID' ? message.replace(/["\\\x00-\x1f\x7f]/g, '') : undefined;
     if (typeof challenge === 'string') return challenge;
     if (typeof challenge === 'function') return challenge({ code, realm, description });
@@ -257,6 +259,7 @@ function failureReporter(
  * `google.rpc.Status` for REST routes.
  */
 export function a2aAuth(options: A2AAuthOptions): A2AMiddleware {
+  // eslint-disable-next-line prefer-rest-params -- how the factory was called (app.use(a2aX) vs a2aX()), not its parameters
   const misused = detectUncalledFactory('a2aAuth', 'a2aAuth({ user: fromRequestUser() })', arguments);
   if (misused) return misused;
 

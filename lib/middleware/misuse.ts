@@ -3,7 +3,7 @@
  * itself with (req, res, next) on the first request, which we recognise and report via next(err).
  */
 import { IncomingMessage, ServerResponse } from 'node:http';
-import type { NextFunction, Request, Response } from 'express';
+import type { NextFunction } from 'express';
 import { A2AWiringError } from './errors.js';
 import type { A2AMiddleware } from './types.js';
 

@@ -218,6 +218,7 @@ function directHeaderWriter(names: readonly string[], values: readonly string[],
  * the limit is recorded for the router's parser, which enforces it on streamed bodies.
  */
 export function a2aSecurity(options: A2ASecurityOptions = {}): A2AMiddleware {
+  // eslint-disable-next-line prefer-rest-params -- how the factory was called (app.use(a2aX) vs a2aX()), not its parameters
   const misused = detectUncalledFactory('a2aSecurity', 'a2aSecurity()', arguments);
   if (misused) return misused;
 

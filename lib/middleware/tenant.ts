@@ -171,6 +171,7 @@ function sourceName(source: A2ATenantSource): string {
  * A2A_TENANT_REQUIRED; malformed → 400 A2A_INVALID_TENANT. JSON-RPC bodies use -32602.
  */
 export function a2aTenant(options: A2ATenantOptions): A2AMiddleware {
+  // eslint-disable-next-line prefer-rest-params -- how the factory was called (app.use(a2aX) vs a2aX()), not its parameters
   const misused = detectUncalledFactory('a2aTenant', "a2aTenant({ from: header('x-tenant-id') })", arguments);
   if (misused) return misused;
 

@@ -215,7 +215,7 @@ function scopeEnterer(otel: OtelSlot, traceContext: boolean, ids: RequestIdSetti
   // than its express middleware: the middleware re-wraps five emitter methods on req and res per
   // request, which the kit does not need (raw-body binds the body parser's callback itself).
   if (echoHeader) canWriteHeadersDirectly(); // looks up where Node keeps headers, once
-  const tracer = (req: Request, res: Response, next: NextFunction, requestId: string): void => {
+  const tracer = (_req: Request, res: Response, next: NextFunction, requestId: string): void => {
     // A valid header name (checked above) and value (an id passes REQUEST_ID or is ours).
     if (echoHeader) setValidHeader(res, headerKey, headerName, requestId);
     rTracer.runWithId(next, requestId);
@@ -261,6 +261,7 @@ function scopeEnterer(otel: OtelSlot, traceContext: boolean, ids: RequestIdSetti
  * request's and response's event listeners to the scope it opens inside ours.
  */
 export function a2aTracing(options: A2ATracingOptions = {}): A2AMiddleware {
+  // eslint-disable-next-line prefer-rest-params -- how the factory was called (app.use(a2aX) vs a2aX()), not its parameters
   const misused = detectUncalledFactory('a2aTracing', 'a2aTracing()', arguments);
   if (misused) return misused;
 

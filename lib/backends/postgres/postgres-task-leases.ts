@@ -108,6 +108,7 @@ export class PostgresTaskLeases implements TaskLeases {
 
     const deadline = Date.now() + waitMs;
     const wire = wireKey(key);
+    // eslint-disable-next-line no-useless-assignment -- set by the release notice between polls
     let notified = false;
     let wake: (() => void) | undefined;
     const onNotice = () => {

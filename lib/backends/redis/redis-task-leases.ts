@@ -133,11 +133,13 @@ export class RedisTaskLeases implements TaskLeases {
     const keys = [this.#keys.lease(key), this.#keys.leases()];
     const attempt = () => ACQUIRE.run<[number, number?]>(this.#client, keys, [holder, this.#ttlMs, member]);
 
+    // eslint-disable-next-line no-useless-assignment -- `left` is read after the loop's own attempt
     let [won, left] = await attempt();
     if (won === 1) return this.#took(key, member, holder);
     if (!(waitMs > 0) || this.#closed) return undefined;
 
     const deadline = Date.now() + waitMs;
+    // eslint-disable-next-line no-useless-assignment -- set by the release notice between polls
     let notified = false;
     let wake: (() => void) | undefined;
     const onNotice = () => {

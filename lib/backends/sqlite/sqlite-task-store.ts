@@ -10,7 +10,7 @@ import { dirname, resolve } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { z } from 'zod';
 import { A2AOptionsError, optionsError, parseOptions } from '../../options.js';
-import type { Artifact, StreamResponse, Task, TaskArtifactUpdateEvent, TaskState } from '../../protocol/schemas.js';
+import type { Artifact, Task, TaskArtifactUpdateEvent, TaskState } from '../../protocol/schemas.js';
 import { isTerminal } from '../../engine/task-state.js';
 import { FINISHED_INDEX_MIGRATION, finishedTaskRemover } from './sqlite-retention.js';
 import {
