@@ -3,9 +3,9 @@
  * returnImmediately, at the first task), and stops waiting when the client leaves.
  */
 import { A2AError } from '../errors.js';
-import type { A2ARequestContext } from '../context/carrier.js';
 import type { StreamResponse } from '../protocol/schemas.js';
 import type { ExecutionObserver, Turn, TurnOutcome } from './execution/turn.js';
+import type { CallContext } from './request-handler.js';
 
 export class BlockingAnswer implements ExecutionObserver {
   readonly outcome: Promise<TurnOutcome>;
@@ -13,11 +13,11 @@ export class BlockingAnswer implements ExecutionObserver {
   turn: Turn | undefined;
   #settle!: (outcome: TurnOutcome) => void;
   readonly #returnImmediately: boolean;
-  readonly #requestContext: A2ARequestContext;
+  readonly #call: CallContext;
   #watching = false;
 
-  constructor(requestContext: A2ARequestContext, returnImmediately: boolean) {
-    this.#requestContext = requestContext;
+  constructor(call: CallContext, returnImmediately: boolean) {
+    this.#call = call;
     this.#returnImmediately = returnImmediately;
     this.outcome = new Promise<TurnOutcome>((resolve) => (this.#settle = resolve));
   }
@@ -29,14 +29,15 @@ export class BlockingAnswer implements ExecutionObserver {
       // A task to wait for (a Message reply needs no watch): a client that leaves stops
       // waiting, and the turn goes on without an observer.
       this.#watching = true;
-      this.#requestContext.signal?.addEventListener(
-        'abort',
-        () => {
-          this.turn?.detach();
-          this.#settle({ kind: 'error', error: new A2AError('Internal', 'The client closed the request') });
-        },
-        { once: true },
-      );
+      const left = (): void => {
+        this.turn?.detach();
+        this.#settle({ kind: 'error', error: new A2AError('Internal', 'The client closed the request') });
+      };
+      // The connection's close when the binding offers it: the request's AbortSignal (made on first
+      // use) costs an AbortController and an EventTarget listener per request.
+      const onClientClose = this.#call.onClientClose;
+      if (onClientClose) onClientClose(left);
+      else this.#call.requestContext.signal?.addEventListener('abort', left, { once: true });
     }
   }
 

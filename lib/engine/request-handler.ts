@@ -58,6 +58,8 @@ export interface CallContext {
   readonly requestContext: A2ARequestContext;
   /** The SSE `Last-Event-ID` a resuming client sent (SubscribeToTask resumes after it). */
   readonly lastEventId?: string;
+  /** Calls `listener` once if the client leaves before the answer is finished (cheaper than the signal's abort). */
+  readonly onClientClose?: (listener: () => void) => void;
 }
 
 export type ExtendedAgentCardProvider = AgentCardInput | ((caller: A2ACaller) => AgentCardInput | Promise<AgentCardInput>);
@@ -179,7 +181,7 @@ export class A2ARequestHandler {
   }
 
   async sendMessage(call: CallContext, params: SendMessageRequest): Promise<SendMessageResponse> {
-    const answer = new BlockingAnswer(call.requestContext, params.configuration?.returnImmediately === true);
+    const answer = new BlockingAnswer(call, params.configuration?.returnImmediately === true);
     const begun = this.#intake.begin(call, params, answer);
     answer.turn = begun instanceof Promise ? await begun : begun;
     const result = await answer.outcome;

@@ -87,5 +87,8 @@ export function buildCall<Connection>(
       return abort.signal;
     },
   };
-  return { caller, tenant, extensions, requestContext };
+  // The engine's own watch (a blocking answer whose client leaves): the connection's close alone,
+  // without the AbortController and EventTarget listener a signal costs.
+  const onClientClose = (listener: () => void): void => watchClose(connection, listener);
+  return { caller, tenant, extensions, requestContext, onClientClose };
 }
