@@ -57,7 +57,7 @@ pg.describe('push deliveries taken over by another replica on PostgreSQL', () =>
     expect(receiver.delivered).toEqual([]);
     const all = eventsOf(a.lines, taskId);
     const committed = all.slice(all.findIndex((event) => stateOf(event) === 'TASK_STATE_INPUT_REQUIRED') + 1);
-    expect(committed).toHaveLength(4); // WORKING and 3 progress updates
+    expect(committed).toHaveLength(5); // the follow-up announced (WORKING), the agent's WORKING and 3 progress updates
     up = true;
 
     await b.printed((line) => line.kind === 'event' && line.taskId === taskId && stateOf(line.event) === 'TASK_STATE_FAILED');

@@ -60,7 +60,7 @@ const redis = redisForTests();
     expect(receiver.delivered).toEqual([]);
     const all = eventsOf(a.lines, taskId);
     const committed = all.slice(all.findIndex((event) => stateOf(event) === 'TASK_STATE_INPUT_REQUIRED') + 1);
-    expect(committed).toHaveLength(4); // WORKING and 3 progress updates
+    expect(committed).toHaveLength(5); // the follow-up announced (WORKING), the agent's WORKING and 3 progress updates
     up = true;
 
     // B settles the orphan once A's task lease expires, and takes A's deliveries over once its claim does.

@@ -60,7 +60,7 @@ const redis = redisForTests();
     expect(await a.exited).toBe('SIGKILL');
     const all = eventsOf(a.lines as PushLine[], taskId);
     const committed = all.slice(all.findIndex((event) => stateOf(event) === 'TASK_STATE_INPUT_REQUIRED') + 1);
-    expect(committed).toHaveLength(4); // WORKING and 3 progress updates
+    expect(committed).toHaveLength(5); // the follow-up announced (WORKING), the agent's WORKING and 3 progress updates
     up = true;
 
     await b.printed((line) => line.kind === 'resumed' && line.taskId === taskId);

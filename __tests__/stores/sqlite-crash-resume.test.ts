@@ -53,7 +53,7 @@ describe('executor.resume() on SQLite across a SIGKILL', () => {
     expect(await first.exited).toBe('SIGKILL');
     const all = eventsOf(first.lines as PushLine[], taskId);
     const committed = all.slice(all.findIndex((event) => stateOf(event) === 'TASK_STATE_INPUT_REQUIRED') + 1);
-    expect(committed).toHaveLength(4); // WORKING and 3 progress updates
+    expect(committed).toHaveLength(5); // the follow-up announced (WORKING), the agent's WORKING and 3 progress updates
 
     const second = await startServer(file);
     started.push(second);

@@ -151,7 +151,7 @@ describe('writeError over HTTP', () => {
 });
 
 describe('errorBindingFor (a middleware standing alone guesses the binding)', () => {
-  const req = (method: string, path: string, body?: unknown) => ({ method, path, body }) as Request;
+  const req = (method: string, path: string, body?: unknown) => ({ method, path, url: path, body }) as Request;
 
   it.each([
     ['a parsed JSON-RPC body', req('GET', '/tasks/t-1', { jsonrpc: '2.0' }), 'jsonrpc'],
