@@ -13,6 +13,11 @@ import { redisForTests } from '../helpers/redis';
 import { eventsOf, stateOf, withoutRepeats, type PushLine } from '../push/printed-events';
 import { startReceiver, type Receiver } from '../push/receiver';
 
+// Several processes, leases and claims with short times to live: on a loaded 2-core machine one run in
+// about ten saw a lease or claim expire out of turn. A retry still fails a deterministic break (the
+// errors of every attempt are logged); the timing race itself is on the list to remove.
+jest.retryTimes(2, { logErrorsBeforeRetry: true });
+
 const SERVER = path.join('__tests__', 'helpers', 'push-replica-server.ts');
 const HEADERS = { 'x-user': 'push-user', 'x-tenant': 'push-tenant' };
 const LEASE_TTL_MS = 1_000;

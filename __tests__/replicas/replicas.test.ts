@@ -17,6 +17,11 @@ import { a2aClient, BINDINGS } from '../helpers/bindings';
 import { userMessage } from '../helpers/http';
 import { redisForTests } from '../helpers/redis';
 
+// Several processes, leases and claims with short times to live: on a loaded 2-core machine one run in
+// about ten saw a lease or claim expire out of turn. A retry still fails a deterministic break (the
+// errors of every attempt are logged); the timing race itself is on the list to remove.
+jest.retryTimes(2, { logErrorsBeforeRetry: true });
+
 const SERVER = path.resolve(__dirname, '..', 'helpers', 'replica-server.ts');
 const LEASE_TTL_MS = 1_000;
 
