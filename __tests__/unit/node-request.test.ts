@@ -1,6 +1,6 @@
 /** lib/http/node-request.ts: what the router reads of a request that has no Express helpers. */
 import type { IncomingMessage } from 'node:http';
-import { addVary, hostnameOf, mountPathOf, protocolOf, queryParamOf, requestPath } from '../../lib/http/node-request';
+import { addVary, hostnameOf, mountPathOf, protocolOf, queryParamOf, requestPath } from '../../lib/context/node-request';
 
 const request = (fields: Record<string, unknown>): IncomingMessage => ({ headers: {}, socket: {}, ...fields }) as unknown as IncomingMessage;
 

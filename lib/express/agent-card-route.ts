@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { cardForBaseUrl, type AgentCardInput } from '../protocol/card.js';
 import type { AgentCard } from '../protocol/schemas.js';
 import { baseUrlOf } from './base-url.js';
-import { addVary, headerOf } from '../http/node-request.js';
+import { addVary, headerOf } from '../context/node-request.js';
 import { cardShapeOf, type CardShape, type PresentCardAt } from './card-presenter.js';
 import { writeError } from './error-writer.js';
 import { writeJson } from './respond.js';

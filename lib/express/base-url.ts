@@ -2,7 +2,7 @@
 import type { IncomingMessage } from 'node:http';
 import { cardForBaseUrl, type AgentCardInput, type ServedBindings } from '../protocol/card.js';
 import type { AgentCard } from '../protocol/schemas.js';
-import { mountPathOf, originOf } from '../http/node-request.js';
+import { mountPathOf, originOf } from '../context/node-request.js';
 
 /** Origin plus mount path, as this request reached the router (Express, Connect or plain Node). */
 export const baseUrlOf = (req: IncomingMessage): string => originOf(req) + mountPathOf(req);

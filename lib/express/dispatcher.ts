@@ -15,7 +15,7 @@ import { matchRestRoute, type RestLookup, type RestMatch } from '../protocol/res
 import { matchV03RestRoute, V03_REST_PREFIX } from '../protocol/v0_3/rest.js';
 import { isLegacyVersion, type VersionPolicy } from '../protocol/version.js';
 import { requestedVersion, servedVersion } from '../http/negotiate.js';
-import { requestPath } from '../http/node-request.js';
+import { requestPath } from '../context/node-request.js';
 import { unsupportedMediaType } from '../http/rest.js';
 import { serve, type Codec, type ServeSettings } from '../http/serve.js';
 import { bodyTooLargeError, readA2ABodyLimit } from '../middleware/security.js';

@@ -16,7 +16,7 @@ import { agentCardRoute } from './agent-card-route.js';
 import { cardPresenter } from './card-presenter.js';
 import { CardSigner, CardSigningKeyError, type CardSigningOptions } from './card-signer.js';
 import { statedJsonRpcInterface, statedRestInterface, type ServedBindings } from '../protocol/card.js';
-import { originOf } from '../http/node-request.js';
+import { originOf } from '../context/node-request.js';
 import { jsonRpcCodec } from '../http/jsonrpc.js';
 import { restCodec } from '../http/rest.js';
 import { v03JsonRpcCodec } from '../http/v03-jsonrpc.js';

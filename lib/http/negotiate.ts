@@ -9,7 +9,7 @@ import { readA2AState } from '../context/request-state.js';
 import type { ExtensionNegotiator } from '../protocol/extensions.js';
 import type { RestMatch } from '../protocol/rest.js';
 import { isLegacyVersion, type ProtocolVersion, type VersionPolicy } from '../protocol/version.js';
-import { headerOf, queryParamOf } from './node-request.js';
+import { headerOf, queryParamOf } from '../context/node-request.js';
 import { activateExtensions, buildCall, type CallerResolution, type WatchClientClose } from './call.js';
 import type { CallContext } from '../engine/request-handler.js';
 

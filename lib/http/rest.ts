@@ -15,7 +15,7 @@ import { parseParams } from '../protocol/jsonrpc.js';
 import { pathSegment, queryParams, type RestMatch } from '../protocol/rest.js';
 import { negotiateCall } from './call.js';
 import { queryOf } from './negotiate.js';
-import { headerOf } from './node-request.js';
+import { headerOf } from '../context/node-request.js';
 import { OPERATIONS, type A2AMethod, type Operation, type PresentCard } from './operations.js';
 import type { Codec, Plan } from './serve.js';
 import type { SseLimits } from './sse.js';

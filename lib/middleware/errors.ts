@@ -3,7 +3,7 @@
  * through the one error writer, or pass it to `next(err)`; plus the wiring errors. The rejection
  * class and its reasons live with the error table (lib/errors.ts) and are re-exported here.
  */
-import { requestPath } from '../http/node-request.js';
+import { requestPath } from '../context/node-request.js';
 import type { NextFunction, Request, Response } from 'express';
 import { A2AMiddlewareError } from '../errors.js';
 import { recordedErrorBinding, writeError } from '../context/reply.js';

@@ -4,7 +4,7 @@
  * that an app-wide a2aAuth never opens other routes that happen to end with the same path.
  */
 import type { IncomingMessage } from 'node:http';
-import { requestPath } from '../http/node-request.js';
+import { requestPath } from '../context/node-request.js';
 
 export const isPublicCardRequest = (req: IncomingMessage): boolean =>
   (req.method === 'GET' || req.method === 'HEAD') && requestPath(req) === '/.well-known/agent-card.json';

@@ -3,7 +3,7 @@
  * function), validates it, and contributes it to the request's A2A state. The router then rejects
  * a `params.tenant` or REST `/{tenant}` prefix that differs from it.
  */
-import { hostnameOf } from '../http/node-request.js';
+import { hostnameOf } from '../context/node-request.js';
 import { isPublicCardRequest } from './public-card.js';
 import type { NextFunction, Request, Response } from 'express';
 import { z } from 'zod';

@@ -18,7 +18,7 @@ import {
   type ExpressLayer,
 } from '../internals/express-layer-stack.js';
 import type { Logger } from '../logger.js';
-import { mountPathOf } from '../http/node-request.js';
+import { mountPathOf } from '../context/node-request.js';
 import { a2aMiddlewareKind, type A2AMiddlewareKind } from './types.js';
 
 // ---------------------------------------------------------------------------------------------
