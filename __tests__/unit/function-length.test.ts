@@ -17,8 +17,8 @@ const MAX_ENGINE_CLASS_LINES = 250;
  * the size recorded here; drop the entry once the file is split.
  */
 const KNOWN_OVER_LIMIT: Readonly<Record<string, number>> = {
-  'lib/engine/execution/execution.ts (file)': 410,
-  'lib/engine/execution/execution.ts Execution (class)': 370,
+  'lib/engine/execution/execution.ts (file)': 399,
+  'lib/engine/execution/execution.ts Execution (class)': 359,
   'lib/engine/push/push-dispatcher.ts (file)': 314,
   'lib/engine/request-handler.ts (file)': 315,
 };

@@ -18,6 +18,7 @@ import { ReplicaGuard, type ReplicaGuardDeps } from './replica-guard.js';
 import { TaskChannel, type ChannelDeps, type ChannelListener, type ChannelWording } from './task-channel.js';
 import { TurnQueue } from './turn-queue.js';
 import { LiveSink, joinHistory, type LiveTask } from './live-sink.js';
+import { resumeRequest } from './resume-request.js';
 import type { Turn, TurnOutcome } from './turn.js';
 
 export type { CancelRequest } from './cancel.js';
@@ -114,21 +115,9 @@ export class Execution {
     } finally {
       this.#busy = false;
       // The resumed turn runs ahead of any message that arrived meanwhile.
-      if (resume) this.#queue.startOwn(this.#resumeRequest(), (turn) => void this.#runResume(turn, text, reason));
+      if (resume) this.#queue.startOwn(resumeRequest(this.scope, this.#channel.task!, this.taskId, this.contextId), (turn) => void this.#runResume(turn, text, reason));
       else this.#afterTurn();
     }
-  }
-
-  /** What a resumed turn is queued as: no request brought it; the task's owner and tenant are its context. */
-  #resumeRequest(): Turn['request'] {
-    const { owner, tenant } = this.scope;
-    const caller = { id: owner, authenticated: false };
-    const requestContext = { caller, tenant };
-    const task = this.#channel.task!;
-    // Never read for a resume (the task exists; no history is joined): the last message stands in.
-    const message = task.history?.at(-1) ?? { role: 'ROLE_USER' as const, parts: [], messageId: `resume-${this.taskId}`, taskId: this.taskId, contextId: this.contextId };
-    const context = { userText: '', taskId: this.taskId, contextId: this.contextId, caller, tenant, configuration: undefined, metadata: undefined, extensions: [], requestContext };
-    return { message, context };
   }
 
   /** A resumed turn: executor.resume() with the task as stored, ended like execute()'s (unfinished: FAILED with `text`). */
