@@ -33,8 +33,22 @@ module.exports = {
       globals: { EXPRESS_MAJOR: 4 },
       moduleNameMapper: { ...base.moduleNameMapper, '^express$': 'express4' },
       // Express-independent suites run once, in the express5 project; so do the fuzz suite (~15 s a
-      // run), the stores' suites, the multi-process replica suites and the push suites.
-      testPathIgnorePatterns: ['/__tests__/unit/', '/__tests__/docs/', '/__tests__/bench/', '/__tests__/package/', '/__tests__/contract/', '/__tests__/fuzz/', '/__tests__/stores/', '/__tests__/replicas/', '/__tests__/push/'],
+      // run), the stores' suites, the multi-process replica suites and the push suites, and the
+      // acceptance suites that run an example in a child process (which loads Express 5 whatever the
+      // project maps).
+      testPathIgnorePatterns: [
+        '/__tests__/unit/',
+        '/__tests__/docs/',
+        '/__tests__/bench/',
+        '/__tests__/package/',
+        '/__tests__/contract/',
+        '/__tests__/fuzz/',
+        '/__tests__/stores/',
+        '/__tests__/replicas/',
+        '/__tests__/push/',
+        '/__tests__/acceptance/example-shutdown',
+        '/__tests__/acceptance/replicas-example',
+      ],
     },
     {
       // The guarantee suites again, through a store that takes 1-5 ms per call (see helpers/fixtures).
