@@ -34,6 +34,14 @@ export const requiredString = (field: string) =>
 /** Optional boolean. */
 export const optionalBoolean = (field: string) => z.boolean(fieldError(field, 'a boolean')).optional();
 
+/** Optional int32 of at least 0 (a plain int32 in the proto). */
+export const optionalNonNegativeInt32 = (field: string) =>
+  z
+    .int(fieldError(field, 'an integer'))
+    .min(0, { error: `${field} must be >= 0` })
+    .max(2_147_483_647, { error: `${field} is too large` })
+    .optional();
+
 /** Optional list of strings. */
 export const optionalStringList = (field: string) =>
   z.array(z.string(fieldError(`${field} entries`, 'strings')), fieldError(field, 'an array of strings')).optional();
