@@ -6,11 +6,8 @@
  * take JSON types only. `tenant` is optional everywhere; it must match the interface's tenant.
  */
 import { z } from 'zod';
+import { MessageSchema, TaskPushNotificationConfigSchema, TaskSchema, TASK_STATES, type Message, type Task } from './schemas.js';
 import {
-  MessageSchema,
-  TaskPushNotificationConfigSchema,
-  TaskSchema,
-  TASK_STATES,
   fieldError,
   optionalBoolean,
   optionalMetadata,
@@ -18,9 +15,7 @@ import {
   optionalString,
   optionalStringList,
   requiredString,
-  type Message,
-  type Task,
-} from './schemas.js';
+} from './schema-builders.js';
 
 /** A request object; the whole params/body must be a JSON object. */
 const request = <Shape extends z.core.$ZodLooseShape>(shape: Shape) =>

@@ -13,14 +13,13 @@
 import { z } from 'zod';
 import { struct, jsonValue, exactlyOne, fieldError, optionalString, requiredString, optionalBoolean, optionalStringList, optionalMetadata, type OneOf } from './schema-builders.js';
 
-// The builders other schema files use, and the agent card: importable from here as before.
+// What this file exported before the builders and the agent card moved out (part of the package's API).
 export {
   MAX_JSON_DEPTH,
   exceedsJsonDepth,
   fieldError,
   optionalBoolean,
   optionalMetadata,
-  optionalNonNegativeInt32,
   optionalString,
   optionalStringList,
   requiredString,
