@@ -3,8 +3,10 @@
  * loaded only when a store is opened), and the durable push stores sharing its file. Nothing in the
  * main entry imports this file.
  */
-export { SqliteTaskStore, openSqliteTaskStore, SQLITE_SCHEMA_VERSION } from './backends/sqlite/sqlite-task-store.js';
-export type { SqliteTaskStoreOptions, OpenSqliteTaskStoreOptions, SqliteConnectionOptions } from './backends/sqlite/sqlite-task-store.js';
+export { SqliteTaskStore } from './backends/sqlite/sqlite-task-store.js';
+export { openSqliteTaskStore } from './backends/sqlite/sqlite-open.js';
+export { SQLITE_SCHEMA_VERSION } from './backends/sqlite/sqlite-migrations.js';
+export type { SqliteTaskStoreOptions, OpenSqliteTaskStoreOptions, SqliteConnectionOptions } from './backends/sqlite/sqlite-options.js';
 export { sqlitePushStores } from './backends/sqlite/sqlite-push.js';
 export type { SqlitePushStores } from './backends/sqlite/sqlite-push.js';
 export { SqlitePushConfigStore } from './backends/sqlite/sqlite-push-config-store.js';

@@ -6,34 +6,23 @@
  * take JSON types only. `tenant` is optional everywhere; it must match the interface's tenant.
  */
 import { z } from 'zod';
+import { MessageSchema, TaskPushNotificationConfigSchema, TaskSchema, TASK_STATES, type Message, type Task } from './schemas.js';
 import {
-  MessageSchema,
-  TaskPushNotificationConfigSchema,
-  TaskSchema,
-  TASK_STATES,
   fieldError,
   optionalBoolean,
   optionalMetadata,
+  optionalNonNegativeInt32,
   optionalString,
   optionalStringList,
   requiredString,
-  type Message,
-  type Task,
-} from './schemas.js';
-
-const INT32_MAX = 2_147_483_647;
+} from './schema-builders.js';
 
 /** A request object; the whole params/body must be a JSON object. */
 const request = <Shape extends z.core.$ZodLooseShape>(shape: Shape) =>
   z.object(shape, fieldError('params', 'a JSON object'));
 
 /** Optional int32 history cap: 0 means "no history", absent means server default. */
-const historyLength = () =>
-  z
-    .int(fieldError('historyLength', 'an integer'))
-    .min(0, { error: 'historyLength must be >= 0' })
-    .max(INT32_MAX, { error: 'historyLength is too large' })
-    .optional();
+const historyLength = () => optionalNonNegativeInt32('historyLength');
 
 const tenant = () => optionalString('tenant');
 
@@ -144,29 +133,20 @@ export const CreateTaskPushNotificationConfigRequestSchema = request({
 });
 export type CreateTaskPushNotificationConfigRequest = z.infer<typeof CreateTaskPushNotificationConfigRequestSchema>;
 
-export const GetTaskPushNotificationConfigRequestSchema = request({
-  tenant: tenant(),
-  taskId: requiredString('taskId'),
-  id: requiredString('id'),
-});
+/** Params naming one config of a task: Get and Delete take the same. */
+const pushConfigRefShape = { tenant: tenant(), taskId: requiredString('taskId'), id: requiredString('id') };
+
+export const GetTaskPushNotificationConfigRequestSchema = request(pushConfigRefShape);
 export type GetTaskPushNotificationConfigRequest = z.infer<typeof GetTaskPushNotificationConfigRequestSchema>;
 
-export const DeleteTaskPushNotificationConfigRequestSchema = request({
-  tenant: tenant(),
-  taskId: requiredString('taskId'),
-  id: requiredString('id'),
-});
+export const DeleteTaskPushNotificationConfigRequestSchema = request(pushConfigRefShape);
 export type DeleteTaskPushNotificationConfigRequest = z.infer<typeof DeleteTaskPushNotificationConfigRequestSchema>;
 
 export const ListTaskPushNotificationConfigsRequestSchema = request({
   tenant: tenant(),
   taskId: requiredString('taskId'),
   // Plain int32 in the proto: 0/absent means "server default".
-  pageSize: z
-    .int(fieldError('pageSize', 'an integer'))
-    .min(0, { error: 'pageSize must be >= 0' })
-    .max(INT32_MAX, { error: 'pageSize is too large' })
-    .optional(),
+  pageSize: optionalNonNegativeInt32('pageSize'),
   pageToken: optionalString('pageToken'),
 });
 export type ListTaskPushNotificationConfigsRequest = z.infer<typeof ListTaskPushNotificationConfigsRequestSchema>;

@@ -3,7 +3,8 @@
  * directly and through a latency-injecting wrapper.
  */
 export { describeTaskStoreContract } from './task-store-contract.js';
-export type { ContractDescribe, ContractIt, TaskStoreContractOptions } from './task-store-contract.js';
+export type { TaskStoreContractOptions } from './task-store-contract.js';
+export type { ContractDescribe, ContractIt } from './contract-harness.js';
 export { withLatency } from './latency-store.js';
 export type { LatencyOptions } from './latency-store.js';
 

@@ -7,22 +7,13 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { TaskScope } from '../engine/seams/task-store.js';
 import { PushConfigLimitError, type PushConfigStore, type StoredPushConfig } from '../engine/seams/push-config-store.js';
+import { contractHarness, onFreshInstance, type ContractHarnessOptions } from './contract-harness.js';
 
-/** A `describe` as jest, vitest, mocha and node:test all accept it. */
-export type PushContractDescribe = (name: string, body: () => void) => unknown;
-/** An `it`: the third argument is a timeout in ms (jest, vitest; the others ignore it). */
-export type PushContractIt = (name: string, body: () => Promise<void>, timeoutMs?: number) => unknown;
-
-export interface PushConfigStoreContractOptions<S extends PushConfigStore = PushConfigStore> {
-  /** Defaults to the global `describe`. */
-  describe?: PushContractDescribe;
-  /** Defaults to the global `it`. */
-  it?: PushContractIt;
-  /** Runs after each test with the store it used (close a connection). */
-  cleanup?: (store: S) => void | Promise<void>;
-  /** Per test. Default 10000. */
-  timeoutMs?: number;
-}
+/**
+ * Options of describePushConfigStoreContract: `cleanup` runs after each test with the store it used
+ * (close a connection); `timeoutMs` is per test (default 10000).
+ */
+export type PushConfigStoreContractOptions<S extends PushConfigStore = PushConfigStore> = ContractHarnessOptions<S>;
 
 const newScope = (owner = 'alice'): TaskScope => ({ tenant: `tenant-${randomUUID()}`, owner });
 const newTask = (): string => `task-${randomUUID()}`;
@@ -45,26 +36,9 @@ export function describePushConfigStoreContract<S extends PushConfigStore>(
   makeStore: () => S | Promise<S>,
   options: PushConfigStoreContractOptions<S> = {},
 ): void {
-  const globals = globalThis as { describe?: PushContractDescribe; it?: PushContractIt };
-  const describe = options.describe ?? globals.describe;
-  const it = options.it ?? globals.it;
-  if (!describe || !it) {
-    throw new TypeError('describePushConfigStoreContract: no global describe/it; pass { describe, it } from your test framework');
-  }
-  const timeoutMs = options.timeoutMs ?? 10_000;
-  const test = (rule: string, body: (store: S) => Promise<void>) =>
-    it(
-      rule,
-      async () => {
-        const store = await makeStore();
-        try {
-          await body(store);
-        } finally {
-          await options.cleanup?.(store);
-        }
-      },
-      timeoutMs,
-    );
+  const harness = contractHarness('describePushConfigStoreContract', options, { timeoutMs: 10_000 });
+  const { describe } = harness;
+  const test = onFreshInstance(harness.test, makeStore);
 
   describe(`PushConfigStore contract: ${name}`, () => {
     test('get returns what put stored, and undefined for an unknown id or task', async (store) => {

@@ -8,15 +8,13 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { TaskState } from '../protocol/schemas.js';
 import type { CommittedEvent, TaskEventBus } from '../engine/seams/task-event-bus.js';
-import type { ContractDescribe, ContractIt } from './task-store-contract.js';
+import { contractHarness, type ContractHarnessOptions } from './contract-harness.js';
 
-export interface TaskEventBusContractOptions<B extends TaskEventBus = TaskEventBus> {
-  /** Defaults to the global `describe`. */
-  describe?: ContractDescribe;
-  /** Defaults to the global `it`. */
-  it?: ContractIt;
-  /** Runs after each test for every bus it made, peers included. Default: `bus.close?.()`. */
-  cleanup?: (bus: B) => void | Promise<void>;
+/**
+ * `cleanup` runs after each test for every bus it made, peers included (default: `bus.close?.()`);
+ * `timeoutMs` is per test (default 10000).
+ */
+export interface TaskEventBusContractOptions<B extends TaskEventBus = TaskEventBus> extends ContractHarnessOptions<B> {
   /**
    * A second bus on the same backend as `bus`, as another process would have. Enables the rules
    * across buses; leave it out for a bus that serves one process.
@@ -30,8 +28,6 @@ export interface TaskEventBusContractOptions<B extends TaskEventBus = TaskEventB
   whenSubscribed?: (bus: B) => Promise<void>;
   /** How long an expected delivery may take, in ms. Default 2000. */
   deliveryMs?: number;
-  /** Per test. Default 10000. */
-  timeoutMs?: number;
 }
 
 interface Context<B> {
@@ -55,46 +51,35 @@ export function describeTaskEventBusContract<B extends TaskEventBus>(
   makeBus: () => B | Promise<B>,
   options: TaskEventBusContractOptions<B> = {},
 ): void {
-  const globals = globalThis as { describe?: ContractDescribe; it?: ContractIt };
-  const describe = options.describe ?? globals.describe;
-  const it = options.it ?? globals.it;
-  if (!describe || !it) {
-    throw new TypeError('describeTaskEventBusContract: no global describe/it; pass { describe, it } from your test framework');
-  }
-  const timeoutMs = options.timeoutMs ?? 10_000;
+  const { describe, test: harnessTest } = contractHarness('describeTaskEventBusContract', options, {
+    timeoutMs: 10_000,
+    cleanup: (bus: B) => bus.close?.(),
+  });
   const deliveryMs = options.deliveryMs ?? 2_000;
-  const cleanup = options.cleanup ?? ((bus: B) => bus.close?.());
   const { makePeer, whenSubscribed } = options;
 
   const test: Test<B> = (rule, body) =>
-    it(rule, async () => {
-      const made: B[] = [];
-      await withTimeout(rule, timeoutMs, async () => {
-        try {
-          const bus = await makeBus();
-          made.push(bus);
-          let peer: Promise<B> | undefined;
-          await body({
-            bus,
-            hasPeer: makePeer !== undefined,
-            ms: deliveryMs,
-            peer: () => {
-              assert.ok(makePeer, 'this rule needs makePeer');
-              peer ??= Promise.resolve(makePeer(bus)).then((p) => {
-                made.push(p);
-                return p;
-              });
-              return peer;
-            },
-            live: async (b) => {
-              await whenSubscribed?.(b);
-            },
+    harnessTest(rule, async (made) => {
+      const bus = await makeBus();
+      made.push(bus);
+      let peer: Promise<B> | undefined;
+      await body({
+        bus,
+        hasPeer: makePeer !== undefined,
+        ms: deliveryMs,
+        peer: () => {
+          assert.ok(makePeer, 'this rule needs makePeer');
+          peer ??= Promise.resolve(makePeer(bus)).then((p) => {
+            made.push(p);
+            return p;
           });
-        } finally {
-          for (const bus of made) await cleanup(bus);
-        }
+          return peer;
+        },
+        live: async (b) => {
+          await whenSubscribed?.(b);
+        },
       });
-    }, timeoutMs + 1_000);
+    });
 
   describe(`TaskEventBus contract: ${name}`, () => {
     describe('delivery', () => defineDelivery(test));
@@ -102,18 +87,6 @@ export function describeTaskEventBusContract<B extends TaskEventBus>(
     if (makePeer) describe('two buses on one backend', () => definePeers(test));
     describe('history', () => defineHistory(test));
   });
-}
-
-async function withTimeout(rule: string, timeoutMs: number, run: () => Promise<void>): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`"${rule}" did not finish within ${timeoutMs} ms`)), timeoutMs);
-  });
-  try {
-    await Promise.race([run(), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 // ---------------------------------------------------------------------------

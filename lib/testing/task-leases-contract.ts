@@ -7,13 +7,13 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { LeasedTask, TaskLease, TaskLeases } from '../engine/seams/task-leases.js';
-import type { ContractDescribe, ContractIt } from './task-store-contract.js';
+import { contractHarness, type ContractHarnessOptions } from './contract-harness.js';
 
-export interface TaskLeasesContractOptions<L extends TaskLeases = TaskLeases> {
-  /** Defaults to the global `describe`. */
-  describe?: ContractDescribe;
-  /** Defaults to the global `it`. */
-  it?: ContractIt;
+/**
+ * `cleanup` runs after each test for every instance it made (default: its `close()`); `timeoutMs`
+ * is per test (default 20000).
+ */
+export interface TaskLeasesContractOptions<L extends TaskLeases = TaskLeases> extends ContractHarnessOptions<L> {
   /** The lease time to live the factory configures, in ms. Default: the instance's sweepIntervalMs. */
   ttlMs?: number;
   /**
@@ -21,10 +21,6 @@ export interface TaskLeasesContractOptions<L extends TaskLeases = TaskLeases> {
    * releasing them. Default: its `close()`.
    */
   stop?: (leases: L) => void | Promise<void>;
-  /** Runs after each test for every instance it made. Default: its `close()`. */
-  cleanup?: (leases: L) => void | Promise<void>;
-  /** Per test. Default 20000. */
-  timeoutMs?: number;
 }
 
 interface Context<L> {
@@ -46,55 +42,32 @@ export function describeTaskLeasesContract<L extends TaskLeases>(
   makeLeases: () => L | Promise<L>,
   options: TaskLeasesContractOptions<L> = {},
 ): void {
-  const globals = globalThis as { describe?: ContractDescribe; it?: ContractIt };
-  const describe = options.describe ?? globals.describe;
-  const it = options.it ?? globals.it;
-  if (!describe || !it) {
-    throw new TypeError('describeTaskLeasesContract: no global describe/it; pass { describe, it } from your test framework');
-  }
-  const timeoutMs = options.timeoutMs ?? 20_000;
   const close = (leases: L) => (leases as Closable).close?.();
-  const cleanup = options.cleanup ?? close;
+  const { describe, test: harnessTest } = contractHarness('describeTaskLeasesContract', options, { timeoutMs: 20_000, cleanup: close });
   const stop = options.stop ?? close;
 
   const test: Test<L> = (rule, body) =>
-    it(rule, async () => {
-      const made: L[] = [];
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`"${rule}" did not finish within ${timeoutMs} ms`)), timeoutMs);
+    harnessTest(rule, async (made) => {
+      const first = await makeLeases();
+      made.push(first);
+      let handed = false;
+      await body({
+        make: async () => {
+          // The first call hands out the instance made above (its ttl was read from it).
+          if (!handed) {
+            handed = true;
+            return first;
+          }
+          const next = await makeLeases();
+          made.push(next);
+          return next;
+        },
+        ttl: options.ttlMs ?? first.sweepIntervalMs,
+        kill: async (leases) => {
+          await stop(leases);
+        },
       });
-      const run = async () => {
-        try {
-          const first = await makeLeases();
-          made.push(first);
-          let handed = false;
-          await body({
-            make: async () => {
-              // The first call hands out the instance made above (its ttl was read from it).
-              if (!handed) {
-                handed = true;
-                return first;
-              }
-              const next = await makeLeases();
-              made.push(next);
-              return next;
-            },
-            ttl: options.ttlMs ?? first.sweepIntervalMs,
-            kill: async (leases) => {
-              await stop(leases);
-            },
-          });
-        } finally {
-          for (const leases of made) await cleanup(leases);
-        }
-      };
-      try {
-        await Promise.race([run(), timeout]);
-      } finally {
-        clearTimeout(timer);
-      }
-    }, timeoutMs + 1_000);
+    });
 
   describe(`TaskLeases contract: ${name}`, () => {
     describe('holding', () => defineHolding(test));

@@ -6,6 +6,7 @@
  * Credentials are stored as given (they are sent to the webhook) and never logged here.
  */
 import type BetterSqlite3 from 'better-sqlite3';
+import { preparer } from './sqlite-statements.js';
 import type { TaskScope } from '../../engine/seams/task-store.js';
 import type { SqliteTaskStore } from './sqlite-task-store.js';
 import { PushConfigLimitError, type PushConfigStore, type StoredPushConfig } from '../../engine/seams/push-config-store.js';
@@ -25,7 +26,7 @@ const fromRow = (row: ConfigRow): StoredPushConfig => {
 };
 
 function statements(db: BetterSqlite3.Database) {
-  const prepare = <P extends unknown[], R = unknown>(sql: string) => (db.prepare(sql) as BetterSqlite3.Statement<P, R>).safeIntegers(false);
+  const prepare = preparer(db);
   const key = 'task_id = @taskId AND tenant = @tenant AND owner = @owner';
   return {
     one: prepare<[Record<string, unknown>], ConfigRow>(`SELECT config, failing, delivered, attempts FROM a2a_push_configs WHERE ${key} AND id = @id`),

@@ -8,6 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type BetterSqlite3 from 'better-sqlite3';
+import { preparer } from './sqlite-statements.js';
 import type { StreamResponse, TaskState } from '../../protocol/schemas.js';
 import type { SqliteTaskStore } from './sqlite-task-store.js';
 import { isTerminal } from '../../engine/task-state.js';
@@ -16,7 +17,7 @@ import { lagging, liveSpan, OpenSpans, type LoggedEvent } from '../../engine/pus
 import type { SqlitePushConfigStore } from './sqlite-push-config-store.js';
 
 function statements(db: BetterSqlite3.Database) {
-  const prepare = <P extends unknown[], R = unknown>(sql: string) => (db.prepare(sql) as BetterSqlite3.Statement<P, R>).safeIntegers(false);
+  const prepare = preparer(db);
   const key = 'task_id = @taskId AND tenant = @tenant AND owner = @owner AND id = @configId';
   return {
     attempts: prepare<[Record<string, unknown>]>(`UPDATE a2a_push_configs SET attempts = @attempts WHERE ${key} AND delivered = @from`),

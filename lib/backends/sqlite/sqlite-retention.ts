@@ -3,6 +3,7 @@
  * them (body, artifacts, chunks, push configs and their logged events), one transaction per batch.
  */
 import type BetterSqlite3 from 'better-sqlite3';
+import { preparer } from './sqlite-statements.js';
 
 /**
  * The terminal states as the partial index a2a_tasks_finished names them: the query repeats the
@@ -26,7 +27,7 @@ export const FINISHED_BEFORE_SQL = `SELECT seq, id, tenant, owner FROM a2a_tasks
  * Freed pages go to SQLite's free list and are reused by later writes, so the file stops growing.
  */
 export function finishedTaskRemover(db: BetterSqlite3.Database): (finishedBefore: string, limit: number) => number {
-  const prepare = <P extends unknown[], R = unknown>(sql: string) => (db.prepare(sql) as BetterSqlite3.Statement<P, R>).safeIntegers(false);
+  const prepare = preparer(db);
   const s = {
     candidates: prepare<[string, number], { seq: number; id: string; tenant: string; owner: string }>(FINISHED_BEFORE_SQL),
     // Each a prefix range of its table's primary key.

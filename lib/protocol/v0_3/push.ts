@@ -13,7 +13,7 @@ import type {
   SendMessageRequest,
 } from '../requests.js';
 import { fieldError, optionalMetadata, requiredString, type TaskPushNotificationConfig } from '../schemas.js';
-import { V03PushNotificationConfigSchema, type V03MessageSendParams, type V03PushNotificationConfig } from './schemas.js';
+import { V03PushNotificationConfigSchema, V03TaskIdParamsSchema, type V03MessageSendParams, type V03PushNotificationConfig } from './schemas.js';
 import { toV1PushConfig, toV1SendMessageRequest } from './translate.js';
 
 // ---------------------------------------------------------------------------
@@ -34,7 +34,8 @@ export const V03GetPushConfigParamsSchema = z.object(
 );
 export type V03GetPushConfigParams = z.infer<typeof V03GetPushConfigParamsSchema>;
 
-export const V03ListPushConfigParamsSchema = z.object({ id: requiredString('id'), metadata: optionalMetadata() }, fieldError('params', 'a JSON object'));
+/** `tasks/pushNotificationConfig/list` params: the task's id (and metadata), as `tasks/cancel` takes. */
+export const V03ListPushConfigParamsSchema = V03TaskIdParamsSchema;
 export type V03ListPushConfigParams = z.infer<typeof V03ListPushConfigParamsSchema>;
 
 export const V03DeletePushConfigParamsSchema = z.object(

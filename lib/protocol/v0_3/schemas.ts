@@ -8,7 +8,8 @@
  * as `{ bytes | uri, name?, mimeType? }` and a data part that holds a JSON object only.
  */
 import { z } from 'zod';
-import { fieldError, isBase64, optionalBoolean, optionalMetadata, optionalString, optionalStringList, requiredString } from '../schemas.js';
+import { isBase64 } from '../schemas.js';
+import { fieldError, optionalBoolean, optionalMetadata, optionalNonNegativeInt32, optionalString, optionalStringList, requiredString } from '../schema-builders.js';
 
 /** v0.3 task states, `unknown` included (it has no v1.0 counterpart and is never sent by this server). */
 export const V03_TASK_STATES = [
@@ -103,12 +104,7 @@ export type V03Message = Omit<V03MessageInput, 'kind'> & { kind: 'message' };
 // Request params
 // ---------------------------------------------------------------------------
 
-const historyLength = () =>
-  z
-    .int(fieldError('historyLength', 'an integer'))
-    .min(0, { error: 'historyLength must be >= 0' })
-    .max(2_147_483_647, { error: 'historyLength is too large' })
-    .optional();
+const historyLength = () => optionalNonNegativeInt32('historyLength');
 
 export const V03PushNotificationConfigSchema = z.object(
   {
