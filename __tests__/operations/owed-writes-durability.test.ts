@@ -1,8 +1,8 @@
 /**
  * A final write a store outage refused is owed in memory only (lib/engine/owed-writes.ts): when the
  * process owing it dies, the task must still be settled, by the next process's start-up settlement
- * (one process on a store that can find unfinished tasks: holds) or by whichever replica claims the
- * task once its lease expires (several replicas: a known gap today, see below). Process death here: the owing router's store refuses every
+ * (one process on a store that can find unfinished tasks) or by whichever replica claims the task
+ * once its lease expires (several replicas: the owed task stays leased between retries). Process death here: the owing router's store refuses every
  * write for good (its retries never land) and, with leases, its leases stop being renewed.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -31,40 +31,60 @@ const gatedAgent: AgentExecutor = {
 };
 
 /**
- * Leases several routers share, as a lease store would keep them: a lease is held until released,
- * or until its holder stops renewing it (`die`), after which the first sweep elsewhere claims it.
+ * Leases several routers share, as a lease store keeps them: one holder per task (each acquire its
+ * own, as on Redis and PostgreSQL), held until released or until its process stops renewing it
+ * (`die`), after which the first sweep elsewhere claims it (removes it and settles the task). An
+ * acquire waits up to its waitMs.
  */
 class SharedLeases {
-  readonly #held = new Map<string, { owner: string; task: LeasedTask; expired: boolean }>();
+  readonly #held = new Map<string, { holder: number; owner: string; task: LeasedTask; expired: boolean }>();
   /** Routers whose process died: they lease nothing more. */
   readonly #dead = new Set<string>();
+  /** Acquires waiting for a release. */
+  #waiting: Array<() => void> = [];
+  #acquired = 0;
 
   /** The leases as the router `owner` sees them. */
   of(owner: string): TaskLeases {
     const held = this.#held;
+    const grant = (key: string, task: LeasedTask): TaskLease => {
+      const holder = ++this.#acquired;
+      held.set(key, { holder, owner, task, expired: false });
+      return {
+        release: async () => {
+          // A dead process releases nothing (here: its router's retries, which go on).
+          if (this.#dead.has(owner) || held.get(key)?.holder !== holder) return;
+          held.delete(key);
+          for (const wake of this.#waiting.splice(0)) wake();
+        },
+        get lost() {
+          return held.get(key)?.holder !== holder;
+        },
+      };
+    };
     return {
       sweepIntervalMs: 100,
-      acquire: async (key, task) => {
-        const holder = held.get(key);
-        if (this.#dead.has(owner) || (holder && holder.owner !== owner && !holder.expired)) return undefined;
-        held.set(key, { owner, task, expired: false });
-        const lease: TaskLease = {
-          release: async () => {
-            if (this.#held.get(key)?.owner === owner) this.#held.delete(key);
-          },
-          get lost() {
-            return held.get(key)?.owner !== owner;
-          },
-        };
-        return lease;
+      acquire: async (key, task, waitMs) => {
+        const deadline = Date.now() + waitMs;
+        for (;;) {
+          if (this.#dead.has(owner)) return undefined;
+          if (!held.has(key)) return grant(key, task);
+          const left = deadline - Date.now();
+          if (left <= 0) return undefined;
+          await new Promise<void>((resolve) => {
+            this.#waiting.push(resolve);
+            setTimeout(resolve, left).unref();
+          });
+        }
       },
       claimExpired: async () => {
         const claimed: LeasedTask[] = [];
-        for (const holder of this.#held.values()) {
-          if (!holder.expired) continue;
-          holder.owner = owner;
-          holder.expired = false;
-          claimed.push(holder.task);
+        if (this.#dead.has(owner)) return claimed;
+        for (const [key, lease] of held) {
+          if (!lease.expired) continue;
+          // Claimed: gone from the store, for the claimer to settle (it leases the task to write).
+          held.delete(key);
+          claimed.push(lease.task);
         }
         return claimed;
       },
@@ -74,9 +94,13 @@ class SharedLeases {
   /** `owner`'s process died: it renews nothing, so its leases expire. */
   die(owner: string): void {
     this.#dead.add(owner);
-    for (const holder of this.#held.values()) if (holder.owner === owner) holder.expired = true;
+    for (const lease of this.#held.values()) if (lease.owner === owner) lease.expired = true;
   }
 
+  /** Tasks leased now. */
+  get size(): number {
+    return this.#held.size;
+  }
 }
 
 describe('a final write owed when its process dies', () => {
@@ -125,12 +149,7 @@ describe('a final write owed when its process dies', () => {
     }
   });
 
-  // KNOWN GAP, kept as a failing test until fixed (then make it `it`): the execution that failed to
-  // write releases the task's lease when it goes idle, and each retry leases the task only while it
-  // writes; a replica dying between retries leaves the task WORKING, leased by nobody, so no sweep
-  // ever claims it (with leases there is no start-up settlement). The fix: the owed write keeps the
-  // lease (renewed while the process lives, expiring with it) and hands it to the retry.
-  it.failing('several replicas: once the lease of the dead replica expires, another settles the task (FAILED)', async () => {
+  it('several replicas: once the lease of the dead replica expires, another settles the task (FAILED)', async () => {
     const store = new InMemoryTaskStore();
     const leases = new SharedLeases();
     const outage = new FaultyStore(store);
@@ -141,9 +160,10 @@ describe('a final write owed when its process dies', () => {
     servers.push(first, other);
     const taskId = await owedOn(first, outage);
     expect(await stateOn(first, taskId)).toBe('TASK_STATE_WORKING');
-    // The replica owing the write dies: its leases are renewed no more.
+    // The task stays leased while its final write is owed; the replica owing it dies.
+    await until(() => leases.size === 1, 'the owed task leased');
     leases.die('a');
-    await until(() => failedOnOther.includes(taskId), 'settled by the other replica', 3_000);
+    await until(() => failedOnOther.includes(taskId), 'settled by the other replica');
     const task = (await a2aClient('jsonrpc', other.url).call('GetTask', { id: taskId })).result;
     expect(task.status.state).toBe('TASK_STATE_FAILED');
   });
