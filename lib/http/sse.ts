@@ -1,7 +1,7 @@
 /**
  * The one SSE writer: headers, `data:` framing, comment heartbeats, the final error frame, a
- * bounded send buffer (the router-wide bound is sse-budget.ts) and clean-up on close. The stream opens lazily, so an error found before the
- * first event can still be answered as a plain JSON response.
+ * bounded send buffer (the router-wide bound: sse-budget.ts) and clean-up on close. The stream
+ * opens lazily, so an error found before the first event can still be answered as a plain JSON response.
  */
 import type { Response } from 'express';
 import { sentByHandle, unsentInHandle } from '../internals/socket-write-queue.js';
