@@ -16,10 +16,13 @@ class FakeResponse {
   statusCode = 0;
   /** A socket whose handle reports `unsent` bytes the kernel did not take (null: not known). */
   socket: { _handle: { writeQueueSize: number }; _bytesDispatched: number } | null = null;
+  /** Told after each write (the moment bytes were handed over, before anything is cut). */
+  onWrite: (() => void) | undefined;
   setHeader(): void {}
   flushHeaders(): void {}
-  write(chunk: string): boolean {
+  write(chunk: string | Buffer): boolean {
     this.writableLength += chunk.length;
+    this.onWrite?.();
     return true;
   }
   end(): void {}
@@ -65,6 +68,10 @@ describe('StreamBufferBudget', () => {
     const { writers, responses, budget } = streams(4, 100_000);
     const frame = EVENT.length + 'data: \n\n'.length;
     let most = 0;
+    // Measured at every write itself: a bound checked only after a write would be past here first.
+    let atWrite = 0;
+    const live = () => responses.filter((res) => !res.destroyed).reduce((sum, res) => sum + res.writableLength, 0);
+    for (const res of responses) res.onWrite = () => (atWrite = Math.max(atWrite, live()));
     // Every write of the burst: what all the responses hold never passes the bound, not even for a
     // moment before a stream is cut (a cut stream writes nothing more).
     for (let round = 0; round < 30; round++) {
@@ -76,6 +83,7 @@ describe('StreamBufferBudget', () => {
         expect(budget.total).toBeLessThanOrEqual(100_000);
       }
     }
+    expect(atWrite).toBeLessThanOrEqual(100_000);
     // The bound was used, not avoided by cutting early: within one frame (and its framing room) of it.
     expect(most).toBeGreaterThan(100_000 - 2 * frame - 128);
     expect(responses.every((res) => res.destroyed)).toBe(true);
