@@ -35,6 +35,7 @@
  *   --no-idle            skip the idle-streams phase
  *   --idle-only          only the idle-streams phase (no throughput, no engine memory)
  *   --long-stream        only the long-stream workload (bench/long-stream.ts; its own options follow)
+ *   --slow-readers       only the heap of 11 SSE clients that never read (bench/slow-readers-heap.ts, both modes; exits 1 when issue 21's goal is missed)
  *   --idle-n <N>         idle SSE streams held open per server (default 10000, quick 1000, smoke 200)
  *   --idle-warmup <N>    streams opened and closed before the idle baseline (default 1000, quick 200, smoke 0)
  */
@@ -1692,8 +1693,19 @@ function runLongStream(argv: string[]): Promise<number> {
   return new Promise((resolve) => child.once('exit', (code) => resolve(code ?? 1)));
 }
 
+/** `--slow-readers`: bench/slow-readers-heap.ts in its burst and per-turn modes, each in its own process. */
+async function runSlowReaders(): Promise<number> {
+  let failed = 0;
+  for (const mode of ['burst', 'turns']) {
+    const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', path.join(ROOT, 'bench', 'slow-readers-heap.ts'), mode], { stdio: 'inherit' });
+    failed += await new Promise<number>((resolve) => child.once('exit', (code) => resolve(code ?? 1)));
+  }
+  return failed > 0 ? 1 : 0;
+}
+
 async function main(): Promise<number> {
   if (process.argv.includes('--long-stream')) return runLongStream(process.argv.slice(2));
+  if (process.argv.includes('--slow-readers')) return runSlowReaders();
   const config = parseArgs(process.argv.slice(2));
   const started = Date.now();
   const log = (line: string) => process.stderr.write(`${line}\n`);

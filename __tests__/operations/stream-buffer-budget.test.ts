@@ -5,7 +5,8 @@
  * sends nothing for a turn of the event loop while past streamBufferBytes is cut at its next write.
  */
 import type { Response } from 'express';
-import { Heartbeat, SseWriter, StreamBufferBudget, type SseLimits } from '../../lib/http/sse';
+import { Heartbeat, SseWriter, type SseLimits } from '../../lib/http/sse';
+import { StreamBufferBudget } from '../../lib/http/sse-budget';
 
 /** A response whose client reads only when told: write() buffers, read() takes it all. */
 class FakeResponse {
@@ -14,11 +15,14 @@ class FakeResponse {
   destroyed = false;
   statusCode = 0;
   /** A socket whose handle reports `unsent` bytes the kernel did not take (null: not known). */
-  socket: { _handle: { writeQueueSize: number } } | null = null;
+  socket: { _handle: { writeQueueSize: number }; _bytesDispatched: number } | null = null;
+  /** Told after each write (the moment bytes were handed over, before anything is cut). */
+  onWrite: (() => void) | undefined;
   setHeader(): void {}
   flushHeaders(): void {}
-  write(chunk: string): boolean {
+  write(chunk: string | Buffer): boolean {
     this.writableLength += chunk.length;
+    this.onWrite?.();
     return true;
   }
   end(): void {}
@@ -60,6 +64,39 @@ describe('StreamBufferBudget', () => {
     expect(cuts).toEqual(['total', 'total', 'total', 'total']);
   });
 
+  it('checks the bound before a write: bytes that would pass it are never handed to a socket', () => {
+    const { writers, responses, budget } = streams(4, 100_000);
+    const frame = EVENT.length + 'data: \n\n'.length;
+    let most = 0;
+    // Measured at every write itself: a bound checked only after a write would be past here first.
+    let atWrite = 0;
+    const live = () => responses.filter((res) => !res.destroyed).reduce((sum, res) => sum + res.writableLength, 0);
+    for (const res of responses) res.onWrite = () => (atWrite = Math.max(atWrite, live()));
+    // Every write of the burst: what all the responses hold never passes the bound, not even for a
+    // moment before a stream is cut (a cut stream writes nothing more).
+    for (let round = 0; round < 30; round++) {
+      for (const writer of writers) {
+        writer.send(EVENT);
+        const held = responses.filter((res) => !res.destroyed).reduce((sum, res) => sum + res.writableLength, 0);
+        most = Math.max(most, held);
+        expect(held).toBeLessThanOrEqual(100_000);
+        expect(budget.total).toBeLessThanOrEqual(100_000);
+      }
+    }
+    expect(atWrite).toBeLessThanOrEqual(100_000);
+    // The bound was used, not avoided by cutting early: within one frame (and its framing room) of it.
+    expect(most).toBeGreaterThan(100_000 - 2 * frame - 128);
+    expect(responses.every((res) => res.destroyed)).toBe(true);
+  });
+
+  it('an event larger than the whole bound goes to a stream with nothing buffered, and nobody is cut for it', () => {
+    const { writers, responses, cuts } = streams(2, 100_000);
+    writers[0].send(EVENT);
+    writers[1].send(JSON.stringify({ text: 'y'.repeat(150_000) }));
+    expect(responses.map((res) => res.destroyed)).toEqual([false, false]);
+    expect(cuts).toEqual([]);
+  });
+
   it('cuts the stream furthest behind, not the one writing', () => {
     const { writers, responses } = streams(3, 100_000);
     for (let i = 0; i < 5; i++) writers[0].send(EVENT); // ~50 KB behind
@@ -99,7 +136,7 @@ describe('SseWriter: one stream past streamBufferBytes', () => {
   it('a client whose socket sent nothing for a turn is cut at the next write, far below 16 times the bound', async () => {
     const cuts: string[] = [];
     const res = new FakeResponse();
-    res.socket = { _handle: { writeQueueSize: 200_000 } };
+    res.socket = { _handle: { writeQueueSize: 200_000 }, _bytesDispatched: 1_000_000 };
     const writer = new SseWriter(res as unknown as Response, limits(cuts));
     for (let i = 0; i < 6; i++) writer.send(EVENT); // past the bound in this turn: not judged yet
     expect(res.destroyed).toBe(false);
@@ -115,7 +152,7 @@ describe('SseWriter: one stream past streamBufferBytes', () => {
     const cuts: string[] = [];
     const res = new FakeResponse();
     const handle = { writeQueueSize: 200_000 };
-    res.socket = { _handle: handle };
+    res.socket = { _handle: handle, _bytesDispatched: 1_000_000 };
     const writer = new SseWriter(res as unknown as Response, limits(cuts));
     for (let i = 0; i < 6; i++) writer.send(EVENT);
     for (let turn = 0; turn < 5; turn++) {
@@ -133,7 +170,7 @@ describe('SseWriter: one stream past streamBufferBytes', () => {
   it('one event larger than the bound goes to a client that was within it', () => {
     const cuts: string[] = [];
     const res = new FakeResponse();
-    res.socket = { _handle: { writeQueueSize: 0 } };
+    res.socket = { _handle: { writeQueueSize: 0 }, _bytesDispatched: 0 };
     const writer = new SseWriter(res as unknown as Response, limits(cuts));
     writer.send(JSON.stringify({ text: 'y'.repeat(200_000) }));
     expect(res.destroyed).toBe(false);

@@ -7,7 +7,7 @@ import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
-import { unsentInHandle } from '../../lib/internals/socket-write-queue';
+import { sentByHandle, unsentInHandle } from '../../lib/internals/socket-write-queue';
 
 /** Throws naming the module and the Node release when a relied-on internal no longer holds. */
 function probe(what: string, holds: boolean): void {
@@ -68,8 +68,13 @@ describe(`Node ${process.version}'s socket write queue (_handle.writeQueueSize)`
       held > 0,
     );
 
+    const stalled = sentByHandle(res) ?? -1;
+    await new Promise(setImmediate);
+    probe(`_bytesDispatched minus writeQueueSize (what the kernel took) stays put while the client reads nothing (saw ${stalled}, then ${sentByHandle(res)})`, stalled > 0 && sentByHandle(res) === stalled);
+
     socket.resume();
     await once(res, 'drain');
+    probe(`what the kernel took grows once the client reads (saw ${stalled}, then ${sentByHandle(res)})`, (sentByHandle(res) ?? -1) > stalled);
     const drained = unsentInHandle(res);
     probe(`writeQueueSize is 0 once the client has read everything (saw ${drained})`, drained === 0);
 

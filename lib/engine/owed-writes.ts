@@ -1,9 +1,12 @@
 /**
  * The engine's final writes (FAILED, CANCELED) a store outage refused: kept, a bounded set by task,
  * and tried again with backoff while the process lives, so no task is left mid-turn with nothing
- * running once the store answers again. Once written (or found ended), nothing of it remains.
+ * running once the store answers again. With leases, each owed task stays leased between retries,
+ * so that if this process dies its leases expire and another replica settles the tasks. Once
+ * written (or found ended), nothing of it remains.
  */
 import type { Logger } from '../logger.js';
+import type { TaskLease, TaskLeases } from './seams/task-leases.js';
 import type { TaskScope } from './seams/task-store.js';
 
 export interface OwedWrite {
@@ -23,11 +26,17 @@ export interface OwedWritesOptions {
   readonly max?: number;
   readonly firstRetryMs?: number;
   readonly maxRetryMs?: number;
+  /** Several replicas: an owed task is kept leased between retries (none: one process). */
+  readonly leases?: TaskLeases;
+  /** How long to wait for the lease the failed execution is giving back. Default 5000 ms. */
+  readonly leaseWaitMs?: number;
 }
 
 export class OwedWrites {
   readonly #options: OwedWritesOptions;
   readonly #owed = new Map<string, OwedWrite>();
+  /** The leases held for owed tasks between retries (or being acquired), by task key. */
+  readonly #held = new Map<string, Promise<TaskLease | undefined>>();
   #timer: NodeJS.Timeout | undefined;
   #delayMs: number;
   #closed = false;
@@ -52,15 +61,40 @@ export class OwedWrites {
       return;
     }
     this.#owed.set(write.key, write);
+    this.#hold(write);
     this.#schedule();
   }
 
-  /** No more retries (shutdown): what is still owed is left to the start-up settlement. */
+  /**
+   * No more retries (shutdown): what is still owed is left to the start-up settlement, or with
+   * leases to whichever replica claims the tasks once their leases, not released, expire.
+   */
   close(): void {
     this.#closed = true;
     clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#owed.clear();
+    this.#held.clear();
+  }
+
+  /**
+   * Leases the owed task until its next retry: the execution whose write failed is giving the lease
+   * back (it goes idle), so this waits for it. Not leased (another replica runs a turn of the task
+   * now, or the lease store fails): that retry finds out.
+   */
+  #hold(write: OwedWrite): void {
+    const leases = this.#options.leases;
+    if (!leases || this.#held.has(write.key)) return;
+    const task = { scope: write.scope, taskId: write.taskId };
+    this.#held.set(write.key, leases.acquire(write.key, task, this.#options.leaseWaitMs ?? 5_000).catch(() => undefined));
+  }
+
+  /** Gives the held lease back just before a retry, whose execution leases the task to write. */
+  async #letGo(key: string): Promise<void> {
+    const held = this.#held.get(key);
+    if (!held) return;
+    this.#held.delete(key);
+    await (await held)?.release().catch(() => undefined);
   }
 
   #schedule(): void {
@@ -75,6 +109,7 @@ export class OwedWrites {
     this.#full = false;
     for (const write of round) {
       try {
+        await this.#letGo(write.key);
         await this.#options.settle(write);
       } catch {
         this.owe(write);

@@ -133,7 +133,7 @@ export class A2ARequestHandler {
     const { taskStore: store, logger, leases } = options;
     const bus = (this.#bus = options.bus ?? new InProcessTaskEventBus());
     const registry = options.registry ?? new LocalExecutionRegistry<Execution>();
-    const owed = new OwedWrites({ logger, settle: (write) => this.#lifecycle.settleOwed(write) });
+    const owed = new OwedWrites({ logger, leases, settle: (write) => this.#lifecycle.settleOwed(write) });
     const deps = { store, bus, executor: options.executor, logger, events: options.events, leases, owed };
     const timing = { turnTimeoutMs: options.turnTimeoutMs ?? 0, leaseWaitMs: options.leaseWaitMs ?? 30_000, cancelGraceMs: options.cancelGracePeriodMs };
     const executions = (this.#executions = new Executions(registry, { ...deps, ...timing }, () => this.#lifecycle.executionIdle()));

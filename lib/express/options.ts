@@ -71,8 +71,8 @@ export class RouterOptionFields {
   readonly heartbeatIntervalMs = z.number().int().min(0).max(3_600_000).default(15_000);
   /** Bytes an SSE stream may hold for a client that does not read; past it the stream is cut (the client can resume). Default 1 MiB. */
   readonly streamBufferBytes = z.number().int().min(1024).default(1024 * 1024);
-  /** Bytes all the SSE streams of the router may hold together; past it the furthest behind are cut. Default 16 MiB. */
-  readonly streamBufferTotalBytes = z.number().int().min(1024).default(16 * 1024 * 1024);
+  /** Bytes all the SSE streams of the router may hold together; checked before each write, past it the furthest behind are cut. Default 32 MiB (a healthy reader of a long in-memory stream holds up to 16 MB at once). */
+  readonly streamBufferTotalBytes = z.number().int().min(1024).default(32 * 1024 * 1024);
   /** How long a client may take to read one event larger than streamBufferBytes before its stream is cut. Default 10 s. */
   readonly streamStallMs = z.number().int().min(1).max(600_000).default(10_000);
   /**

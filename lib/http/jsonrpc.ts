@@ -26,8 +26,16 @@ export interface JsonRpcCodecOptions {
   readonly presentCard: PresentCard;
 }
 
+/**
+ * A stream's success envelope around each event's JSON, as successResponse writes it (key order
+ * included): made once per stream, so the event itself is encoded once for all streams.
+ */
+export function jsonRpcEventEnvelope(id: JsonRpcId): readonly [string, string] {
+  return [`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`, '}'];
+}
+
 /** Every event a success envelope, the final error an error envelope, both with the request's id. */
-const JSONRPC_STREAM: StreamEncoding = { binding: 'jsonrpc', event: successResponse, error: errorResponse };
+const JSONRPC_STREAM: StreamEncoding = { binding: 'jsonrpc', payload: (event) => JSON.stringify(event), envelope: jsonRpcEventEnvelope, error: errorResponse };
 
 /** The envelope of a JSON-RPC request (either version): its id and method; throws InvalidRequest. */
 export const readHead = (req: Request): JsonRpcRequest => readEnvelope(req.body);

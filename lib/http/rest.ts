@@ -34,7 +34,7 @@ export interface RestCodecOptions {
 /** Every event a bare StreamResponse, the final error a google.rpc.Status (§11.7). */
 const REST_STREAM: StreamEncoding = {
   binding: 'rest',
-  event: (_id, event) => JSON.stringify(event),
+  payload: (event) => JSON.stringify(event),
   error: (_id, error) => JSON.stringify(statusBody(error)),
 };
 

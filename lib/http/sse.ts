@@ -1,10 +1,11 @@
 /**
  * The one SSE writer: headers, `data:` framing, comment heartbeats, the final error frame, a
- * bounded send buffer and clean-up on close. The stream opens lazily, so an error found before the
- * first event can still be answered as a plain JSON response.
+ * bounded send buffer (the router-wide bound: sse-budget.ts) and clean-up on close. The stream
+ * opens lazily, so an error found before the first event can still be answered as a plain JSON response.
  */
 import type { Response } from 'express';
-import { unsentInHandle } from '../internals/socket-write-queue.js';
+import { sentByHandle, unsentInHandle } from '../internals/socket-write-queue.js';
+import type { BudgetMember, StreamBufferBudget } from './sse-budget.js';
 
 /**
  * One timer for all the open streams of a route instead of one per stream: an idle stream costs a
@@ -53,71 +54,10 @@ export interface SseLimits {
   readonly onOverflow?: (cause: 'stream' | 'total') => void;
 }
 
-/** What the budget needs of a stream. */
-interface BudgetMember {
-  /** Reads the bytes buffered now (they were counted as of the stream's last write). */
-  recount(): number;
-  /** Cuts the stream (it leaves the budget). */
-  cutOverBudget(): void;
-}
-
-/**
- * The bytes buffered for slow clients by many streams, bounded together: past the bound, the
- * streams furthest behind are cut until the rest fits. A stream's count is refreshed at each of
- * its writes (no timer, no per-chunk callback), so between writes it may count bytes its client
- * has read since; every count is read again before anyone is cut.
- */
-export class StreamBufferBudget {
-  readonly maxBytes: number;
-  #total = 0;
-  /** Streams counted with bytes buffered. */
-  readonly #members = new Set<BudgetMember>();
-
-  constructor(maxBytes: number) {
-    this.maxBytes = maxBytes;
-  }
-
-  /** Bytes counted for all streams (0 when every client has read everything at its last write). */
-  get total(): number {
-    return this.#total;
-  }
-
-  /** A stream's buffer went from `previous` to `bytes`; may cut streams, this one included. */
-  update(member: BudgetMember, previous: number, bytes: number): void {
-    this.#total += bytes - previous;
-    if (bytes > 0) this.#members.add(member);
-    if (this.#total > this.maxBytes) this.#relieve();
-  }
-
-  /** A stream is gone, with the bytes it was counted for. */
-  leave(member: BudgetMember, counted: number): void {
-    if (!this.#members.delete(member)) return;
-    this.#total -= counted;
-  }
-
-  #relieve(): void {
-    let total = 0;
-    for (const member of this.#members) {
-      const bytes = member.recount();
-      if (bytes === 0) this.#members.delete(member);
-      total += bytes;
-    }
-    this.#total = total;
-    while (this.#total > this.maxBytes) {
-      let furthest: BudgetMember | undefined;
-      let most = 0;
-      for (const member of this.#members) {
-        const bytes = member.recount();
-        if (bytes > most) [furthest, most] = [member, bytes];
-      }
-      if (!furthest) return;
-      furthest.cutOverBudget();
-    }
-  }
-}
-
 const PING = ': ping\n\n';
-/** Room for the chunked-encoding framing written with an event. */
+/** Ends an event's `data:` line and the event. */
+export const EVENT_END = '\n\n';
+/** Room for the chunked-encoding framing written with an event (up to three chunks). */
 const FRAMING_BYTES = 64;
 
 /** Nothing observed yet: the stream went past its bound in the current turn of the event loop. */
@@ -133,11 +73,11 @@ export class SseWriter implements BudgetMember {
   /** What the client may have buffered: maxBufferedBytes, more while it reads one larger event. */
   #allowance: number;
   /**
-   * Set while the client is past its allowance: what its socket had not sent when last seen
-   * (NOT_YET until the writes of the turn that took it past were flushed). A client that sent
+   * Set while the client is past its allowance: what the kernel had taken from its socket when last
+   * seen (NOT_YET until the writes of the turn that took it past were flushed). A client that took
    * nothing since is not reading, and is cut.
    */
-  #unsentMark: number | undefined;
+  #sentMark: number | undefined;
   /** Set while past the bound (or reading one larger event): cuts the client after stallMs unless it caught up (it may be written nothing more). */
   #stall: NodeJS.Timeout | undefined;
 
@@ -161,6 +101,18 @@ export class SseWriter implements BudgetMember {
    */
   send(json: string, id?: number): void {
     this.#write(id === undefined ? `data: ${json}\n\n` : `id: ${id}\ndata: ${json}\n\n`);
+  }
+
+  /**
+   * Writes one event whose JSON is `head` + `body` + `tail` (`end` is `tail` + EVENT_END): `body` is
+   * the event as every stream of the binding sends it, encoded once and shared (as bytes, each
+   * socket references it instead of holding a copy); `head` and `tail` are this stream's own (the
+   * JSON-RPC envelope with its request's id). `id` as in send().
+   */
+  sendShared(head: string, body: string | Buffer, end: string, id?: number): void {
+    const start = id === undefined ? `data: ${head}` : `id: ${id}\ndata: ${head}`;
+    if (typeof body === 'string') this.#write(start + body + end);
+    else this.#write(start, body, end);
   }
 
   /** Writes a final `event: error` frame. */
@@ -206,23 +158,33 @@ export class SseWriter implements BudgetMember {
     this.#cut('total');
   }
 
-  #write(frame: string): void {
+  #write(frame: string, body?: Buffer, end = ''): void {
     if (this.#closed) return;
     this.#open();
     const res = this.#res;
     const { maxBufferedBytes, budget } = this.#limits;
+    const size = body === undefined ? frame.length : frame.length + body.length + end.length;
     // One event larger than the bound goes to a client that was within it, which has stallMs to read it.
-    if (frame.length > maxBufferedBytes && res.writableLength <= maxBufferedBytes) {
-      this.#allowance = maxBufferedBytes + frame.length + FRAMING_BYTES;
+    if (size > maxBufferedBytes && res.writableLength <= maxBufferedBytes) {
+      this.#allowance = maxBufferedBytes + size + FRAMING_BYTES;
       this.#watchStall();
     }
-    res.write(frame);
-    // write() buffers whatever the client has not taken yet: a client that stops reading must not
-    // make the server hold the stream, and all slow clients together must not hold more than the budget.
+    // All slow clients together must not hold more than the budget: checked before the bytes are
+    // handed over, as a write buffers whatever the client has not taken (this stream may be cut here).
+    budget.admit(this, size + FRAMING_BYTES);
+    if (this.#closed) return;
+    if (body === undefined) res.write(frame);
+    else {
+      // Three chunks (the socket sends them together): the shared bytes go out without a copy.
+      res.write(frame);
+      res.write(body);
+      res.write(end);
+    }
+    // A client that stops reading must not make the server hold the stream.
     const behind = res.writableLength;
     if (behind > this.#allowance) {
       if (this.#behindAndNotReading()) return this.#cut('stream');
-    } else if (behind <= maxBufferedBytes && (this.#unsentMark !== undefined || this.#stall !== undefined || this.#allowance !== maxBufferedBytes)) {
+    } else if (behind <= maxBufferedBytes && (this.#sentMark !== undefined || this.#stall !== undefined || this.#allowance !== maxBufferedBytes)) {
       this.#caughtUp();
     }
     const counted = this.#counted;
@@ -239,22 +201,24 @@ export class SseWriter implements BudgetMember {
    * burst for all streams together). Without the socket's own count, the client has stallMs.
    */
   #behindAndNotReading(): boolean {
-    const unsent = this.#unsentMark;
-    if (unsent === undefined) {
-      this.#unsentMark = NOT_YET;
+    const sent = this.#sentMark;
+    if (sent === undefined) {
+      this.#sentMark = NOT_YET;
       // Marked after this turn's writes were flushed, judged from the next turn on: the client has
       // had a poll phase of the event loop to take some of it.
       setImmediate(() => {
-        const mark = unsentInHandle(this.#res);
-        if (mark !== undefined) setImmediate(() => this.#unsentMark === NOT_YET && (this.#unsentMark = mark));
+        const mark = sentByHandle(this.#res);
+        if (mark !== undefined) setImmediate(() => this.#sentMark === NOT_YET && (this.#sentMark = mark));
       });
       this.#watchStall();
       return false;
     }
-    if (unsent === NOT_YET) return false;
-    const now = unsentInHandle(this.#res) ?? 0;
-    if (now > 0 && now >= unsent) return true;
-    this.#unsentMark = now;
+    if (sent === NOT_YET) return false;
+    // What the kernel took since, not what the socket holds: that grows when the socket hands its
+    // handle the next batch, while the client reads.
+    const now = sentByHandle(this.#res) ?? sent + 1;
+    if (now <= sent && (unsentInHandle(this.#res) ?? 0) > 0) return true;
+    this.#sentMark = now;
     return false;
   }
 
@@ -262,7 +226,7 @@ export class SseWriter implements BudgetMember {
   #caughtUp(): void {
     clearTimeout(this.#stall);
     this.#stall = undefined;
-    this.#unsentMark = undefined;
+    this.#sentMark = undefined;
     this.#allowance = this.#limits.maxBufferedBytes;
   }
 

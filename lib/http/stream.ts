@@ -12,14 +12,21 @@ import type { A2ARequestHandler, CallContext, StreamObserver } from '../engine/r
 import { writeError } from '../context/reply.js';
 import type { ErrorBinding } from '../protocol/error-body.js';
 import type { StreamOperation } from './operations.js';
-import { Heartbeat, SseWriter, StreamBufferBudget, type SseLimits } from './sse.js';
+import { StreamBufferBudget } from './sse-budget.js';
+import { sharedPayloadsOf, type SharedPayloads } from './sse-payloads.js';
+import { EVENT_END, Heartbeat, SseWriter, type SseLimits } from './sse.js';
 
 /** How a binding frames its stream; one object per binding, the request's `id` passed in. */
 export interface StreamEncoding {
   /** The binding of an error answered before the stream opened. */
   readonly binding: ErrorBinding;
-  /** The `data:` of one event. */
-  event(id: JsonRpcId, event: unknown): string;
+  /**
+   * The JSON of one event as every stream of the binding sends it, whatever its request: encoded
+   * once per event and shared by all the streams it goes to (see sse-payloads.ts).
+   */
+  payload(event: unknown): string;
+  /** What one request's events are wrapped in (JSON-RPC: the envelope with its id), made once per stream; none: the payload alone. */
+  envelope?(id: JsonRpcId): readonly [head: string, tail: string];
   /** The `data:` of the final `event: error` frame. */
   error(id: JsonRpcId, error: A2AError): string;
 }
@@ -61,6 +68,10 @@ class ObservedStream extends SseWriter implements StreamObserver {
   readonly #res: Response;
   readonly #settings: StreamSettings;
   readonly #id: JsonRpcId;
+  readonly #payloads: SharedPayloads;
+  /** This request's envelope around each event's shared payload, the end of the event included in the tail. */
+  readonly #head: string;
+  readonly #end: string;
   #detach: (() => void) | undefined;
 
   constructor(req: Request, res: Response, settings: StreamSettings, id: JsonRpcId) {
@@ -69,10 +80,15 @@ class ObservedStream extends SseWriter implements StreamObserver {
     this.#res = res;
     this.#settings = settings;
     this.#id = id;
+    const { encoding } = settings;
+    this.#payloads = sharedPayloadsOf(encoding);
+    const [head, tail] = encoding.envelope?.(id) ?? ['', ''];
+    this.#head = head;
+    this.#end = tail + EVENT_END;
   }
 
   onEvent(event: StreamEvent, version?: number): void {
-    this.send(this.#settings.encoding.event(this.#id, event), version);
+    this.sendShared(this.#head, this.#payloads.of(event), this.#end, version);
   }
 
   onEnd(outcome: StreamOutcome): void {

@@ -8,7 +8,7 @@ import { taskNotFound } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { ExtensionNegotiator } from '../protocol/extensions.js';
 import { withJsonNames } from '../protocol/field-names.js';
-import { errorResponse, parseParams, successResponse, type JsonRpcRequest } from '../protocol/jsonrpc.js';
+import { errorResponse, parseParams, type JsonRpcRequest } from '../protocol/jsonrpc.js';
 import type { ListTaskPushNotificationConfigsResponse } from '../protocol/requests.js';
 import type { StreamResponse, TaskPushNotificationConfig } from '../protocol/schemas.js';
 import { V03MessageSendParamsSchema, V03NoParamsSchema, V03TaskIdParamsSchema, V03TaskQueryParamsSchema } from '../protocol/v0_3/schemas.js';
@@ -33,7 +33,7 @@ import {
   toV1GetPushConfigRequest,
   toV1SendMessageRequestMarked as toV1SendMessageRequest,
 } from '../protocol/v0_3/push.js';
-import { readHead, writeJsonRpcError, writeJsonRpcResult } from './jsonrpc.js';
+import { jsonRpcEventEnvelope, readHead, writeJsonRpcError, writeJsonRpcResult } from './jsonrpc.js';
 import { activate } from './negotiate.js';
 import { OPERATIONS, type A2AMethod, type PresentCard } from './operations.js';
 import type { Codec, Plan } from './serve.js';
@@ -54,7 +54,8 @@ type V03Plan = Plan<JsonRpcRequest>;
 function v03Encoding(rule: FinalRule): StreamEncoding {
   return {
     binding: 'jsonrpc',
-    event: (id, event) => successResponse(id, toV03StreamEvent(event as StreamResponse, rule)),
+    payload: (event) => JSON.stringify(toV03StreamEvent(event as StreamResponse, rule)),
+    envelope: jsonRpcEventEnvelope,
     error: (id, error) => errorResponse(id, toV03Error(error)),
   };
 }

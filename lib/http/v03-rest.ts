@@ -71,7 +71,7 @@ const V03_JSON = 'application/json';
 function v03RestEncoding(rule: FinalRule): StreamEncoding {
   return {
     binding: 'rest-v0.3',
-    event: (_id, event) => JSON.stringify(toV03RestStreamResponse(toV03StreamEvent(event as StreamResponse, rule))),
+    payload: (event) => JSON.stringify(toV03RestStreamResponse(toV03StreamEvent(event as StreamResponse, rule))),
     error: (_id, error) => JSON.stringify(v03RestErrorBody(toV03Error(error))),
   };
 }

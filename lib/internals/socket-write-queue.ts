@@ -1,6 +1,7 @@
 /**
  * Private reach: a net.Socket's `_handle.writeQueueSize`, the bytes its libuv handle holds that the
- * kernel has not taken. The SSE writer tells a stalled client (reads nothing) from a slow one with it.
+ * kernel has not taken, and `_bytesDispatched`, all it was handed. The SSE writer tells a stalled
+ * client (reads nothing) from a slow one with them.
  */
 import type { Socket } from 'node:net';
 
@@ -11,6 +12,8 @@ import type { Socket } from 'node:net';
 /** The part of a net.Socket this module reads. */
 interface SocketInternals {
   readonly _handle?: { readonly writeQueueSize?: number } | null;
+  /** Bytes handed to the handle so far (what it has not sent yet included). */
+  readonly _bytesDispatched?: number;
 }
 
 /**
@@ -19,4 +22,16 @@ interface SocketInternals {
  */
 export function unsentInHandle(owner: { readonly socket: Socket | null }): number | undefined {
   return (owner.socket as SocketInternals | null)?._handle?.writeQueueSize;
+}
+
+/**
+ * The bytes the kernel has taken from the socket of `owner` so far: only grows while its client
+ * reads (writeQueueSize alone may grow too, when the socket hands its handle the next batch).
+ * Undefined when not known.
+ */
+export function sentByHandle(owner: { readonly socket: Socket | null }): number | undefined {
+  const socket = owner.socket as SocketInternals | null;
+  const unsent = socket?._handle?.writeQueueSize;
+  const dispatched = socket?._bytesDispatched;
+  return unsent === undefined || dispatched === undefined ? undefined : dispatched - unsent;
 }
