@@ -30,7 +30,33 @@ export interface JsonRpcCodecOptions {
 const JSONRPC_STREAM: StreamEncoding = { binding: 'jsonrpc', event: successResponse, error: errorResponse };
 
 /** The envelope of a JSON-RPC request (either version): its id and method; throws InvalidRequest. */
-export const readHead = (req: Request): JsonRpcRequest => readEnvelope(req.body);
+export function readHead(req: Request): JsonRpcRequest {
+  try {
+    return readEnvelope(req.body);
+  } catch (error) {
+    // Only on the failure path: a body the router did not parse as JSON is refused for its type.
+    throw notJsonBody(req) ?? error;
+  }
+}
+
+/** The media types the router's body parser reads as JSON (lib/express/dispatcher.ts). */
+const isJsonType = (type: string): boolean => type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
+
+/**
+ * InvalidRequest naming the Content-Type when the request has a body that is not declared JSON
+ * (`curl -d` sends application/x-www-form-urlencoded): the parser left it unread, so the envelope
+ * problem found is only a symptom. -32600 as before: the request is not a JSON-RPC request object
+ * (A2A's ContentTypeNotSupported is for a part's media type); undefined for a JSON body.
+ */
+function notJsonBody(req: Request): EnvelopeError | undefined {
+  const header = req.headers['content-type'];
+  const type = header?.split(';', 1)[0].trim().toLowerCase();
+  if (type !== undefined ? isJsonType(type) : !hasBody(req)) return undefined;
+  const got = header ? `Content-Type ${header}` : 'a body without a Content-Type';
+  return new EnvelopeError(null, `${got} is not read as JSON: send the JSON-RPC 2.0 request object with Content-Type application/json`);
+}
+
+const hasBody = (req: Request): boolean => req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0';
 
 /** An error answered as an error envelope: the id the envelope had, even when it was refused. */
 export function writeJsonRpcError(req: Request, res: Response, thrown: unknown, id: JsonRpcId, logger: Logger): void {
