@@ -163,9 +163,24 @@ export function acceptsNoMoreMessages(taskId: string, state = 'a terminal state'
   return new A2AError('UnsupportedOperation', `Task ${taskId} is in ${state} and accepts no more messages`);
 }
 
-/** What a message or subscription gets while the server shuts down. */
+/**
+ * `Retry-After` of the shutdown 503, in seconds: soon, since another replica (or this one,
+ * restarted) takes the request; a client that meets the drain again is told again.
+ */
+const SHUTDOWN_RETRY_AFTER_SECONDS = 1;
+const SHUTDOWN_HEADERS: Readonly<Record<string, string>> = Object.freeze({ 'Retry-After': String(SHUTDOWN_RETRY_AFTER_SECONDS) });
+
+/**
+ * What a message or subscription gets while the server shuts down (router.close()): 503 in every
+ * binding, with `Retry-After` and an ErrorInfo `A2A_SHUTTING_DOWN` in the kit's domain (A2A has no
+ * reason for it), so that a client can tell a drain from a store outage.
+ */
 export function shuttingDown(): A2AError {
-  return new A2AError('Unavailable', 'This agent is shutting down; send the message again later');
+  return new A2AError('Unavailable', 'This agent is shutting down; send the message again later', {
+    reason: 'A2A_SHUTTING_DOWN',
+    domain: A2A_KIT_ERROR_DOMAIN,
+    headers: SHUTDOWN_HEADERS,
+  });
 }
 
 export function invalidParams(violations: FieldViolation[]): A2AError {
