@@ -65,6 +65,11 @@ export function registerRouter(router: object): void {
   ROUTERS.add(router);
 }
 
+/** Whether the layer calls an A2A router (directly, or as the sub-app wrapper Express made for it). */
+export function isA2ARouterLayer(layer: ExpressLayer): boolean {
+  return ROUTERS.has(layerHandle(layer) as object) || MOUNTED_LAYERS.has(layer);
+}
+
 /**
  * Called when Express mounts `router` on `parent` (app.use): Express has just pushed the layer
  * that wraps it, so it is the last one of the parent's stack.
