@@ -11,6 +11,7 @@ import type { ExtensionNegotiator } from '../protocol/extensions.js';
 import { withJsonNames } from '../protocol/field-names.js';
 import { EnvelopeError, errorResponse, parseParams, readEnvelope, successResponse, type JsonRpcId, type JsonRpcRequest } from '../protocol/jsonrpc.js';
 import { negotiateVersion, type VersionPolicy } from '../protocol/version.js';
+import { notJsonBody } from './json-body-type.js';
 import { activate } from './negotiate.js';
 import { OPERATIONS, type A2AMethod, type PresentCard } from './operations.js';
 import type { Codec, Plan } from './serve.js';
@@ -38,25 +39,6 @@ export function readHead(req: Request): JsonRpcRequest {
     throw notJsonBody(req) ?? error;
   }
 }
-
-/** The media types the router's body parser reads as JSON (lib/express/dispatcher.ts). */
-const isJsonType = (type: string): boolean => type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
-
-/**
- * InvalidRequest naming the Content-Type when the request has a body that is not declared JSON
- * (`curl -d` sends application/x-www-form-urlencoded): the parser left it unread, so the envelope
- * problem found is only a symptom. -32600 as before: the request is not a JSON-RPC request object
- * (A2A's ContentTypeNotSupported is for a part's media type); undefined for a JSON body.
- */
-function notJsonBody(req: Request): EnvelopeError | undefined {
-  const header = req.headers['content-type'];
-  const type = header?.split(';', 1)[0].trim().toLowerCase();
-  if (type !== undefined ? isJsonType(type) : !hasBody(req)) return undefined;
-  const got = header ? `Content-Type ${header}` : 'a body without a Content-Type';
-  return new EnvelopeError(null, `${got} is not read as JSON: send the JSON-RPC 2.0 request object with Content-Type application/json`);
-}
-
-const hasBody = (req: Request): boolean => req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0';
 
 /** An error answered as an error envelope: the id the envelope had, even when it was refused. */
 export function writeJsonRpcError(req: Request, res: Response, thrown: unknown, id: JsonRpcId, logger: Logger): void {
