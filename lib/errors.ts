@@ -1,10 +1,10 @@
 /**
  * The kit's error hierarchy and its one table: every kind of error with its JSON-RPC code, HTTP
  * status, google.rpc status and reason; the middlewares' stable reasons are kinds of this table.
- * Handlers throw these; one writer (lib/express/error-writer.ts) turns them into replies.
+ * Handlers throw these; one writer (lib/context/reply.ts) turns them into replies.
  */
 
-export const A2A_ERROR_DOMAIN = 'a2a-protocol.org';
+const A2A_ERROR_DOMAIN = 'a2a-protocol.org';
 
 /** `ErrorInfo.domain` for the kit's own reasons (A2A's own errors use `a2a-protocol.org`). */
 export const A2A_KIT_ERROR_DOMAIN = 'a2a-express-kit';
@@ -13,7 +13,7 @@ export const A2A_KIT_ERROR_DOMAIN = 'a2a-express-kit';
 export interface A2AErrorSpec {
   /** JSON-RPC `error.code`. */
   readonly code: number;
-  /** HTTP status in the HTTP+JSON binding (JSON-RPC answers 200 but for a few; see error-writer.ts). */
+  /** HTTP status in the HTTP+JSON binding (JSON-RPC answers 200 but for a few; see lib/protocol/error-body.ts). */
   readonly http: number;
   /** `google.rpc.Status.status`. */
   readonly status: string;

@@ -18,7 +18,7 @@ import type { Codec, Plan } from './serve.js';
 import type { SseLimits } from './sse.js';
 import type { StreamEncoding, StreamSettings } from './stream.js';
 
-export interface JsonRpcCodecOptions {
+interface JsonRpcCodecOptions {
   readonly extensions: ExtensionNegotiator;
   /** Versions served besides 1.0: named in the VersionNotSupported of a version neither serves. */
   readonly policy: VersionPolicy;

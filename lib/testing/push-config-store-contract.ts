@@ -9,9 +9,9 @@ import type { TaskScope } from '../engine/seams/task-store.js';
 import { PushConfigLimitError, type PushConfigStore, type StoredPushConfig } from '../engine/seams/push-config-store.js';
 
 /** A `describe` as jest, vitest, mocha and node:test all accept it. */
-export type PushContractDescribe = (name: string, body: () => void) => unknown;
+type PushContractDescribe = (name: string, body: () => void) => unknown;
 /** An `it`: the third argument is a timeout in ms (jest, vitest; the others ignore it). */
-export type PushContractIt = (name: string, body: () => Promise<void>, timeoutMs?: number) => unknown;
+type PushContractIt = (name: string, body: () => Promise<void>, timeoutMs?: number) => unknown;
 
 export interface PushConfigStoreContractOptions<S extends PushConfigStore = PushConfigStore> {
   /** Defaults to the global `describe`. */
