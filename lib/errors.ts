@@ -1,10 +1,10 @@
 /**
  * The kit's error hierarchy and its one table: every kind of error with its JSON-RPC code, HTTP
  * status, google.rpc status and reason; the middlewares' stable reasons are kinds of this table.
- * Handlers throw these; one writer (lib/express/error-writer.ts) turns them into replies.
+ * Handlers throw these; one writer (lib/context/reply.ts) turns them into replies.
  */
 
-export const A2A_ERROR_DOMAIN = 'a2a-protocol.org';
+const A2A_ERROR_DOMAIN = 'a2a-protocol.org';
 
 /** `ErrorInfo.domain` for the kit's own reasons (A2A's own errors use `a2a-protocol.org`). */
 export const A2A_KIT_ERROR_DOMAIN = 'a2a-express-kit';
@@ -13,7 +13,7 @@ export const A2A_KIT_ERROR_DOMAIN = 'a2a-express-kit';
 export interface A2AErrorSpec {
   /** JSON-RPC `error.code`. */
   readonly code: number;
-  /** HTTP status in the HTTP+JSON binding (JSON-RPC answers 200 but for a few; see error-writer.ts). */
+  /** HTTP status in the HTTP+JSON binding (JSON-RPC answers 200 but for a few; see lib/protocol/error-body.ts). */
   readonly http: number;
   /** `google.rpc.Status.status`. */
   readonly status: string;
@@ -163,9 +163,24 @@ export function acceptsNoMoreMessages(taskId: string, state = 'a terminal state'
   return new A2AError('UnsupportedOperation', `Task ${taskId} is in ${state} and accepts no more messages`);
 }
 
-/** What a message or subscription gets while the server shuts down. */
+/**
+ * `Retry-After` of the shutdown 503, in seconds: soon, since another replica (or this one,
+ * restarted) takes the request; a client that meets the drain again is told again.
+ */
+const SHUTDOWN_RETRY_AFTER_SECONDS = 1;
+const SHUTDOWN_HEADERS: Readonly<Record<string, string>> = Object.freeze({ 'Retry-After': String(SHUTDOWN_RETRY_AFTER_SECONDS) });
+
+/**
+ * What a message or subscription gets while the server shuts down (router.close()): 503 in every
+ * binding, with `Retry-After` and an ErrorInfo `A2A_SHUTTING_DOWN` in the kit's domain (A2A has no
+ * reason for it), so that a client can tell a drain from a store outage.
+ */
 export function shuttingDown(): A2AError {
-  return new A2AError('Unavailable', 'This agent is shutting down; send the message again later');
+  return new A2AError('Unavailable', 'This agent is shutting down; send the message again later', {
+    reason: 'A2A_SHUTTING_DOWN',
+    domain: A2A_KIT_ERROR_DOMAIN,
+    headers: SHUTDOWN_HEADERS,
+  });
 }
 
 export function invalidParams(violations: FieldViolation[]): A2AError {

@@ -29,6 +29,7 @@ const OPTIONS: ts.CompilerOptions = {
     'a2a-express-kit/testing': ['lib/testing/index.ts'],
     'a2a-express-kit/sqlite': ['lib/sqlite.ts'],
     'a2a-express-kit/redis': ['lib/redis.ts'],
+    'a2a-express-kit/postgres': ['lib/postgres.ts'],
     // Packages the recipes use but the kit does not depend on: the few members they call (stubs/).
     'prom-client': ['__tests__/docs/stubs/prom-client.d.ts'],
     pino: ['__tests__/docs/stubs/pino.d.ts'],

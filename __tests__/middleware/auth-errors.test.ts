@@ -1,6 +1,7 @@
 /**
  * a2aAuthErrors: the host app's own auth errors (express-jwt's UnauthorizedError, status 401/403)
- * answered in the A2A shape with a WWW-Authenticate challenge; every other error passed on.
+ * answered in the A2A shape with a WWW-Authenticate challenge; every other error passed on. By
+ * default only on requests for the A2A router: the app's own routes keep their 401s (issue 20).
  */
 import { expressjwt } from 'express-jwt';
 import express from 'express';
@@ -26,14 +27,22 @@ describe.each(EXPRESS_VERSIONS)('a2aAuthErrors on %s', (_name) => {
     const warnings: unknown[] = [];
     const app = express();
     app.use(express.json());
+    // A 403 of the host's own (e.g. a scope check) in front of the router, asked for by a header.
+    const forbidOnAsk = (req: Request, _res: Response, next: NextFunction) =>
+      next(req.headers['x-forbid'] ? Object.assign(new Error('insufficient scope'), { status: 403 }) : undefined);
     app.use(
       '/agent',
+      forbidOnAsk,
       expressjwt({ secret: Buffer.from(HS_SECRET), algorithms: ['HS256'] }),
       a2aAuth({ user: fromRequestUser() }),
       createA2ARouter({ agentCard: testCard, executor, logger: silentLogger }),
     );
     app.get('/forbidden', (_req: Request, _res: Response, next: NextFunction) => {
       next(Object.assign(new Error('insufficient scope'), { status: 403 }));
+    });
+    // The app's own login route, refusing with its own 401.
+    app.get('/account', (_req: Request, _res: Response, next: NextFunction) => {
+      next(Object.assign(new Error('log in first'), { status: 401 }));
     });
     app.get('/boom', (_req: Request, _res: Response, next: NextFunction) => {
       next(new Error('boom'));
@@ -86,7 +95,7 @@ describe.each(EXPRESS_VERSIONS)('a2aAuthErrors on %s', (_name) => {
 
   it('answers a 403 as PERMISSION_DENIED with insufficient_scope, in the binding of the request', async () => {
     const { seen } = await serve({ realm: 'corp' });
-    const res = await fetch(`${running!.url}/forbidden`);
+    const res = await fetch(`${running!.url}/agent/tasks`, { headers: { 'x-forbid': '1' } });
     expect(res.status).toBe(403);
     expect(res.headers.get('www-authenticate')).toBe('Bearer realm="corp", error="insufficient_scope"');
     expect(await res.json()).toEqual({
@@ -100,6 +109,67 @@ describe.each(EXPRESS_VERSIONS)('a2aAuthErrors on %s', (_name) => {
     expect(seen).toEqual([]);
   });
 
+  it("leaves the app's own 401s and 403s on its other routes to the app, by default", async () => {
+    const { seen, warnings } = await serve({ realm: 'corp' });
+    const account = await fetch(`${running!.url}/account`);
+    expect(account.status).toBe(500);
+    expect(account.headers.get('www-authenticate')).toBeNull();
+    expect(await account.json()).toEqual({ appHandler: true, message: 'log in first' });
+    const forbidden = await fetch(`${running!.url}/forbidden`);
+    expect(await forbidden.json()).toEqual({ appHandler: true, message: 'insufficient scope' });
+    expect(seen).toEqual([expect.objectContaining({ status: 401 }), expect.objectContaining({ status: 403 })]);
+    expect(warnings).toEqual([]);
+  });
+
+  it("answers every 401/403 of the app with scope: 'app'", async () => {
+    const { seen } = await serve({ realm: 'corp', scope: 'app' });
+    const account = await fetch(`${running!.url}/account`);
+    expect(account.status).toBe(401);
+    expect(account.headers.get('www-authenticate')).toBe('Bearer realm="corp", error="invalid_token", error_description="The access token is invalid"');
+    const forbidden = await fetch(`${running!.url}/forbidden`);
+    expect(forbidden.status).toBe(403);
+    expect(((await forbidden.json()) as { error: { status: string } }).error.status).toBe('PERMISSION_DENIED');
+    expect(seen).toEqual([]);
+  });
+
+  it('on a router mounted at the root, answers its paths and leaves the others to the app', async () => {
+    const seen: unknown[] = [];
+    const app = express();
+    app.use(express.json());
+    app.get('/account', (_req: Request, _res: Response, next: NextFunction) => next(Object.assign(new Error('log in first'), { status: 401 })));
+    app.use(expressjwt({ secret: Buffer.from(HS_SECRET), algorithms: ['HS256'] }), createA2ARouter({ agentCard: testCard, executor, logger: silentLogger }));
+    app.use(a2aAuthErrors());
+    app.use(recordingErrorHandler(seen));
+    running = await start(app);
+    const rpc = await fetch(running.url, { method: 'POST', headers: { 'content-type': 'application/json', 'a2a-version': '1.0' }, body: SEND });
+    expect(rpc.status).toBe(401);
+    expect(((await rpc.json()) as { id: string; error: { message: string } }).error.message).toBe('Authentication required');
+    const tasks = await fetch(`${running.url}/tasks`, { headers: { 'a2a-version': '1.0' } });
+    expect(tasks.status).toBe(401);
+    expect(((await tasks.json()) as { error: { status: string } }).error.status).toBe('UNAUTHENTICATED');
+    const account = await fetch(`${running.url}/account`);
+    expect(await account.json()).toEqual({ appHandler: true, message: 'log in first' });
+    expect(seen).toEqual([expect.objectContaining({ status: 401 })]);
+  });
+
+  it('finds a router nested in an express.Router, refused by the auth in front of it', async () => {
+    const seen: unknown[] = [];
+    const app = express();
+    const api = express.Router();
+    api.use('/agent', expressjwt({ secret: Buffer.from(HS_SECRET), algorithms: ['HS256'] }), createA2ARouter({ agentCard: testCard, executor, logger: silentLogger }));
+    api.get('/account', (_req: Request, _res: Response, next: NextFunction) => next(Object.assign(new Error('log in first'), { status: 401 })));
+    app.use(express.json());
+    app.use('/api', api);
+    app.use(a2aAuthErrors());
+    app.use(recordingErrorHandler(seen));
+    running = await start(app);
+    const rpc = await fetch(`${running.url}/api/agent`, { method: 'POST', headers: { 'content-type': 'application/json', 'a2a-version': '1.0' }, body: SEND });
+    expect(rpc.status).toBe(401);
+    expect(((await rpc.json()) as { id: string }).id).toBe('r-1');
+    const account = await fetch(`${running.url}/api/account`);
+    expect(await account.json()).toEqual({ appHandler: true, message: 'log in first' });
+  });
+
   it('passes every other error on', async () => {
     const { seen } = await serve();
     const res = await fetch(`${running!.url}/boom`);
@@ -110,5 +180,6 @@ describe.each(EXPRESS_VERSIONS)('a2aAuthErrors on %s', (_name) => {
   it('checks its options', () => {
     expect(() => a2aAuthErrors({ realm: 'a"b' })).toThrow('a2aAuthErrors: option "realm": must be printable ASCII without quotes or backslashes');
     expect(() => a2aAuthErrors({ relm: 'x' } as never)).toThrow('a2aAuthErrors: option "relm" is unknown (did you mean "realm"?)');
+    expect(() => a2aAuthErrors({ scope: 'everything' } as never)).toThrow(/a2aAuthErrors: option "scope"/);
   });
 });

@@ -22,7 +22,7 @@ export function headerOf(req: IncomingMessage, lowerCaseName: string): string | 
 }
 
 /** The path part of a request target (`/a/b?x` → `/a/b`; absolute-form → its pathname). */
-export function pathnameOf(url: string): string {
+function pathnameOf(url: string): string {
   if (url.charCodeAt(0) === 0x2f /* '/' */) {
     const query = url.indexOf('?');
     return query === -1 ? url : url.slice(0, query);
@@ -62,7 +62,7 @@ export function mountPathOf(req: IncomingMessage): string {
 }
 
 /** `/agent/` → `/agent`; `/` → ''. */
-export function trimTrailingSlash(path: string): string {
+function trimTrailingSlash(path: string): string {
   return path.endsWith('/') ? path.slice(0, -1) : path;
 }
 

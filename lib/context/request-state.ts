@@ -21,7 +21,7 @@ export interface A2ARequestState {
  * lookups. A WeakMap entry (the identity hash lives in the object's property array) leaves the
  * request's hidden class alone.
  */
-export class A2ARequestRecord {
+class A2ARequestRecord {
   state: A2ARequestState | undefined = undefined;
   /** The binding the router serves the request with, recorded before its middlewares run. */
   binding: A2ABinding | undefined = undefined;
@@ -33,9 +33,9 @@ export class A2ARequestRecord {
 }
 
 /** A2A's two HTTP bindings: JSON-RPC at the mount, HTTP+JSON below it. */
-export type A2ABinding = 'jsonrpc' | 'rest';
+type A2ABinding = 'jsonrpc' | 'rest';
 /** The protocol versions a request can be served with (v0.3: compatibility). */
-export type A2AProtocolVersion = '1.0' | '0.3';
+type A2AProtocolVersion = '1.0' | '0.3';
 
 const records = new WeakMap<object, A2ARequestRecord>();
 

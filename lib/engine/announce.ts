@@ -17,7 +17,7 @@ export interface AnnounceDeps {
 }
 
 /** A stored event of one task. */
-export interface StoredEvent {
+interface StoredEvent {
   readonly key: string;
   readonly scope: TaskScope;
   readonly taskId: string;

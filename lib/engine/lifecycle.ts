@@ -13,7 +13,7 @@ import type { TaskStore } from './seams/task-store.js';
 import type { OwedWrite, OwedWrites } from './owed-writes.js';
 import { taskKey } from './task-key.js';
 
-export interface LifecycleDeps {
+interface LifecycleDeps {
   readonly store: TaskStore;
   readonly executions: Executions;
   readonly logger: Logger;

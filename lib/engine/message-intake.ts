@@ -19,7 +19,7 @@ import { taskKey } from './task-key.js';
 import type { TaskReader } from './task-reader.js';
 import type { CallContext } from './request-handler.js';
 
-export interface MessageIntakeDeps {
+interface MessageIntakeDeps {
   readonly executions: Executions;
   readonly lifecycle: EngineLifecycle;
   readonly reader: TaskReader;

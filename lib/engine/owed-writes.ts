@@ -18,7 +18,7 @@ export interface OwedWrite {
   readonly text: string;
 }
 
-export interface OwedWritesOptions {
+interface OwedWritesOptions {
   /** Writes one; a failure owes it again (through owe()). */
   readonly settle: (owed: OwedWrite) => Promise<void>;
   readonly logger: Logger;

@@ -9,7 +9,7 @@ import { PushConfigLimitError } from './seams/push-config-store.js';
 import { TaskStoreError } from './seams/task-store.js';
 
 /** Answers a store gives about the data (conflicts, missing tasks, limits): not an outage. */
-export const isStoreOutage = (error: unknown): boolean =>
+const isStoreOutage = (error: unknown): boolean =>
   !(error instanceof TaskStoreError || error instanceof A2AError || error instanceof PushConfigLimitError);
 
 /** Calls that read; the others write. A store may fail one kind only (a full disk still reads). */

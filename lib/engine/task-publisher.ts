@@ -14,7 +14,7 @@ import { TaskEvents, type EventSink } from './task-events.js';
 import type { TaskEvent } from './task-reducer.js';
 import { endsTurn, isTerminal } from './task-state.js';
 
-export interface TaskPublisherDeps extends ChannelDeps {
+interface TaskPublisherDeps extends ChannelDeps {
   readonly logger: Logger;
 }
 
@@ -30,7 +30,7 @@ const WORDING: ChannelWording = {
 };
 
 /** What a TaskPublisher publishes into. */
-export interface PublisherSink extends EventSink {
+interface PublisherSink extends EventSink {
   readonly signal: AbortSignal;
   readonly closed: boolean;
   close(): void;

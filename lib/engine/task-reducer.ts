@@ -49,7 +49,7 @@ const REPLACE: TaskChange = { kind: 'replace' };
 const CANONICAL_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /** An RFC 3339 timestamp as `YYYY-MM-DDTHH:mm:ss.sssZ` (stores compare them as text); now when absent. */
-export const utc = (timestamp: string | undefined): string =>
+const utc = (timestamp: string | undefined): string =>
   !timestamp ? now() : CANONICAL_UTC.test(timestamp) ? timestamp : new Date(timestamp).toISOString();
 
 const refuse = (reason: string): Reduction => ({ ok: false, reason });

@@ -33,7 +33,7 @@ export function canTransition(from: TaskState, to: TaskState): boolean {
 export const now = (): string => new Date().toISOString();
 
 /** An agent-role message with one text part, tied to a task. */
-export function agentMessage(text: string, task: Pick<Task, 'id' | 'contextId'>): Message {
+function agentMessage(text: string, task: Pick<Task, 'id' | 'contextId'>): Message {
   return {
     messageId: randomUUID(),
     role: 'ROLE_AGENT',

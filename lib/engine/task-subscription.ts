@@ -12,13 +12,13 @@ import type { VersionedTask } from './seams/task-store.js';
 import { isTerminal } from './task-state.js';
 
 /** Who follows the task (the handler's StreamObserver). */
-export interface SubscriptionObserver {
+interface SubscriptionObserver {
   onEvent(event: StreamResponse, version?: number): void;
   onEnd(outcome: { readonly kind: 'task'; readonly task: Task } | { readonly kind: 'closed' }): void;
   begin?(): void;
 }
 
-export interface SubscriptionDeps {
+interface SubscriptionDeps {
   readonly bus: TaskEventBus;
   readonly logger: Logger;
   readonly lifecycle: EngineLifecycle;

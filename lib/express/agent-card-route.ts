@@ -11,10 +11,8 @@ import type { AgentCard } from '../protocol/schemas.js';
 import { baseUrlOf } from './base-url.js';
 import { addVary, headerOf } from '../context/node-request.js';
 import { cardShapeOf, type CardShape, type PresentCardAt } from './card-presenter.js';
-import { writeError } from './error-writer.js';
+import { writeError } from '../context/reply.js';
 import { writeJson } from './respond.js';
-
-export type { PresentCardAt } from './card-presenter.js';
 
 /** Without a presenter: the v1.0 card, one shape. */
 const v1Card: PresentCardAt = (card, baseUrl) => cardForBaseUrl(card, baseUrl);

@@ -27,7 +27,7 @@ export type CardShape = 'v1.0' | 'merged';
 /** The shape `req` asks for (see CardShape). */
 export const cardShapeOf = (req: IncomingMessage): CardShape => (isLegacyVersion(requestedVersion(req)) ? 'merged' : 'v1.0');
 
-export interface CardPresenterOptions {
+interface CardPresenterOptions {
   readonly bindings?: ServedBindings;
   /** The bindings also served in v0.3 (announced as 0.3 interfaces); none when compatibility is off. */
   readonly v03Bindings: readonly string[];
@@ -42,7 +42,7 @@ export type PresentCardAt = ((card: AgentCardInput, baseUrl: string, shape?: Car
   readonly variesByVersion?: boolean;
 };
 
-export interface CardPresenter {
+interface CardPresenter {
   /** `card` as served with the router's endpoints at `baseUrl` in `shape` (default `merged`). */
   readonly at: PresentCardAt;
   /** `card` as served to `req` (its origin, the router's mount path, the shape it asks for). */

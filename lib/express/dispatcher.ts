@@ -33,7 +33,7 @@ export interface Codecs {
   readonly restV03: Codec<RestMatch>;
 }
 
-export interface DispatcherOptions {
+interface DispatcherOptions {
   readonly settings: Pick<RouterSettings, 'bindings' | 'compatibility' | 'unmatched' | 'bodyLimit'>;
   readonly preset: readonly A2AMiddleware[];
   readonly codecs: Codecs;

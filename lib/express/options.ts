@@ -32,7 +32,7 @@ const presetSlot = <K extends keyof A2AMiddlewareChainOptions>() => z.custom<A2A
  * the doc comment of a class member (what the public .d.ts and an editor show for each option of
  * the inferred type), not of an object literal's property.
  */
-export class RouterOptionFields {
+class RouterOptionFields {
   /** The agent card (§8): validated here; its interface list is filled in where the router is mounted. */
   readonly agentCard = accepting<AgentCardInput>()(AgentCardSchema.extend({ supportedInterfaces: z.array(AgentInterfaceSchema).optional() }));
   /** The agent: `execute(context, events)`, and optionally `cancel(context, events)`. */

@@ -62,7 +62,7 @@ export function notFoundMessage(bindings: ServedBindings): string {
 }
 
 /** What answerUnmatched needs of the router. */
-export interface UnmatchedContext {
+interface UnmatchedContext {
   readonly wiring: ReturnType<typeof wiringReporter>;
   readonly notFound: string;
 }

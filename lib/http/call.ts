@@ -8,7 +8,7 @@ import type { A2ACaller, A2ARequestContext } from '../context/carrier.js';
 import type { A2ARequestState } from '../context/request-state.js';
 import { invalidParams } from '../errors.js';
 import type { ExtensionNegotiator } from '../protocol/extensions.js';
-import { negotiateVersion, type ProtocolVersion, type VersionPolicy } from '../protocol/version.js';
+import { negotiateVersion } from '../protocol/version.js';
 import type { CallContext } from '../engine/request-handler.js';
 
 /** Who is calling, as an application states it itself (overrides what middlewares contributed). */
@@ -35,16 +35,6 @@ export type WatchClientClose<Connection> = (connection: Connection, abort: () =>
 export function negotiateCall(extensions: ExtensionNegotiator, version: string | undefined, requestedExtensions: string | undefined): string[] {
   negotiateVersion(version);
   return extensions.activate(requestedExtensions);
-}
-
-/**
- * The two steps of negotiateCall for a binding that serves more than 1.0: first the version the
- * request is served with (the requested one, or 0.3 when none is stated, while `policy` admits
- * it; else VersionNotSupported), so that the binding picks that version's wire shapes; then, with
- * the header of that version, the extensions (activateExtensions).
- */
-export function negotiateCallVersion(version: string | undefined, policy: VersionPolicy): ProtocolVersion {
-  return negotiateVersion(version, policy);
 }
 
 /** The extensions activated for a request (see negotiateCall); throws ExtensionSupportRequired. */

@@ -11,13 +11,14 @@ import type { ExtensionNegotiator } from '../protocol/extensions.js';
 import { withJsonNames } from '../protocol/field-names.js';
 import { EnvelopeError, errorResponse, parseParams, readEnvelope, successResponse, type JsonRpcId, type JsonRpcRequest } from '../protocol/jsonrpc.js';
 import { negotiateVersion, type VersionPolicy } from '../protocol/version.js';
+import { notJsonBody } from './json-body-type.js';
 import { activate } from './negotiate.js';
 import { OPERATIONS, type A2AMethod, type PresentCard } from './operations.js';
 import type { Codec, Plan } from './serve.js';
 import type { SseLimits } from './sse.js';
 import type { StreamEncoding, StreamSettings } from './stream.js';
 
-export interface JsonRpcCodecOptions {
+interface JsonRpcCodecOptions {
   readonly extensions: ExtensionNegotiator;
   /** Versions served besides 1.0: named in the VersionNotSupported of a version neither serves. */
   readonly policy: VersionPolicy;
@@ -38,7 +39,14 @@ export function jsonRpcEventEnvelope(id: JsonRpcId): readonly [string, string] {
 const JSONRPC_STREAM: StreamEncoding = { binding: 'jsonrpc', payload: (event) => JSON.stringify(event), envelope: jsonRpcEventEnvelope, error: errorResponse };
 
 /** The envelope of a JSON-RPC request (either version): its id and method; throws InvalidRequest. */
-export const readHead = (req: Request): JsonRpcRequest => readEnvelope(req.body);
+export function readHead(req: Request): JsonRpcRequest {
+  try {
+    return readEnvelope(req.body);
+  } catch (error) {
+    // Only on the failure path: a body the router did not parse as JSON is refused for its type.
+    throw notJsonBody(req) ?? error;
+  }
+}
 
 /** An error answered as an error envelope: the id the envelope had, even when it was refused. */
 export function writeJsonRpcError(req: Request, res: Response, thrown: unknown, id: JsonRpcId, logger: Logger): void {

@@ -30,7 +30,7 @@ export type A2AMethod = RestOperation;
 export type PresentCard = (req: Request, card: AgentCardInput) => unknown;
 
 /** What a unary call may need of the codec serving it: its version, how it presents a card. */
-export interface CallSite {
+interface CallSite {
   readonly version: ProtocolVersion;
   readonly presentCard: PresentCard;
 }

@@ -22,9 +22,9 @@ import type { SseLimits } from './sse.js';
 import type { StreamEncoding, StreamSettings } from './stream.js';
 
 /** The binding's media type (§11.1), on every JSON answer. */
-export const A2A_JSON = 'application/a2a+json';
+const A2A_JSON = 'application/a2a+json';
 
-export interface RestCodecOptions {
+interface RestCodecOptions {
   readonly extensions: ExtensionNegotiator;
   readonly streamLimits: SseLimits;
   readonly logger: Logger;

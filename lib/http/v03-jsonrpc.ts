@@ -41,7 +41,7 @@ import type { SseLimits } from './sse.js';
 import type { StreamEncoding, StreamSettings } from './stream.js';
 import { v03Error, v03UnknownMethod } from './v03.js';
 
-export interface V03JsonRpcCodecOptions {
+interface V03JsonRpcCodecOptions {
   readonly extensions: ExtensionNegotiator;
   readonly streamLimits: SseLimits;
   readonly logger: Logger;

@@ -39,7 +39,7 @@ import type { SseLimits } from './sse.js';
 import type { StreamEncoding } from './stream.js';
 import { v03Error } from './v03.js';
 
-export interface V03RestCodecOptions {
+interface V03RestCodecOptions {
   readonly extensions: ExtensionNegotiator;
   readonly streamLimits: SseLimits;
   readonly logger: Logger;

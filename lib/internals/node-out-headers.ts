@@ -13,7 +13,7 @@ import type { Response } from 'express';
 // set X-Powered-By by then and writeHead merges through setHeader once any header was set.
 
 /** A response's headers as Node keeps them: `[name as given, value]` under the lower-cased name. */
-export type OutHeaders = Record<string, [string, string]>;
+type OutHeaders = Record<string, [string, string]>;
 
 // The symbol under which Node keeps them (null until the first header); what setHeader writes and
 // getHeader, hasHeader, removeHeader and the header block read. Looked up once, when first needed.

@@ -1,7 +1,7 @@
 /**
  * a2aAuthErrors: an error handler that answers the host app's own authentication errors
- * (express-jwt's UnauthorizedError, any error with status 401 or 403) in the A2A shape, with a
- * `WWW-Authenticate` challenge, and passes every other error on.
+ * (express-jwt's UnauthorizedError, any error with status 401 or 403) on requests for an A2A router
+ * in the A2A shape, with a `WWW-Authenticate` challenge, and passes every other error on.
  */
 import type { ErrorRequestHandler, NextFunction, Request, Response } from 'express';
 import { z } from 'zod';
@@ -9,6 +9,7 @@ import { readA2AState } from '../context/index.js';
 import { A2AError, A2A_KIT_ERROR_DOMAIN } from '../errors.js';
 import { DEFAULT_REALM, writeError } from '../context/reply.js';
 import { requestIdOf } from '../protocol/jsonrpc.js';
+import { isA2ARequest } from './a2a-requests.js';
 import { A2AMiddlewareError, errorBindingFor } from './errors.js';
 import { parseOptions } from './options.js';
 import type { A2AMiddlewareLogger } from './types.js';
@@ -18,6 +19,12 @@ export interface A2AAuthErrorsOptions {
   readonly realm?: string;
   /** Gets one `warn` line per answered error (reason, status, request id; never credentials). */
   readonly logger?: A2AMiddlewareLogger;
+  /**
+   * Which requests' errors it answers. `'a2a'` (default): only requests for an A2A router (its
+   * JSON-RPC endpoint, card and HTTP+JSON routes, including those the app's auth refused before the
+   * router ran); the app's own routes keep their answers. `'app'`: every 401/403 of the app.
+   */
+  readonly scope?: 'a2a' | 'app';
 }
 
 const QUOTABLE = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/; // printable ASCII without '"' and '\'
@@ -29,6 +36,7 @@ const schema = z.strictObject({
       error: 'must be a logger with a warn(obj, msg) method (pino-compatible)',
     })
     .optional(),
+  scope: z.enum(['a2a', 'app']).default('a2a'),
 });
 
 const FORBIDDEN = { http: 403, status: 'PERMISSION_DENIED' } as const;
@@ -45,21 +53,22 @@ function authStatus(err: unknown): 401 | 403 | undefined {
 
 /**
  * a2aAuthErrors(options): mount it after the routes, as an error handler
- * (`app.use(a2aAuthErrors({ realm }))` or on the agent's path). A 401 becomes the kit's
+ * (`app.use(a2aAuthErrors({ realm }))` or on the agent's path). By default it answers only
+ * requests for an A2A router (`scope: 'app'` for every route of the app). A 401 becomes the kit's
  * `A2A_AUTH_REQUIRED` (no credentials: express-jwt's `credentials_required`) or `A2A_AUTH_INVALID`
  * (anything else), a 403 an `A2A_AUTH_FORBIDDEN` rejection with `error="insufficient_scope"`; the
  * body is a JSON-RPC envelope or a `google.rpc.Status` as the request's binding wants. The host
  * library's message is not sent (it may describe the token).
  */
 export function a2aAuthErrors(options: A2AAuthErrorsOptions = {}): ErrorRequestHandler {
-  const { realm, logger } = parseOptions('a2aAuthErrors', schema, options);
+  const { realm, logger, scope } = parseOptions('a2aAuthErrors', schema, options);
   const required = `Bearer realm="${realm}"`;
   const invalid = `Bearer realm="${realm}", error="invalid_token", error_description="The access token is invalid"`;
   const forbidden = `Bearer realm="${realm}", error="insufficient_scope"`;
 
   return function a2aAuthErrors(err: unknown, req: Request, res: Response, next: NextFunction): void {
     const status = authStatus(err);
-    if (status === undefined || res.headersSent) return next(err);
+    if (status === undefined || res.headersSent || (scope === 'a2a' && !isA2ARequest(req))) return next(err);
     const binding = errorBindingFor(req);
     const id = binding === 'jsonrpc' ? requestIdOf(req.body) : null;
     let error: A2AError;

@@ -9,7 +9,7 @@ import type { Request, Response } from 'express';
  * parser of ours will see the bytes: Express 4's body-parser sets `_body`; Express 5's skips a
  * request whose stream has ended.
  */
-export function bodyAlreadyRead(req: Request): boolean {
+function bodyAlreadyRead(req: Request): boolean {
   return req.body !== undefined && ((req as { _body?: unknown })._body === true || (req.complete && req.readableEnded));
 }
 
@@ -76,7 +76,7 @@ export function bodyOverLimit(req: Request, limit: number): boolean {
 
 /** How much of an unread body is read and thrown away so that the client can read the 413. */
 export const DRAIN_MAX_BYTES = 16 * 1024 * 1024;
-export const DRAIN_MAX_MS = 10_000;
+const DRAIN_MAX_MS = 10_000;
 
 /**
  * Prepares `res` for an answer sent before the request body was read (a 413): `Connection: close`,

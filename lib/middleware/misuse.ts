@@ -23,7 +23,7 @@ function looksLikeResponse(value: unknown): boolean {
 }
 
 /** The error a misused factory reports; also used when a source helper is passed uncalled. */
-export function misuseError(factory: string, example: string): A2AWiringError {
+function misuseError(factory: string, example: string): A2AWiringError {
   return new A2AWiringError(
     'A2A_MIDDLEWARE_MISUSE',
     `${factory} was passed to app.use() without being called: write app.use(${example})`,

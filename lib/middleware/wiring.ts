@@ -36,15 +36,15 @@ export function noteAuthRun(req: Request): void {
 }
 
 /** a2aAuth ran more than once on the request. */
-export const AUTH_TWICE = 1;
+const AUTH_TWICE = 1;
 /** a2aTracing ran after a2aAuth. */
-export const TRACING_AFTER_AUTH = 2;
+const TRACING_AFTER_AUTH = 2;
 
 /**
  * What the notes on a request say is wrong (AUTH_TWICE | TRACING_AFTER_AUTH, 0 for nothing), once
  * every middleware in front of the router ran. A number, so the common case allocates nothing.
  */
-export function requestWiringProblems(req: Request): number {
+function requestWiringProblems(req: Request): number {
   const record = peekRequestRecord(req);
   const notes = record?.wiringNotes;
   if (notes === undefined) return 0;
@@ -63,6 +63,11 @@ const ROUTERS = new WeakSet<object>();
 /** Marks `router` as an A2A router (for the "two routers on one path" check). */
 export function registerRouter(router: object): void {
   ROUTERS.add(router);
+}
+
+/** Whether the layer calls an A2A router (directly, or as the sub-app wrapper Express made for it). */
+export function isA2ARouterLayer(layer: ExpressLayer): boolean {
+  return ROUTERS.has(layerHandle(layer) as object) || MOUNTED_LAYERS.has(layer);
 }
 
 /**
@@ -135,7 +140,7 @@ function findRoute(stack: readonly ExpressLayer[], from: number, path: string, m
  * Whether a route the app registered after the router (app.get('/agent/docs'), or one in a Router
  * mounted after it) would have served this request, which the router answers itself (404/405).
  */
-export function laterRouteServes(req: Request, router: object, path: string): boolean {
+function laterRouteServes(req: Request, router: object, path: string): boolean {
   try {
     const position = locateRouter(req, router);
     if (!position) return false;
@@ -147,7 +152,7 @@ export function laterRouteServes(req: Request, router: object, path: string): bo
 }
 
 /** What is mounted after the router on its path and so never sees what it serves. */
-export type ShadowedKind = A2AMiddlewareKind | 'router';
+type ShadowedKind = A2AMiddlewareKind | 'router';
 
 function collectAfter(stack: readonly ExpressLayer[], from: number, path: string, self: object, found: Set<ShadowedKind>, depth = 0): void {
   for (let index = from; index < stack.length && depth <= 8; index++) {
@@ -171,7 +176,7 @@ function collectAfter(stack: readonly ExpressLayer[], from: number, path: string
  * by. Reads the stack of the app that handles the request (`req.app`) and the Routers in it; a
  * layout it cannot follow yields nothing (these are warnings, never errors).
  */
-export function mountedAfter(req: Request, router: object): Set<ShadowedKind> {
+function mountedAfter(req: Request, router: object): Set<ShadowedKind> {
   const found = new Set<ShadowedKind>();
   try {
     const position = locateRouter(req, router);
@@ -191,7 +196,7 @@ const LOOPBACK = /^(?:127\.\d+\.\d+\.\d+|::1|::ffff:127\.\d+\.\d+\.\d+|localhost
  * The address the server accepting this request listens on, when it is not a loopback one (a
  * wildcard such as 0.0.0.0 or :: counts as public); undefined for loopback and local sockets.
  */
-export function publicListenAddress(req: Request): string | undefined {
+function publicListenAddress(req: Request): string | undefined {
   const socket = req.socket as (Request['socket'] & { server?: { address?: () => unknown } }) | undefined;
   if (!socket) return undefined;
   let bound: unknown;

@@ -21,7 +21,7 @@ export interface HistogramLike {
   record(value: number, attributes?: MetricAttributesLike): void;
 }
 
-export interface ObservableResultLike {
+interface ObservableResultLike {
   observe(value: number, attributes?: MetricAttributesLike): void;
 }
 
@@ -37,7 +37,7 @@ export interface MeterLike {
 }
 
 /** Instrumentation scope name of the kit's meter. */
-export const METER_NAME = 'a2a-express-kit';
+const METER_NAME = 'a2a-express-kit';
 
 export function isMeterLike(value: unknown): value is MeterLike {
   const meter = value as Partial<MeterLike> | null;

@@ -137,7 +137,7 @@ function metricsListener(current: () => EngineInstruments | undefined): EngineEv
 }
 
 /** What createA2ARouter wires when metrics are on. */
-export interface RouterMetrics {
+interface RouterMetrics {
   /** The engine listener (combine it with the others). */
   readonly events: EngineEvents;
   /** The store, measured. */

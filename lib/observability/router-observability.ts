@@ -26,7 +26,7 @@ export interface A2ATaskEventInfo {
  */
 export type A2ATaskEventHook = (info: A2ATaskEventInfo) => void;
 
-export interface RouterObservability {
+interface RouterObservability {
   readonly events: EngineEvents | undefined;
   taskStore(store: TaskStore): TaskStore;
   observe(gauges: LiveGauges): void;

@@ -10,7 +10,7 @@ export interface ServedBindings {
   readonly rest: boolean;
 }
 
-export const BOTH_BINDINGS: ServedBindings = Object.freeze({ jsonRpc: true, rest: true });
+const BOTH_BINDINGS: ServedBindings = Object.freeze({ jsonRpc: true, rest: true });
 
 /** The JSON-RPC v1.0 interface a card states, if any. */
 export function statedJsonRpcInterface(card: AgentCardInput) {

@@ -37,7 +37,7 @@ export interface AgentCardDefinition extends Partial<Omit<AgentCardInput, 'name'
 }
 
 /** What defineAgentCard() fills in when the definition leaves it out. */
-export const AGENT_CARD_DEFAULTS = Object.freeze({
+const AGENT_CARD_DEFAULTS = Object.freeze({
   version: '1.0.0',
   /** The router serves streaming (SendStreamingMessage, SubscribeToTask); push is stated by the router when configured. */
   capabilities: Object.freeze({ streaming: true }),

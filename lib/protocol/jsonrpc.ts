@@ -54,7 +54,7 @@ export class EnvelopeError extends A2AError {
 }
 
 /** `message.parts[0].text` from a zod issue path. */
-export function formatPath(path: readonly PropertyKey[]): string {
+function formatPath(path: readonly PropertyKey[]): string {
   let out = '';
   for (const key of path) {
     if (typeof key === 'number') out += `[${key}]`;

@@ -16,7 +16,7 @@ export interface VersionPolicy {
   readonly v0_3: boolean;
 }
 
-export const ONLY_1_0: VersionPolicy = Object.freeze({ v0_3: false });
+const ONLY_1_0: VersionPolicy = Object.freeze({ v0_3: false });
 
 const SERVED = /^1\.0(?:\.\d+)?$/;
 const LEGACY = /^0\.3(?:\.\d+)?$/;

@@ -9,7 +9,7 @@ import { quoteIdentifier, type PgNotification, type PgPoolClient, type PostgresD
 
 type Handler = (payload: string) => void;
 
-export interface ReconnectHooks {
+interface ReconnectHooks {
   /** The connection dropped: notifications from now until back() may never arrive. */
   lost(): void;
   /** A new connection listens to every channel again. */

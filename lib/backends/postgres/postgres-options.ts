@@ -4,7 +4,7 @@ import type { Logger } from '../../logger.js';
 import { hasMethods } from '../../options.js';
 import { isPgPool, PostgresDatabase, SCHEMA_NAME, type PgPool } from './postgres-client.js';
 
-export const DEFAULT_SCHEMA = 'public';
+const DEFAULT_SCHEMA = 'public';
 
 export const schemaNameSchema = z
   .string()

@@ -15,7 +15,7 @@ export const headValues = (task: Task): [string, boolean, string | null, string,
   bodyJson(task),
 ];
 
-export const bodyJson = (task: Task): string => JSON.stringify(task.artifacts ? { ...task, artifacts: [] } : task);
+const bodyJson = (task: Task): string => JSON.stringify(task.artifacts ? { ...task, artifacts: [] } : task);
 
 export const headJson = (artifact: Artifact): string => JSON.stringify({ ...artifact, parts: [] });
 

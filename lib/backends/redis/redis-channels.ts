@@ -15,7 +15,7 @@ export interface ChannelHandle {
   stop(): void;
 }
 
-export interface ReconnectHooks {
+interface ReconnectHooks {
   /** The connection dropped: messages published from now until back() may never arrive. */
   lost(): void;
   /** The connection is back and every channel subscribed again. */

@@ -31,7 +31,7 @@ export interface CancelTarget {
   eventsFor(publisher: Publisher): TaskEvents;
 }
 
-export interface CancelDeps {
+interface CancelDeps {
   readonly executor: AgentExecutor;
   readonly logger: Logger;
 }

@@ -3,8 +3,8 @@ import type { StreamResponse, Task } from '../../protocol/schemas.js';
 import { toV03Task } from '../../protocol/v0_3/translate.js';
 import type { PushProtocol } from '../seams/push-config-store.js';
 
-export const V1_CONTENT_TYPE = 'application/a2a+json';
-export const V03_CONTENT_TYPE = 'application/json';
+const V1_CONTENT_TYPE = 'application/a2a+json';
+const V03_CONTENT_TYPE = 'application/json';
 
 /** v1.0 webhooks get the StreamResponse; v0.3 ones the Task itself, as both v0.3 SDK servers sent it. */
 export function pushBody(protocol: PushProtocol, event: StreamResponse, task: Task): string {

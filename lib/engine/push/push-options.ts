@@ -81,9 +81,9 @@ export const PushNotificationsOptionSchema = z
   .union([z.boolean(), PushObjectSchema])
   .transform((value) => (value === false ? undefined : value === true ? PushObjectSchema.parse({}) : value));
 
-export type PushNotificationsSettings = z.output<typeof PushObjectSchema>;
+type PushNotificationsSettings = z.output<typeof PushObjectSchema>;
 
-export interface PushNotifications {
+interface PushNotifications {
   readonly service: PushNotificationService;
   readonly dispatcher: PushDispatcher;
 }

@@ -27,9 +27,9 @@ import type { Deadlines } from '../deadlines.js';
 import { WebhookRefusedError, type SsrfGuard } from './ssrf-guard.js';
 
 /** What Get and List answer instead of a config's credentials (§13.2: they are secrets). */
-export const MASKED_CREDENTIALS = '********';
+const MASKED_CREDENTIALS = '********';
 
-export interface PushServiceDeps {
+interface PushServiceDeps {
   readonly taskStore: TaskStore;
   readonly configs: PushConfigStore;
   readonly guard: SsrfGuard;
@@ -225,7 +225,7 @@ export class PushNotificationService {
 }
 
 /** A config as answered: credentials masked, the tenant echoed when there is one. */
-export function present(config: StoredPushConfig, tenant: string): TaskPushNotificationConfig {
+function present(config: StoredPushConfig, tenant: string): TaskPushNotificationConfig {
   const auth = config.authentication;
   return {
     ...(tenant ? { tenant } : {}),

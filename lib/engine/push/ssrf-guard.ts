@@ -17,7 +17,7 @@ export interface ResolvedAddress {
 export type WebhookLookup = (hostname: string) => Promise<readonly ResolvedAddress[]>;
 
 /** The class of a refused address, named to the client and in the log (never the address a name resolved to). */
-export type AddressClass = 'loopback' | 'private' | 'shared (CGNAT)' | 'link-local' | 'multicast' | 'unspecified' | 'reserved';
+type AddressClass = 'loopback' | 'private' | 'shared (CGNAT)' | 'link-local' | 'multicast' | 'unspecified' | 'reserved';
 
 /** A webhook URL the guard refuses; `message` says why without echoing credentials. */
 export class WebhookRefusedError extends Error {
@@ -84,7 +84,7 @@ function rangeList(network: string, prefix: number, family: 'ipv4' | 'ipv6'): Bl
 }
 
 /** The class of a blocked address ('reserved' if no range names it more precisely). */
-export function addressClassOf(address: string, family: 4 | 6): AddressClass {
+function addressClassOf(address: string, family: 4 | 6): AddressClass {
   const name = familyName(family);
   return CLASSIFIED.find(([list]) => list.check(address, name))?.[1] ?? 'reserved';
 }
@@ -100,7 +100,7 @@ function defaultBlockList(): BlockList {
 const familyName = (family: 4 | 6): 'ipv4' | 'ipv6' => (family === 4 ? 'ipv4' : 'ipv6');
 
 /** The allow-list: host names (exact, or `*.example.com`), IP addresses and CIDR ranges. */
-export interface ParsedAllowList {
+interface ParsedAllowList {
   readonly hosts: ReadonlySet<string>;
   readonly suffixes: readonly string[];
   readonly addresses: BlockList;
@@ -141,7 +141,7 @@ const unbracket = (host: string): string => (host.startsWith('[') && host.endsWi
 const defaultLookup: WebhookLookup = async (hostname) =>
   (await dnsLookup(hostname, { all: true, verbatim: true })).map((entry) => ({ address: entry.address, family: entry.family === 6 ? 6 : 4 }));
 
-export interface SsrfGuardOptions {
+interface SsrfGuardOptions {
   /** Host names, IP addresses or CIDR ranges exempt from the check (e.g. a receiver on loopback). */
   readonly allow?: readonly string[];
   readonly lookup?: WebhookLookup;

@@ -20,7 +20,7 @@ const USER_AGENT = 'a2a-express-kit push';
  * Bytes of an answer's body read before the socket is closed. Only the status matters; a short
  * body is read so that a receiver's normal answer ends cleanly, a long or endless one is cut.
  */
-export const MAX_RESPONSE_BODY_BYTES = 4096;
+const MAX_RESPONSE_BODY_BYTES = 4096;
 
 /**
  * POSTs `body`; resolves once the attempt's socket is closed, so that a caller counting attempts

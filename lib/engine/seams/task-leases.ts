@@ -36,11 +36,3 @@ export interface TaskLeases {
   /** How often the engine should call claimExpired() (about the lease's time to live). */
   readonly sweepIntervalMs: number;
 }
-
-/** Raised by the engine when a lease could not be taken in time. */
-export class TaskLeaseTimeoutError extends Error {
-  constructor(readonly taskId: string) {
-    super(`task ${taskId} is running on another replica`);
-    this.name = 'TaskLeaseTimeoutError';
-  }
-}

@@ -10,9 +10,9 @@
 import type { AgentCard, AgentInterface, AgentSkill, OAuthFlows, SecurityRequirement, SecurityScheme } from '../schemas.js';
 
 /** `protocolVersion` of a v0.3 card (v0.3 cards carry the full semver). */
-export const V03_CARD_PROTOCOL_VERSION = '0.3.0';
+const V03_CARD_PROTOCOL_VERSION = '0.3.0';
 /** `AgentInterface.protocolVersion` of an interface that speaks v0.3. */
-export const V03_INTERFACE_VERSION = '0.3';
+const V03_INTERFACE_VERSION = '0.3';
 
 export interface V03AgentInterface {
   url: string;
@@ -29,7 +29,7 @@ export interface V03CardFields {
   security?: Record<string, string[]>[];
 }
 
-export type MergedAgentCard = AgentCard & V03CardFields;
+type MergedAgentCard = AgentCard & V03CardFields;
 
 const isV03 = (version: string) => version === V03_INTERFACE_VERSION || version.startsWith(`${V03_INTERFACE_VERSION}.`);
 
@@ -39,7 +39,7 @@ const isV03 = (version: string) => version === V03_INTERFACE_VERSION || version.
  * paths, `<url>/v1/message:send`, ..., which is where a v0.3 client looks for them). A 1.0
  * interface with a tenant is not mirrored: v0.3 requests have no way to carry it.
  */
-export function v03Interfaces(card: AgentCard, bindings: readonly string[]): AgentInterface[] {
+function v03Interfaces(card: AgentCard, bindings: readonly string[]): AgentInterface[] {
   const stated = card.supportedInterfaces.filter((i) => isV03(i.protocolVersion));
   if (stated.length > 0) return stated;
   return card.supportedInterfaces
@@ -68,7 +68,7 @@ function toV03Flows(flows: OAuthFlows): Record<string, unknown> {
 }
 
 /** The v0.3 (OpenAPI-style, `type`-discriminated) fields of a v1.0 security scheme. */
-export function toV03SecurityScheme(scheme: SecurityScheme): Record<string, unknown> {
+function toV03SecurityScheme(scheme: SecurityScheme): Record<string, unknown> {
   const described = (description: string | undefined) => (description ? { description } : {});
   if ('apiKeySecurityScheme' in scheme) {
     const s = scheme.apiKeySecurityScheme;

@@ -25,24 +25,22 @@ export const V03TaskPushNotificationConfigSchema = z.object(
   { taskId: requiredString('taskId'), pushNotificationConfig: V03PushNotificationConfigSchema },
   fieldError('params', 'a JSON object'),
 );
-export type V03TaskPushNotificationConfig = z.infer<typeof V03TaskPushNotificationConfigSchema>;
+type V03TaskPushNotificationConfig = z.infer<typeof V03TaskPushNotificationConfigSchema>;
 
 /** `tasks/pushNotificationConfig/get` params: without a config id, the task's first config is meant. */
 export const V03GetPushConfigParamsSchema = z.object(
   { id: requiredString('id'), pushNotificationConfigId: z.string(fieldError('pushNotificationConfigId', 'a string')).optional(), metadata: optionalMetadata() },
   fieldError('params', 'a JSON object'),
 );
-export type V03GetPushConfigParams = z.infer<typeof V03GetPushConfigParamsSchema>;
 
 /** `tasks/pushNotificationConfig/list` params: the task's id (and metadata), as `tasks/cancel` takes. */
 export const V03ListPushConfigParamsSchema = V03TaskIdParamsSchema;
-export type V03ListPushConfigParams = z.infer<typeof V03ListPushConfigParamsSchema>;
 
 export const V03DeletePushConfigParamsSchema = z.object(
   { id: requiredString('id'), pushNotificationConfigId: requiredString('pushNotificationConfigId'), metadata: optionalMetadata() },
   fieldError('params', 'a JSON object'),
 );
-export type V03DeletePushConfigParams = z.infer<typeof V03DeletePushConfigParamsSchema>;
+type V03DeletePushConfigParams = z.infer<typeof V03DeletePushConfigParamsSchema>;
 
 // ---------------------------------------------------------------------------
 // v0.3 → v1.0
@@ -81,7 +79,7 @@ export function toV1SendMessageRequestMarked(params: V03MessageSendParams): Send
 // v1.0 → v0.3 (answers)
 // ---------------------------------------------------------------------------
 
-export function toV03PushNotificationConfig(config: TaskPushNotificationConfig): V03PushNotificationConfig {
+function toV03PushNotificationConfig(config: TaskPushNotificationConfig): V03PushNotificationConfig {
   const auth = config.authentication;
   return {
     ...(config.id ? { id: config.id } : {}),

@@ -201,7 +201,7 @@ function putList(out: JsonObject, name: string, value: readonly unknown[] | unde
   if (value !== undefined && value.length > 0) out[name] = value;
 }
 
-export function toV03RestPart(part: V03Part): JsonObject {
+function toV03RestPart(part: V03Part): JsonObject {
   switch (part.kind) {
     case 'text':
       return { text: part.text };

@@ -25,8 +25,6 @@ export const V03_TASK_STATES = [
 ] as const;
 export type V03TaskState = (typeof V03_TASK_STATES)[number];
 
-export type V03Role = 'user' | 'agent';
-
 /** A google.protobuf.Struct-like JSON object field that must be present. */
 const requiredObject = (field: string) => optionalMetadata(field).unwrap();
 
@@ -76,7 +74,6 @@ export const V03PartSchema = z.discriminatedUnion('kind', [TextPartSchema, FileP
   error: (issue) => (issue.input === undefined ? 'part is required' : 'part must have kind "text", "file" or "data"'),
 });
 export type V03Part = z.infer<typeof V03PartSchema>;
-export type V03FilePart = z.infer<typeof FilePartSchema>;
 
 // ---------------------------------------------------------------------------
 // Message
@@ -125,7 +122,7 @@ export const V03PushNotificationConfigSchema = z.object(
 );
 export type V03PushNotificationConfig = z.infer<typeof V03PushNotificationConfigSchema>;
 
-export const V03MessageSendConfigurationSchema = z.object(
+const V03MessageSendConfigurationSchema = z.object(
   {
     acceptedOutputModes: optionalStringList('acceptedOutputModes'),
     // Absent: blocking (wait for a terminal or interrupted state), as v1.0's returnImmediately=false.

@@ -75,7 +75,7 @@ function standardBase64(value: string): string {
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-export function toV1Part(part: V03Part): Part {
+function toV1Part(part: V03Part): Part {
   switch (part.kind) {
     case 'text':
       return part.metadata ? { text: part.text, metadata: part.metadata } : { text: part.text };
@@ -160,7 +160,7 @@ export function toV1SubscribeToTaskRequest(params: V03TaskIdParams): SubscribeTo
 // v1.0 → v0.3 (results and stream events)
 // ---------------------------------------------------------------------------
 
-export function toV03Part(part: Part): V03Part {
+function toV03Part(part: Part): V03Part {
   const metadata = part.metadata;
   if ('text' in part) return metadata ? { kind: 'text', text: part.text, metadata } : { kind: 'text', text: part.text };
   if ('raw' in part || 'url' in part) {
@@ -191,7 +191,7 @@ export function toV03Message(message: Message): V03Message {
   return out;
 }
 
-export function toV03Artifact(artifact: Artifact): V03Artifact {
+function toV03Artifact(artifact: Artifact): V03Artifact {
   const out: V03Artifact = { artifactId: artifact.artifactId, parts: artifact.parts.map(toV03Part) };
   if (artifact.name) out.name = artifact.name;
   if (artifact.description) out.description = artifact.description;
@@ -200,7 +200,7 @@ export function toV03Artifact(artifact: Artifact): V03Artifact {
   return out;
 }
 
-export function toV03TaskStatus(status: TaskStatus): V03TaskStatus {
+function toV03TaskStatus(status: TaskStatus): V03TaskStatus {
   const out: V03TaskStatus = { state: toV03State(status.state) };
   if (status.message) out.message = toV03Message(status.message);
   if (status.timestamp) out.timestamp = status.timestamp;
