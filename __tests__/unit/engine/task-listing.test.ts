@@ -1,5 +1,6 @@
-/** ListTasks without HTTP: the caller's tasks only, trimmed as asked, after start-up settlement; a foreign page token is InvalidParams. */
+/** ListTasks without HTTP: the caller's tasks only, trimmed as asked, after start-up settlement; a foreign page token is InvalidParams. And historyLength's trimming. */
 import { listTasks } from '../../../lib/engine/task-listing';
+import { withHistoryLength } from '../../../lib/engine/task-shape';
 import { TaskReader } from '../../../lib/engine/task-reader';
 import type { EngineLifecycle } from '../../../lib/engine/lifecycle';
 import { A2AError } from '../../../lib/errors';
@@ -43,5 +44,14 @@ describe('listTasks', () => {
     expect(list).not.toHaveBeenCalled();
     settling.resolve();
     expect((await page).tasks).toHaveLength(1);
+  });
+});
+
+describe('withHistoryLength', () => {
+  it('keeps the newest messages, leaves the field out for 0, and returns the task itself when nothing is cut', () => {
+    expect(withHistoryLength(withArtifact, 1).history!.map((m) => m.messageId)).toEqual(['m-b']);
+    expect('history' in withHistoryLength(withArtifact, 0)).toBe(false);
+    expect(withHistoryLength(withArtifact, 5)).toBe(withArtifact);
+    expect(withHistoryLength(withArtifact, undefined)).toBe(withArtifact);
   });
 });
