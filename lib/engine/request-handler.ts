@@ -3,112 +3,53 @@
  * Every method resolves the task through the store with the caller's scope before it touches a
  * live execution, so another owner's or tenant's task is indistinguishable from a missing one.
  */
-import type { A2ACaller, A2ARequestContext } from '../context/carrier.js';
-import { A2AError, invalidParams } from '../errors.js';
-import type { Logger } from '../logger.js';
+import { A2AError } from '../errors.js';
 import type { AgentCard, Task, TaskPushNotificationConfig } from '../protocol/schemas.js';
 import type { AgentCardInput } from '../protocol/card.js';
-import {
-  LIST_TASKS_DEFAULT_PAGE_SIZE,
-  type CancelTaskRequest,
-  type GetTaskRequest,
-  type ListTasksRequest,
-  type ListTasksResponse,
-  type SendMessageRequest,
-  type SendMessageResponse,
-  type SubscribeToTaskRequest,
-  type CreateTaskPushNotificationConfigRequest,
-  type DeleteTaskPushNotificationConfigRequest,
-  type GetTaskPushNotificationConfigRequest,
-  type ListTaskPushNotificationConfigsRequest,
-  type ListTaskPushNotificationConfigsResponse,
+import type {
+  CancelTaskRequest,
+  GetTaskRequest,
+  ListTasksRequest,
+  ListTasksResponse,
+  SendMessageRequest,
+  SendMessageResponse,
+  SubscribeToTaskRequest,
+  CreateTaskPushNotificationConfigRequest,
+  DeleteTaskPushNotificationConfigRequest,
+  GetTaskPushNotificationConfigRequest,
+  ListTaskPushNotificationConfigsRequest,
+  ListTaskPushNotificationConfigsResponse,
 } from '../protocol/requests.js';
 import type { Execution } from './execution/execution.js';
 import { answerFinished } from './execution/cancel.js';
 import { BlockingAnswer } from './blocking-answer.js';
+import type { CallContext, StreamObserver } from './call-context.js';
 import { Executions } from './executions.js';
+import { extendedAgentCard } from './extended-card.js';
 import { boundBus, boundLeases, boundStore, DEFAULT_STORE_TIMEOUT_MS } from './bounded-seams.js';
 import { Deadlines } from './deadlines.js';
 import { StoreOutage } from './store-outage.js';
 import { OwedWrites } from './owed-writes.js';
 import { EngineLifecycle } from './lifecycle.js';
 import { MessageIntake, scopeOf } from './message-intake.js';
+import type { RequestHandlerOptions } from './request-handler-options.js';
 import { TaskReader } from './task-reader.js';
+import { listTasks } from './task-listing.js';
+import { withHistoryLength } from './task-shape.js';
 import { subscribeToTask } from './task-subscription.js';
-import { LocalExecutionRegistry, type ExecutionRegistry } from './seams/execution-registry.js';
-import type { AgentExecutor } from './executor.js';
-import { InvalidPageTokenError, type TaskScope, type TaskStore } from './seams/task-store.js';
+import { LocalExecutionRegistry } from './seams/execution-registry.js';
+import type { TaskScope } from './seams/task-store.js';
 import { InProcessTaskEventBus, type TaskEventBus } from './seams/task-event-bus.js';
-import type { TaskLeases } from './seams/task-leases.js';
 import { taskKey } from './task-key.js';
 import { isTerminal } from './task-state.js';
-import type { ExecutionObserver, TurnOutcome } from './execution/turn.js';
 import { openTaskPublisher, type TaskPublisher } from './task-publisher.js';
 import { MediaTypeFilter } from './media-types.js';
-import type { EngineEvents } from './engine-events.js';
 import type { PushNotificationService } from './push/push-service.js';
 import type { PushProtocol } from './seams/push-config-store.js';
 
-/** Who is calling and under which tenant: resolved once per request by the transport. */
-export interface CallContext {
-  readonly caller: A2ACaller;
-  readonly tenant: string;
-  /** Extensions activated for this request. */
-  readonly extensions: readonly string[];
-  readonly requestContext: A2ARequestContext;
-  /** The SSE `Last-Event-ID` a resuming client sent (SubscribeToTask resumes after it). */
-  readonly lastEventId?: string;
-  /** Calls `listener` once if the client leaves before the answer is finished (cheaper than the signal's abort). */
-  readonly onClientClose?: (listener: () => void) => void;
-}
-
-export type ExtendedAgentCardProvider = AgentCardInput | ((caller: A2ACaller) => AgentCardInput | Promise<AgentCardInput>);
-
-export interface RequestHandlerOptions {
-  readonly agentCard: AgentCard;
-  readonly executor: AgentExecutor;
-  readonly taskStore: TaskStore;
-  readonly logger: Logger;
-  readonly cancelGracePeriodMs: number;
-  /** A turn not ended after this long is failed; 0 or absent: no deadline. */
-  readonly turnTimeoutMs?: number;
-  readonly extendedAgentCard?: ExtendedAgentCardProvider;
-  /** Where committed events are published and followed; in-process by default. */
-  readonly bus?: TaskEventBus;
-  /** Which tasks run in this process; a local map by default. */
-  readonly registry?: ExecutionRegistry<Execution>;
-  /** Per-task leases (several replicas on one store); none by default. */
-  readonly leases?: TaskLeases;
-  /** How long a follow-up waits for a lease held by another replica. Default 30000 ms. */
-  readonly leaseWaitMs?: number;
-  /** Metrics and lifecycle hooks. */
-  readonly events?: EngineEvents;
-  /** Push notification configs and delivery; absent: the push methods answer PushNotificationNotSupported. */
-  readonly push?: PushNotificationService;
-  /**
-   * How long any call to the task store, the bus's history, the leases (plus their wait) or the push
-   * stores may take before the request answers unavailable (503 / -32603). Default 5000 ms; 0: none.
-   */
-  readonly storeTimeoutMs?: number;
-}
-
-/** Receives a stream's events; `onEnd` closes it. */
-export interface StreamObserver extends ExecutionObserver {
-  /** `closed`: the stream ends without a final state (a subscription ended by a shutdown). */
-  onEnd(outcome: TurnOutcome | { readonly kind: 'closed' }): void;
-  /** Opens the stream with nothing to send yet (a resumed subscription that missed nothing). */
-  begin?(): void;
-}
-
-/** At most `historyLength` newest messages; none (field omitted) for 0. */
-export function withHistoryLength(task: Task, historyLength: number | undefined): Task {
-  if (historyLength === undefined || !task.history) return task;
-  if (historyLength === 0) {
-    const { history: _dropped, ...rest } = task;
-    return rest;
-  }
-  return task.history.length <= historyLength ? task : { ...task, history: task.history.slice(-historyLength) };
-}
+export type { CallContext, StreamObserver } from './call-context.js';
+export type { ExtendedAgentCardProvider, RequestHandlerOptions } from './request-handler-options.js';
+export { withHistoryLength } from './task-shape.js';
 
 export class A2ARequestHandler {
   readonly #options: RequestHandlerOptions;
@@ -202,32 +143,8 @@ export class A2ARequestHandler {
     return withHistoryLength(task, params.historyLength);
   }
 
-  async listTasks(call: CallContext, params: ListTasksRequest): Promise<ListTasksResponse> {
-    const pageSize = params.pageSize ?? LIST_TASKS_DEFAULT_PAGE_SIZE;
-    const recovering = this.#lifecycle.recovering;
-    if (recovering) await recovering;
-    let page;
-    try {
-      page = await this.#options.taskStore.list(scopeOf(call), {
-        pageSize,
-        contextId: params.contextId || undefined,
-        status: params.status,
-        pageToken: params.pageToken || undefined,
-        statusTimestampAfter: params.statusTimestampAfter ? new Date(params.statusTimestampAfter).toISOString() : undefined,
-      });
-    } catch (error) {
-      if (error instanceof InvalidPageTokenError) {
-        throw invalidParams([{ field: 'pageToken', description: 'is not a token this server issued' }]);
-      }
-      throw this.#reader.storeFailure(error);
-    }
-    const tasks = page.tasks.map((task) => {
-      const shaped = withHistoryLength(task, params.historyLength);
-      if (params.includeArtifacts === true || shaped.artifacts === undefined) return shaped;
-      const { artifacts: _omitted, ...rest } = shaped;
-      return rest;
-    });
-    return { tasks, nextPageToken: page.nextPageToken, pageSize, totalSize: page.totalSize };
+  listTasks(call: CallContext, params: ListTasksRequest): Promise<ListTasksResponse> {
+    return listTasks(this.#options.taskStore, this.#reader, scopeOf(call), params);
   }
 
   /**
@@ -260,15 +177,8 @@ export class A2ARequestHandler {
   }
 
   /** The extended card; interfaces it leaves out are the public card's. */
-  async getExtendedAgentCard(call: CallContext): Promise<AgentCardInput> {
-    if (this.#options.agentCard.capabilities.extendedAgentCard !== true) {
-      throw new A2AError('UnsupportedOperation', 'This agent does not declare an extended agent card');
-    }
-    if (!call.caller.authenticated) throw new A2AError('Unauthenticated', 'The extended agent card requires an authenticated caller');
-    const provider = this.#options.extendedAgentCard;
-    if (!provider) throw new A2AError('ExtendedAgentCardNotConfigured');
-    const card = typeof provider === 'function' ? await provider(call.caller) : provider;
-    return card.supportedInterfaces ? card : { ...card, supportedInterfaces: this.#options.agentCard.supportedInterfaces };
+  getExtendedAgentCard(call: CallContext): Promise<AgentCardInput> {
+    return extendedAgentCard(this.#options.agentCard, this.#options.extendedAgentCard, call.caller);
   }
 
   /**

@@ -1,11 +1,17 @@
-/** Small builders for the engine's unit tests: a store, a bus, an Execution's deps, messages, tasks. */
+/** Small builders for the engine's unit tests: a store, a bus, an Execution's deps, a turn host, messages, tasks. */
 import { InMemoryTaskStore } from '../../../lib/backends/memory/in-memory-task-store';
 import { InProcessTaskEventBus } from '../../../lib/engine/seams/task-event-bus';
 import type { TaskLease, TaskLeases, LeasedTask } from '../../../lib/engine/seams/task-leases';
-import type { TaskScope } from '../../../lib/engine/seams/task-store';
+import type { TaskScope, VersionedTask } from '../../../lib/engine/seams/task-store';
 import type { AgentExecutor } from '../../../lib/engine/executor';
 import type { ExecutionDeps, Execution } from '../../../lib/engine/execution/execution';
-import type { ExecutionObserver, TurnOutcome, TurnRequest } from '../../../lib/engine/execution/turn';
+import { Turn, type ExecutionObserver, type TurnOutcome, type TurnRequest } from '../../../lib/engine/execution/turn';
+import { TaskChannel, type ChannelListener } from '../../../lib/engine/execution/task-channel';
+import { ReplicaGuard } from '../../../lib/engine/execution/replica-guard';
+import { LiveSink } from '../../../lib/engine/execution/live-sink';
+import type { TurnHost } from '../../../lib/engine/execution/turn-runner';
+import { TaskEvents } from '../../../lib/engine/task-events';
+import { endsTurn } from '../../../lib/engine/task-state';
 import { silentLogger } from '../../../lib/logger';
 import type { Message, StreamResponse, Task, TaskState } from '../../../lib/protocol/schemas';
 import { deferred } from '../../helpers/async';
@@ -103,4 +109,55 @@ export function recorder(): ExecutionObserver & { events: StreamResponse[]; ende
 export function turnRequest(message: Message, observer?: ExecutionObserver): TurnRequest {
   const context = { userText: '', taskId: message.taskId!, contextId: message.contextId!, tenant: scope.tenant } as unknown as TurnRequest['context'];
   return { message, observer, context };
+}
+
+/**
+ * A turn host without an Execution (for the turn runner and the routed cancel): a real TaskChannel
+ * and ReplicaGuard over `store`; a turn ends (recorded in `ends`) when its task parks or finishes.
+ */
+export function turnHost(store: InMemoryTaskStore, executor: AgentExecutor, extra: Partial<ExecutionDeps> & { stored?: VersionedTask } = {}) {
+  const { stored, ...rest } = extra;
+  const deps = { store, bus: new InProcessTaskEventBus(), executor, logger: silentLogger, turnTimeoutMs: 0, leaseWaitMs: 0, ...rest };
+  let current: Turn | undefined;
+  const ends: TurnOutcome[] = [];
+  const listener: ChannelListener<Turn | undefined> = {
+    get openingMessage() {
+      return current?.request.message;
+    },
+    created: () => undefined,
+    committed: (commit) => {
+      current?.notify(commit.event, commit.version);
+      return current;
+    },
+    announced: (commit, _published, turn) => {
+      if (turn && endsTurn(commit.task.status.state)) host.endTurn(turn, { kind: 'task', task: commit.task });
+    },
+    endedElsewhere: () => undefined,
+    engineWriteFailed: (error) => current && host.endTurn(current, { kind: 'error', error }),
+  };
+  const channel = new TaskChannel(deps, 'k', scope, { taskId: 'task-1', contextId: 'ctx-1' }, stored, listener, { refused: 'refused', endedBy: 'elsewhere' });
+  const guard = new ReplicaGuard(deps, 'k', scope, 'task-1', () => undefined);
+  const host: TurnHost = {
+    taskId: 'task-1',
+    contextId: 'ctx-1',
+    scope,
+    logger: deps.logger,
+    deps,
+    guard,
+    busy: false,
+    channel,
+    runningTurn: () => current,
+    endTurn: (turn, outcome) => {
+      if (current === turn) current = undefined;
+      ends.push(outcome);
+      turn.end(outcome);
+    },
+    follow: () => undefined,
+    abortTurn: (turn) => turn.cancel(),
+    routeCancel: () => undefined,
+    eventsFor: (publisher) => new TaskEvents(new LiveSink(host, publisher)),
+  };
+  /** A turn for `request`, made the running one (as TurnQueue does before it starts a turn). */
+  const start = (request: TurnRequest): Turn => (current = new Turn(request));
+  return { host, start, ends, deps };
 }

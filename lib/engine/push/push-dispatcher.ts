@@ -1,26 +1,27 @@
 /**
- * Delivers committed events to webhooks: per task, events are fanned out to the task's configs in
- * commit order; per (task, config), deliveries go one after the other in version order, each
- * retried with exponential backoff and jitter up to a bound, then the config is marked failing.
- * Each delivery runs in the async context of the request that produced its event. A task's
- * configs are removed once its terminal event has been delivered (or given up). Every per-task,
- * per-config and per-host structure is dropped as soon as it is empty.
+ * Delivers committed events to webhooks: per task, in commit order, each event becomes one delivery
+ * per config of the task, recorded in the outbox and queued in DeliveryQueues (per config, version
+ * order, each retried with backoff and jitter up to a bound, then the config is marked failing).
+ * What a previous process (or a dead replica) left in a durable outbox is queued first. Each
+ * delivery runs in the async context of the request that produced its event. A task's configs are
+ * removed once its terminal event has been delivered (or given up). Every per-task structure is
+ * dropped as soon as it is empty.
  */
 import type { Deadlines } from '../deadlines.js';
-import { boundPushConfigs, boundPushOutbox } from './bounded-push-stores.js';
-import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../logger.js';
 import type { StreamResponse, Task } from '../../protocol/schemas.js';
+import type { PushConfigStore } from '../seams/push-config-store.js';
+import type { PushDelivery, PushOutbox } from '../seams/push-outbox.js';
 import type { TaskScope } from '../seams/task-store.js';
 import { taskKey } from '../task-key.js';
 import { isTerminal } from '../task-state.js';
+import { boundPushConfigs, boundPushOutbox } from './bounded-push-stores.js';
+import { DeliveryQueues, type RunIn } from './delivery-queues.js';
+import { asCommitted, eventDeliveries } from './event-deliveries.js';
 import { HostLimiter } from './host-limiter.js';
-import type { PushConfigStore, PushProtocol } from '../seams/push-config-store.js';
-import { pushBody, pushContentType } from './push-body.js';
-import type { PushDelivery, PushOutbox } from '../seams/push-outbox.js';
+import { PushDeliverer } from './push-deliverer.js';
 import type { SsrfGuard } from './ssrf-guard.js';
 import type { AttemptOutcome } from './webhook-client.js';
-import { PushDeliverer } from './push-deliverer.js';
 
 /** How delivery behaves; the router's `pushNotifications` option, defaults applied. */
 export interface DeliverySettings {
@@ -39,28 +40,7 @@ export interface PushDeliveryObserver {
   gaveUp?(info: { readonly taskId: string; readonly tenant: string }): void;
 }
 
-/** Runs `fn` in the async context captured with the event (AsyncLocalStorage.snapshot()). */
-type RunIn = <R>(fn: () => R) => R;
-
-/** The task as of its commit: the arrays the writer appends to in place (artifacts, their parts, history) copied. */
-function asCommitted(task: Task): Task {
-  const copy = { ...task };
-  if (task.artifacts) copy.artifacts = task.artifacts.map((artifact) => ({ ...artifact, parts: artifact.parts.slice() }));
-  if (task.history) copy.history = task.history.slice();
-  return copy;
-}
 const runHere: RunIn = (fn) => fn();
-
-interface Queued {
-  readonly delivery: PushDelivery;
-  readonly run: RunIn;
-}
-
-/** Deliveries of one (task, config), in version order; dropped when empty. */
-interface ConfigQueue {
-  readonly items: Queued[];
-  draining: boolean;
-}
 
 /** A task's fan-out chain and the final deliveries still outstanding. */
 interface TaskEntry {
@@ -84,11 +64,9 @@ export class PushDispatcher {
   readonly #hosts: HostLimiter;
   readonly #deliverer: PushDeliverer;
   readonly #tasks = new Map<string, TaskEntry>();
-  readonly #queues = new Map<string, ConfigQueue>();
   readonly #abort = new AbortController();
-  /** Running queue loops (awaited by close). */
-  readonly #drains = new Set<Promise<void>>();
-  #queued = 0;
+  /** The deliveries queued per (task, config), in version order. */
+  readonly #queues: DeliveryQueues;
   #idle: (() => void) | undefined;
   /** Resolves once resume() queued what the outbox held: later events queue behind it, in version order. */
   #ready: Promise<void> = Promise.resolve();
@@ -103,12 +81,15 @@ export class PushDispatcher {
     this.#deps = deps;
     this.#hosts = new HostLimiter(deps.settings.maxInFlightPerHost);
     this.#deliverer = new PushDeliverer(deps, this.#hosts, this.#abort.signal);
+    const owner = { finalDone: (scope: TaskScope, taskId: string) => this.#finalDone(scope, taskId), drained: () => this.#checkIdle() };
+    this.#queues = new DeliveryQueues({ deliverer: this.#deliverer, outbox: deps.outbox, logger: deps.logger, signal: this.#abort.signal, owner });
   }
 
   /** Puts every config store and outbox call under `deadlines` (the engine's storeTimeoutMs). */
   useDeadlines(deadlines: Deadlines): void {
     const deps = this.#deps;
     this.#deps = { ...deps, configs: boundPushConfigs(deps.configs, deadlines), outbox: boundPushOutbox(deps.outbox, deadlines) };
+    this.#queues.useOutbox(this.#deps.outbox);
   }
 
   /** A v0.3 config is being stored for the task: its next events keep a copy of the task (see #v03Tasks). */
@@ -120,7 +101,7 @@ export class PushDispatcher {
   get pending(): number {
     let steps = 0;
     for (const entry of this.#tasks.values()) steps += entry.steps;
-    return steps + this.#queued;
+    return steps + this.#queues.queued;
   }
 
   /** Structures held (task chains, config queues, busy hosts): 0 once every delivery is done. */
@@ -174,7 +155,7 @@ export class PushDispatcher {
     for (const delivery of deliveries) {
       if (this.#abort.signal.aborted) return;
       if (delivery.final) this.#taskEntry(delivery.scope, delivery.taskId).finals++;
-      this.#queue({ delivery, run: runHere });
+      this.#queues.add({ delivery, run: runHere });
     }
   }
 
@@ -197,7 +178,7 @@ export class PushDispatcher {
     await this.#stopWatching?.();
     // Aborted attempts and waits end at once; let the loops notice and free what they hold.
     await Promise.allSettled([...this.#tasks.values()].map((entry) => entry.tail));
-    await Promise.allSettled([...this.#drains]);
+    await this.#queues.settled();
     // Final counts are this process's bookkeeping only: the outbox has the rest.
     this.#tasks.clear();
     this.#v03Tasks.clear();
@@ -211,27 +192,11 @@ export class PushDispatcher {
     // Nothing to deliver (and nothing to remove: a config stored after this read checks the task
     // again, and removes itself if it ended).
     if (configs.length === 0) return;
-    const bodies = new Map<PushProtocol, string>();
-    const bodyFor = (protocol: PushProtocol): string => {
-      let body = bodies.get(protocol);
-      if (body === undefined) bodies.set(protocol, (body = pushBody(protocol, event, task)));
-      return body;
-    };
-    const deliveries: PushDelivery[] = configs.map((config) => ({
-      id: randomUUID(),
-      scope,
-      taskId,
-      configId: config.id,
-      version,
-      body: bodyFor(config.protocol),
-      contentType: pushContentType(config.protocol),
-      final,
-      attempts: 0,
-    }));
+    const deliveries = eventDeliveries(configs, scope, taskId, event, task, version, final);
     const queued = (await this.#deps.outbox.add(deliveries)) ?? deliveries;
     for (const delivery of queued) {
       if (delivery.final) entry.finals++;
-      this.#queue({ delivery, run });
+      this.#queues.add({ delivery, run });
     }
   }
 
@@ -244,54 +209,6 @@ export class PushDispatcher {
 
   #forgetTask(key: string, entry: TaskEntry): void {
     if (entry.steps === 0 && entry.finals === 0 && this.#tasks.get(key) === entry) this.#tasks.delete(key);
-    this.#checkIdle();
-  }
-
-  #queue(item: Queued): void {
-    // Closed: the outbox keeps it for the next start (a durable one); nothing is held here.
-    if (this.#abort.signal.aborted) return;
-    const { scope, taskId, configId } = item.delivery;
-    const key = `${taskKey(scope, taskId)}\u0000${configId}`;
-    let queue = this.#queues.get(key);
-    if (!queue) this.#queues.set(key, (queue = { items: [], draining: false }));
-    const { items } = queue;
-    const version = item.delivery.version;
-    // Version order, behind the one in flight (items[0]): deliveries taken over from a durable
-    // outbox may arrive after a later live one.
-    let at = items.length;
-    while (at > 1 && items[at - 1].delivery.version > version) at--;
-    items.splice(at, 0, item);
-    this.#queued++;
-    if (!queue.draining) {
-      queue.draining = true;
-      const drain = this.#drain(key, queue).finally(() => this.#drains.delete(drain));
-      this.#drains.add(drain);
-    }
-  }
-
-  /** Delivers a config's queue in order; each delivery in its own event's context. */
-  async #drain(key: string, queue: ConfigQueue): Promise<void> {
-    while (queue.items.length > 0) {
-      const { delivery, run } = queue.items[0];
-      try {
-        await run(() => this.#deliverer.deliver(delivery));
-      } catch (error) {
-        this.#deps.logger.error({ err: error, taskId: delivery.taskId }, 'push notifications: a delivery failed unexpectedly');
-      }
-      if (this.#abort.signal.aborted) {
-        // Closed: what is left stays in the outbox (a durable one resumes it); memory is freed.
-        this.#queued -= queue.items.length;
-        queue.items.length = 0;
-        break;
-      }
-      queue.items.shift();
-      this.#queued--;
-      await this.#deps.outbox.remove(delivery.id).catch((error: unknown) => {
-        this.#deps.logger.error({ err: error, taskId: delivery.taskId }, 'push notifications: the outbox failed to remove a delivery');
-      });
-      if (delivery.final) await this.#finalDone(delivery.scope, delivery.taskId);
-    }
-    this.#queues.delete(key);
     this.#checkIdle();
   }
 

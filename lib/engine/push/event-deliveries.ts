@@ -1,0 +1,47 @@
+/**
+ * What one committed event becomes for push: one delivery per config of its task, the body built
+ * once per protocol; and the copy of the task a v0.3 body (built later) needs.
+ */
+import { randomUUID } from 'node:crypto';
+import type { StreamResponse, Task } from '../../protocol/schemas.js';
+import type { PushProtocol, StoredPushConfig } from '../seams/push-config-store.js';
+import type { PushDelivery } from '../seams/push-outbox.js';
+import type { TaskScope } from '../seams/task-store.js';
+import { pushBody, pushContentType } from './push-body.js';
+
+/** The task as of its commit: the arrays the writer appends to in place (artifacts, their parts, history) copied. */
+export function asCommitted(task: Task): Task {
+  const copy = { ...task };
+  if (task.artifacts) copy.artifacts = task.artifacts.map((artifact) => ({ ...artifact, parts: artifact.parts.slice() }));
+  if (task.history) copy.history = task.history.slice();
+  return copy;
+}
+
+/** One delivery of `event` (committed as `version`) per config; `final`: the task's terminal event. */
+export function eventDeliveries(
+  configs: readonly StoredPushConfig[],
+  scope: TaskScope,
+  taskId: string,
+  event: StreamResponse,
+  task: Task,
+  version: number,
+  final: boolean,
+): PushDelivery[] {
+  const bodies = new Map<PushProtocol, string>();
+  const bodyFor = (protocol: PushProtocol): string => {
+    let body = bodies.get(protocol);
+    if (body === undefined) bodies.set(protocol, (body = pushBody(protocol, event, task)));
+    return body;
+  };
+  return configs.map((config) => ({
+    id: randomUUID(),
+    scope,
+    taskId,
+    configId: config.id,
+    version,
+    body: bodyFor(config.protocol),
+    contentType: pushContentType(config.protocol),
+    final,
+    attempts: 0,
+  }));
+}

@@ -1,0 +1,46 @@
+/**
+ * How an A2ARequestHandler is configured: the agent, its card, the seams it runs on (store, bus,
+ * registry, leases, push) and its time limits. createA2ARouter fills it from the router's options.
+ */
+import type { A2ACaller } from '../context/carrier.js';
+import type { Logger } from '../logger.js';
+import type { AgentCard } from '../protocol/schemas.js';
+import type { AgentCardInput } from '../protocol/card.js';
+import type { Execution } from './execution/execution.js';
+import type { AgentExecutor } from './executor.js';
+import type { EngineEvents } from './engine-events.js';
+import type { PushNotificationService } from './push/push-service.js';
+import type { ExecutionRegistry } from './seams/execution-registry.js';
+import type { TaskEventBus } from './seams/task-event-bus.js';
+import type { TaskLeases } from './seams/task-leases.js';
+import type { TaskStore } from './seams/task-store.js';
+
+export type ExtendedAgentCardProvider = AgentCardInput | ((caller: A2ACaller) => AgentCardInput | Promise<AgentCardInput>);
+
+export interface RequestHandlerOptions {
+  readonly agentCard: AgentCard;
+  readonly executor: AgentExecutor;
+  readonly taskStore: TaskStore;
+  readonly logger: Logger;
+  readonly cancelGracePeriodMs: number;
+  /** A turn not ended after this long is failed; 0 or absent: no deadline. */
+  readonly turnTimeoutMs?: number;
+  readonly extendedAgentCard?: ExtendedAgentCardProvider;
+  /** Where committed events are published and followed; in-process by default. */
+  readonly bus?: TaskEventBus;
+  /** Which tasks run in this process; a local map by default. */
+  readonly registry?: ExecutionRegistry<Execution>;
+  /** Per-task leases (several replicas on one store); none by default. */
+  readonly leases?: TaskLeases;
+  /** How long a follow-up waits for a lease held by another replica. Default 30000 ms. */
+  readonly leaseWaitMs?: number;
+  /** Metrics and lifecycle hooks. */
+  readonly events?: EngineEvents;
+  /** Push notification configs and delivery; absent: the push methods answer PushNotificationNotSupported. */
+  readonly push?: PushNotificationService;
+  /**
+   * How long any call to the task store, the bus's history, the leases (plus their wait) or the push
+   * stores may take before the request answers unavailable (503 / -32603). Default 5000 ms; 0: none.
+   */
+  readonly storeTimeoutMs?: number;
+}
