@@ -1,6 +1,6 @@
 /**
  * Long streams: one SendStreamingMessage whose agent streams one artifact as N appended chunks, on
- * the in-memory, SQLite and Redis stores, reporting the CPU per event (server and client in one
+ * the in-memory, SQLite, Redis and PostgreSQL stores, reporting the CPU per event (server and client in one
  * process, as they share the machine anyway) so that a cost growing with the task shows at once.
  *
  *   npx tsx bench/long-stream.ts                      # every store, 1,000 / 4,000 / 16,000 chunks of 16 B and 1 KB
@@ -10,7 +10,8 @@
  * Each cell runs in a fresh child process (`--cell store,size,count`) after two warm-up streams (200 and 1,000 chunks)
  * stream, so one cell's heap or file does not weigh on the next. The kit is loaded from lib/ (the
  * sources through tsx), so it measures the working tree. Redis: a redis-server of its own on a free
- * loopback port (skipped when redis-server is not on the PATH). Writes bench/results/long-stream.md.
+ * loopback port (skipped when redis-server is not on the PATH); PostgreSQL: a throwaway cluster of its
+ * own (bench/local-postgres.ts; skipped when PostgreSQL is not installed). Writes bench/results/long-stream.md.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,9 +19,10 @@ import { createServer, type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import express from 'express';
+import { startLocalPostgres } from './local-postgres.js';
 
 const ROOT = path.resolve(__dirname, '..');
-const STORES = ['memory', 'sqlite', 'redis'] as const;
+const STORES = ['memory', 'sqlite', 'redis', 'postgres'] as const;
 type StoreId = (typeof STORES)[number];
 
 interface CellResult {
@@ -59,6 +61,11 @@ async function runCell(store: StoreId, size: number, count: number): Promise<Cel
   } else if (store === 'redis') {
     const { createRedisBackend } = await import('../lib/redis.js');
     const backend = await createRedisBackend({ url: process.env.LONG_STREAM_REDIS_URL!, keyPrefix: `ls${process.pid}:` });
+    options = { ...backend.options };
+    close = () => backend.close();
+  } else if (store === 'postgres') {
+    const { createPostgresBackend } = await import('../lib/postgres.js');
+    const backend = await createPostgresBackend({ connectionString: process.env.LONG_STREAM_PG_URL!, schema: `ls_${process.pid}` });
     options = { ...backend.options };
     close = () => backend.close();
   }
@@ -263,12 +270,18 @@ async function main(argv: string[]): Promise<void> {
   const sizes = listArg(argv, '--sizes', ['16', '1024']).map(Number);
   const counts = listArg(argv, '--counts', ['1000', '4000', '16000']).map(Number);
   const redis = stores.includes('redis') ? await startRedis() : undefined;
-  const env = { ...process.env, ...(redis ? { LONG_STREAM_REDIS_URL: redis.url } : {}) };
+  const postgres = stores.includes('postgres') ? await startLocalPostgres() : undefined;
+  const pgUrl = postgres && 'url' in postgres ? postgres.url : undefined;
+  const env = { ...process.env, ...(redis ? { LONG_STREAM_REDIS_URL: redis.url } : {}), ...(pgUrl ? { LONG_STREAM_PG_URL: pgUrl } : {}) };
   const results: CellResult[] = [];
   try {
     for (const store of stores) {
       if (store === 'redis' && !redis) {
         console.log('redis: skipped (no redis-server on the PATH)');
+        continue;
+      }
+      if (store === 'postgres' && !pgUrl) {
+        console.log(`postgres: skipped (${postgres && 'skip' in postgres ? postgres.skip : 'not started'})`);
         continue;
       }
       for (const size of sizes) {
@@ -285,6 +298,7 @@ async function main(argv: string[]): Promise<void> {
     }
   } finally {
     redis?.stop();
+    if (postgres && 'stop' in postgres) postgres.stop();
   }
   const report = `# Long streams\n\nCPU per event (server and client in one process), wall time of the stream, and the CPU of a GetTask of the finished task (first read / second read).\n\n${table(results, counts)}\n`;
   const out = path.join(ROOT, 'bench', 'results');

@@ -19,13 +19,18 @@
  *   --stack-pairs <n>    extra back-to-back ours/stack runs per workload for the paired stack/ours ratio
  *                        (default 4, quick 0, smoke 1; see bench/stack-pairs.ts)
  *   --out <dir>          where latest.md / latest.json go (default bench/results)
- *   --servers a,b        subset of ceiling,sdk,ours,stack,ours-latency,ours-sqlite,ours-redis,ours-2replicas (debugging;
+ *   --servers a,b        subset of ceiling,sdk,ours,stack,ours-latency,ours-sqlite,ours-redis,ours-2replicas,ours-postgres,
+ *                        ours-pg-2replicas (debugging;
  *                        ratios need all of them). ours-sqlite: the router on openSqliteTaskStore (a fresh temporary
  *                        file per server process); ours-redis: the router on createRedisBackend(), against a
  *                        redis-server the runner starts itself (127.0.0.1, a free port, no persistence, a temporary
  *                        directory; stopped at the end); skipped with a note when redis-server is not installed;
  *                        ours-2replicas: two ours-redis processes sharing one key prefix (one store), the load
- *                        generator's connections spread over both (JSON-RPC workloads only); skipped like ours-redis
+ *                        generator's connections spread over both (JSON-RPC workloads only); skipped like ours-redis;
+ *                        ours-postgres and ours-pg-2replicas: the same on createPostgresBackend(), against a throwaway
+ *                        PostgreSQL cluster the runner starts itself (bench/local-postgres.ts: initdb in a temporary
+ *                        directory, 127.0.0.1, a free port, durability off; stopped at the end), one schema per server
+ *                        (the two replicas share theirs); skipped with a note when PostgreSQL is not installed
  *   --workloads a,b      subset of send-message,send-message-rest,send-task,send-task-rest,stream,two-turn,get-task
  *                        (a REST workload's ratio to JSON-RPC needs its JSON-RPC twin in the run)
  *   --no-memory          skip the memory phase
@@ -47,6 +52,7 @@ import path from 'node:path';
 import { getJson, pool, rpcClient } from './http.js';
 import { median } from './median.js';
 import { measureExtraPairs, pairedOverhead, pairedSection, type PairedOverhead, type StackPair } from './stack-pairs.js';
+import { startLocalPostgres, type LocalPostgres } from './local-postgres.js';
 import { IdleStreams, type CloseResult, type OpenResult, type ParkResult, type ReadResult } from './idle-streams.js';
 import type { LoadOptions, LoadResult } from './load.js';
 import type { MemorySnapshot } from './servers/common.js';
@@ -351,15 +357,17 @@ async function startServer(
 
 /**
  * A throughput server: one process, or (info.replicas > 1) that many replicas started together on
- * one fresh Redis key prefix (BENCH_REDIS_KEY_PREFIX: the same tasks, event streams and leases),
+ * one fresh Redis key prefix (BENCH_REDIS_KEY_PREFIX) or PostgreSQL schema (BENCH_PG_SCHEMA): the
+ * same tasks, event streams and leases,
  * seen as one server whose `urls` are the replicas'. It is ok only when every replica is; a replica
  * that dies counts as the server dying (restartIfDead then restarts them all, on a new prefix).
  */
 async function startThroughputServer(info: ServerInfo): Promise<RunningServer> {
   const n = info.replicas ?? 1;
   if (n <= 1) return startServer(info);
-  const keyPrefix = `a2a-bench:${info.id}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}:`;
-  const parts = await Promise.all(Array.from({ length: n }, () => startServer(info, [], undefined, { BENCH_REDIS_KEY_PREFIX: keyPrefix })));
+  const unique = `${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
+  const shared = { BENCH_REDIS_KEY_PREFIX: `a2a-bench:${info.id}-${unique}:`, BENCH_PG_SCHEMA: `bench_replicas_${unique}` };
+  const parts = await Promise.all(Array.from({ length: n }, () => startServer(info, [], undefined, shared)));
   const base = {
     info,
     parts,
@@ -377,7 +385,7 @@ async function startThroughputServer(info: ServerInfo): Promise<RunningServer> {
   if (notOk !== -1) {
     await Promise.all(parts.map((p) => stopServer(p)));
     const part = parts[notOk];
-    // Without Redis every replica says SKIP with the same reason: one note.
+    // Without Redis (PostgreSQL) every replica says SKIP with the same reason: one note.
     return { ...base, status: part.status, note: part.status === 'skipped' ? part.note : `replica ${notOk + 1}: ${part.note ?? 'failed'}` };
   }
   const urls = parts.map((p) => p.url as string);
@@ -1103,12 +1111,17 @@ interface PairRatios {
   redisVsOurs: number | null;
   /** ours-2replicas / ours-redis: the same Redis store served by two processes instead of one. */
   twoReplicasVsRedis: number | null;
+  /** ours-postgres / ours: the router on the PostgreSQL backend (store, event bus, leases over loopback TCP). */
+  postgresVsOurs: number | null;
+  /** ours-pg-2replicas / ours-postgres: the same PostgreSQL schema served by two processes instead of one. */
+  twoReplicasVsPostgres: number | null;
   /** REST workloads: ours over REST / ours over JSON-RPC (the JSON-RPC twin workload, same run); else null. */
   restVsJsonRpc: number | null;
 }
 
 /**
- * ours/ceiling, ours/SDK, stack/ours, ours-latency/ours, ours-sqlite/ours, ours-redis/ours and ours-2replicas/ours-redis of `value` in workload `w`, and for a REST
+ * ours/ceiling, ours/SDK, stack/ours, ours-latency/ours, ours-sqlite/ours, ours-redis/ours, ours-2replicas/ours-redis,
+ * ours-postgres/ours and ours-pg-2replicas/ours-postgres of `value` in workload `w`, and for a REST
  * workload ours(w)/ours(its JSON-RPC twin); inverted for a cost, so > 1 always favours the first.
  */
 function pairRatios(w: WorkloadId, value: (w: WorkloadId, s: ServerId) => number | null, cost = false): PairRatios {
@@ -1123,6 +1136,8 @@ function pairRatios(w: WorkloadId, value: (w: WorkloadId, s: ServerId) => number
     sqliteVsOurs: r([w, 'ours-sqlite'], [w, 'ours']),
     redisVsOurs: r([w, 'ours-redis'], [w, 'ours']),
     twoReplicasVsRedis: r([w, 'ours-2replicas'], [w, 'ours-redis']),
+    postgresVsOurs: r([w, 'ours-postgres'], [w, 'ours']),
+    twoReplicasVsPostgres: r([w, 'ours-pg-2replicas'], [w, 'ours-postgres']),
     restVsJsonRpc: twin ? r([w, 'ours'], [twin, 'ours']) : null,
   };
 }
@@ -1187,10 +1202,11 @@ function buildTargets(
     compare('rest-message-vs-jsonrpc', 'SendMessage → Message: ours over REST / ours over JSON-RPC', ['send-message-rest', 'ours'], ['send-message', 'ours'], 0.95),
     compare('rest-task-vs-jsonrpc', 'SendMessage → completed Task: ours over REST / ours over JSON-RPC', ['send-task-rest', 'ours'], ['send-task', 'ours'], 0.95),
   ];
-  // The durable stores: what a completed Task costs on SQLite (a file) and on Redis (loopback TCP).
+  // The durable stores: what a completed Task costs on SQLite (a file), on Redis and on PostgreSQL (loopback TCP).
   for (const [id, description, server, min] of [
     ['sqlite-task-vs-ours', 'SendMessage → completed Task: ours on SQLite / ours in memory', 'ours-sqlite', 0.7],
     ['redis-task-vs-ours', 'SendMessage → completed Task: ours on Redis / ours in memory', 'ours-redis', 0.5],
+    ['postgres-task-vs-ours', 'SendMessage → completed Task: ours on PostgreSQL / ours in memory', 'ours-postgres', 0.5],
   ] as const) {
     const target = check(id, description, 'send-task', server, 'ours', min);
     const status = servers[server];
@@ -1291,8 +1307,8 @@ function comparisonTable(
   report: Report,
 ): string[] {
   const lines = [
-    `| Workload | ${servers.map((s) => s.id).join(' | ')} | ours/ceiling | ours/SDK | stack/ours | ours-latency/ours | sqlite/ours | redis/ours | 2replicas/redis |`,
-    `|---|${servers.map(() => '---:').join('|')}|---:|---:|---:|---:|---:|---:|---:|`,
+    `| Workload | ${servers.map((s) => s.id).join(' | ')} | ours/ceiling | ours/SDK | stack/ours | ours-latency/ours | sqlite/ours | redis/ours | 2replicas/redis | postgres/ours | pg-2replicas/postgres |`,
+    `|---|${servers.map(() => '---:').join('|')}|---:|---:|---:|---:|---:|---:|---:|---:|---:|`,
   ];
   for (const w of workloads) {
     const row = report.throughput[w.id] ?? {};
@@ -1306,16 +1322,30 @@ function comparisonTable(
     lines.push(
       `| ${w.title} | ${cells.join(' | ')} | ${fmtRatio(r?.oursVsCeiling ?? null)} | ${fmtRatio(r?.oursVsSdk ?? null)} | ` +
         `${fmtRatio(r?.stackVsOurs ?? null)} | ${fmtRatio(r?.latencyVsOurs ?? null)} | ` +
-        `${fmtRatio(r?.sqliteVsOurs ?? null)} | ${fmtRatio(r?.redisVsOurs ?? null)} | ${fmtRatio(r?.twoReplicasVsRedis ?? null)} |`,
+        `${fmtRatio(r?.sqliteVsOurs ?? null)} | ${fmtRatio(r?.redisVsOurs ?? null)} | ${fmtRatio(r?.twoReplicasVsRedis ?? null)} | ` +
+        `${fmtRatio(r?.postgresVsOurs ?? null)} | ${fmtRatio(r?.twoReplicasVsPostgres ?? null)} |`,
     );
   }
   return lines;
 }
 
-/** What ours-2replicas is, how its load is spread, and why its ratio is not a scaling factor here. */
-function twoReplicasNote(report: Report, workloads: readonly WorkloadInfo[]): string[] {
-  const st = report.servers['ours-2replicas'];
-  const twoTurn = report.throughput['two-turn']?.['ours-2replicas'];
+/** The two-replica rows: on Redis (ours-2replicas) and on PostgreSQL (ours-pg-2replicas). */
+const TWO_REPLICAS = {
+  redis: { id: 'ours-2replicas', single: 'ours-redis', flag: '--redis', db: '`redis-server` and the same key prefix', dbName: 'Redis', ratio: '2replicas/redis' },
+  postgres: {
+    id: 'ours-pg-2replicas',
+    single: 'ours-postgres',
+    flag: '--postgres',
+    db: 'PostgreSQL cluster and the same schema',
+    dbName: 'PostgreSQL',
+    ratio: 'pg-2replicas/postgres',
+  },
+} as const;
+
+/** What a two-replica row is, how its load is spread, and why its ratio is not a scaling factor here. */
+function twoReplicasNote(report: Report, workloads: readonly WorkloadInfo[], pair: (typeof TWO_REPLICAS)[keyof typeof TWO_REPLICAS]): string[] {
+  const st = report.servers[pair.id];
+  const twoTurn = report.throughput['two-turn']?.[pair.id];
   const followUps = isResult(twoTurn) ? twoTurn.followUps : undefined;
   const crossText =
     followUps && followUps.cross + followUps.same > 0
@@ -1327,17 +1357,17 @@ function twoReplicasNote(report: Report, workloads: readonly WorkloadInfo[]): st
       'before the run, is taken from a queue; when none is waiting, one of its own replica).' + crossText
     : '';
   return [
-    '`ours-2replicas` is two `ours-redis` processes (`ours.ts --redis`) on the same `redis-server` and the same key prefix: ' +
+    `\`${pair.id}\` is two \`${pair.single}\` processes (\`ours.ts ${pair.flag}\`) on the same ${pair.db}: ` +
       'one task store, event bus and lease table, as replicas behind a load balancer. The load generator spreads its ' +
       `${report.meta.connections} connections over both (autocannon's multi-URL mode, half each, one latency histogram); ` +
-      "server CPU per request is the two processes' CPU summed (not redis-server's). JSON-RPC workloads only. GetTask: " +
+      `server CPU per request is the two processes' CPU summed (not the ${pair.dbName} server's). JSON-RPC workloads only. GetTask: ` +
       'the tasks are created through the first replica and read through both.' +
       twoTurnText +
-      ' 2replicas/redis: the same Redis store served by two processes instead of one.' +
-      ` ⚠ On this ${report.meta.cpus}-core machine the two replicas, redis-server and the load generator share the cores, ` +
-      'so the ratio shows what the second replica costs (two event loops and their Redis round trips competing for the same ' +
-      'cores), not how replicas scale: that needs a core per replica, and more for Redis and the load.' +
-      (st && st.status !== 'ok' ? ` ours-2replicas: ${st.status}${st.note ? ` (${oneLine(st.note)})` : ''}.` : ''),
+      ` ${pair.ratio}: the same ${pair.dbName} store served by two processes instead of one.` +
+      ` ⚠ On this ${report.meta.cpus}-core machine the two replicas, the ${pair.dbName} server and the load generator share the cores, ` +
+      `so the ratio shows what the second replica costs (two event loops and their ${pair.dbName} round trips competing for the same ` +
+      `cores), not how replicas scale: that needs a core per replica, and more for ${pair.dbName} and the load.` +
+      (st && st.status !== 'ok' ? ` ${pair.id}: ${st.status}${st.note ? ` (${oneLine(st.note)})` : ''}.` : ''),
     '',
   ];
 }
@@ -1456,7 +1486,7 @@ function markdown(report: Report, config: Config): string {
     );
     lines.push('');
   }
-  const durable = servers.filter((s) => s.id === 'ours-sqlite' || s.id === 'ours-redis');
+  const durable = servers.filter((s) => s.id === 'ours-sqlite' || s.id === 'ours-redis' || s.id === 'ours-postgres');
   if (durable.length > 0) {
     const status = durable
       .map((s) => {
@@ -1468,14 +1498,18 @@ function markdown(report: Report, config: Config): string {
       '`ours-sqlite` is `ours` on `openSqliteTaskStore()` from `a2a-express-kit/sqlite` (better-sqlite3, a fresh file in a ' +
         'temporary directory per server process, default settings); `ours-redis` is `ours` on `createRedisBackend({ url, keyPrefix })` ' +
         'from `a2a-express-kit/redis` spread into the router (task store, event bus and task leases), against a ' +
-        '`redis-server` the runner starts on 127.0.0.1 without persistence (`--save \'\' --appendonly no`). Their store is ' +
-        'not cleared between rounds, and server CPU per request counts the Node process only (not redis-server\'s). sqlite/ours and redis/ours: what a durable store costs next to the in-memory one ' +
-        '(targets: completed Task ≥ 0.70× on SQLite, ≥ 0.50× on Redis).' +
+        '`redis-server` the runner starts on 127.0.0.1 without persistence (`--save \'\' --appendonly no`); `ours-postgres` is ' +
+        '`ours` on `createPostgresBackend({ connectionString, schema })` from `a2a-express-kit/postgres` (default pool of 10), ' +
+        'against a throwaway PostgreSQL cluster the runner starts on 127.0.0.1 with durability off (`fsync`, `synchronous_commit` ' +
+        'and `full_page_writes` off), a schema per server process. Their store is ' +
+        'not cleared between rounds, and server CPU per request counts the Node process only (not the database server\'s). ' +
+        'sqlite/ours, redis/ours and postgres/ours: what a durable store costs next to the in-memory one ' +
+        '(targets: completed Task ≥ 0.70× on SQLite, ≥ 0.50× on Redis and on PostgreSQL).' +
         status,
     );
     lines.push('');
   }
-  if (servers.some((s) => s.id === 'ours-2replicas')) lines.push(...twoReplicasNote(report, workloads));
+  for (const pair of Object.values(TWO_REPLICAS)) if (servers.some((s) => s.id === pair.id)) lines.push(...twoReplicasNote(report, workloads, pair));
   lines.push(
     'Server CPU per request (µs, median of rounds; lower is better). Server process CPU time (user + system) ' +
       'during the measured run / requests completed; streaming: per request of 12 events. Ratio columns are inverse CPU ' +
@@ -1726,6 +1760,16 @@ async function main(): Promise<number> {
     else process.env.BENCH_REDIS_SKIP = localRedis.skip;
     log(`[${elapsed()}] redis-server: ${'url' in localRedis ? localRedis.url : `none (${localRedis.skip}); the Redis servers are skipped`}`);
   }
+  // ours-postgres and ours-pg-2replicas: a throwaway PostgreSQL cluster of our own, the same way (BENCH_PG_URL).
+  let localPostgres: LocalPostgres | undefined;
+  if (serverInfos.some((s) => s.args.includes('--postgres'))) {
+    localPostgres = await startLocalPostgres();
+    delete process.env.BENCH_PG_URL;
+    delete process.env.BENCH_PG_SKIP;
+    if ('url' in localPostgres) process.env.BENCH_PG_URL = localPostgres.url;
+    else process.env.BENCH_PG_SKIP = localPostgres.skip;
+    log(`[${elapsed()}] PostgreSQL: ${'url' in localPostgres ? localPostgres.url : `none (${localPostgres.skip}); the PostgreSQL servers are skipped`}`);
+  }
   // Started together (nothing is measured yet): tsx start-up of five processes one after another
   // would take several seconds.
   const startedServers = await Promise.all(serverInfos.map((info) => startThroughputServer(info)));
@@ -1812,6 +1856,7 @@ async function main(): Promise<number> {
   else for (const job of jobs) await job();
   if (reuseForIdle) await stopRunning();
   if (localRedis && 'stop' in localRedis) await localRedis.stop();
+  if (localPostgres && 'stop' in localPostgres) localPostgres.stop();
 
   const ratios: Report['ratios'] = {};
   const cpuRatios: Report['cpuRatios'] = {};

@@ -12,7 +12,17 @@ export type WorkloadId =
   | 'stream'
   | 'two-turn'
   | 'get-task';
-export type ServerId = 'ceiling' | 'sdk' | 'ours' | 'stack' | 'ours-latency' | 'ours-sqlite' | 'ours-redis' | 'ours-2replicas';
+export type ServerId =
+  | 'ceiling'
+  | 'sdk'
+  | 'ours'
+  | 'stack'
+  | 'ours-latency'
+  | 'ours-sqlite'
+  | 'ours-redis'
+  | 'ours-2replicas'
+  | 'ours-postgres'
+  | 'ours-pg-2replicas';
 
 export interface WorkloadInfo {
   id: WorkloadId;
@@ -76,7 +86,7 @@ export interface ServerInfo {
   restBase?: string;
   /**
    * Processes of the server (default 1). Several: replicas of `script args` sharing one Redis key
-   * prefix (BENCH_REDIS_KEY_PREFIX), the load spread over all of them.
+   * prefix (BENCH_REDIS_KEY_PREFIX) or PostgreSQL schema (BENCH_PG_SCHEMA), the load spread over all of them.
    */
   replicas?: number;
 }
@@ -118,10 +128,26 @@ export const SERVERS: readonly ServerInfo[] = [
     args: ['--redis'],
     replicas: 2,
   },
+  {
+    // The runner starts its own PostgreSQL (a throwaway cluster on loopback) and passes its URL in BENCH_PG_URL.
+    id: 'ours-postgres',
+    title: 'createA2ARouter on `createPostgresBackend()` (a2a-express-kit/postgres: store, event bus, leases; a local PostgreSQL)',
+    script: 'ours.ts',
+    args: ['--postgres'],
+    restBase: '',
+  },
+  {
+    // Two `ours.ts --postgres` processes on the same database and ONE schema (BENCH_PG_SCHEMA: the same tasks, events and leases).
+    id: 'ours-pg-2replicas',
+    title: 'two `ours-postgres` replicas (two processes) sharing one PostgreSQL schema; connections spread over both',
+    script: 'ours.ts',
+    args: ['--postgres'],
+    replicas: 2,
+  },
 ];
 
 /** Servers that may be skipped (with a note) without the run counting as broken. */
-export const OPTIONAL_SERVERS: readonly ServerId[] = ['stack', 'ours-redis', 'ours-2replicas'];
+export const OPTIONAL_SERVERS: readonly ServerId[] = ['stack', 'ours-redis', 'ours-2replicas', 'ours-postgres', 'ours-pg-2replicas'];
 
 /** Number of SSE events of one "stream" request: task + 10 WORKING updates + COMPLETED. */
 export const STREAM_EVENTS_PER_REQUEST = 12;

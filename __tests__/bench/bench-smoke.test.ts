@@ -11,8 +11,9 @@ import path from 'node:path';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const WORKLOADS = ['send-message', 'send-message-rest', 'send-task', 'send-task-rest', 'stream', 'two-turn', 'get-task'];
-// ours-redis and ours-2replicas need a redis-server on the machine: without one they are skipped, with a note.
-const SERVERS = ['ceiling', 'sdk', 'ours', 'stack', 'ours-latency', 'ours-sqlite', 'ours-redis', 'ours-2replicas'];
+// ours-redis and ours-2replicas need a redis-server on the machine, ours-postgres and ours-pg-2replicas PostgreSQL:
+// without one they are skipped, with a note.
+const SERVERS = ['ceiling', 'sdk', 'ours', 'stack', 'ours-latency', 'ours-sqlite', 'ours-redis', 'ours-2replicas', 'ours-postgres', 'ours-pg-2replicas'];
 const REQUIRED_SERVERS = ['ceiling', 'sdk', 'ours', 'ours-latency', 'ours-sqlite'];
 /** The HTTP+JSON workloads run on these servers only (the SDK's REST handler, ours, ours + stack). */
 const REST_WORKLOADS = ['send-message-rest', 'send-task-rest'];
@@ -21,10 +22,12 @@ const RATIO_KEYS = [
   'latencyVsOurs',
   'oursVsCeiling',
   'oursVsSdk',
+  'postgresVsOurs',
   'redisVsOurs',
   'restVsJsonRpc',
   'sqliteVsOurs',
   'stackVsOurs',
+  'twoReplicasVsPostgres',
   'twoReplicasVsRedis',
 ];
 
@@ -71,6 +74,8 @@ describe('bench smoke mode', () => {
     expect(run.stdout).toContain('sqlite/ours');
     expect(run.stdout).toContain('redis/ours');
     expect(run.stdout).toContain('2replicas/redis');
+    expect(run.stdout).toContain('postgres/ours');
+    expect(run.stdout).toContain('pg-2replicas/postgres');
     expect(run.stdout).toContain('### HTTP+JSON (REST) binding');
   });
 
@@ -130,12 +135,15 @@ describe('bench smoke mode', () => {
     if (redis.status === 'skipped') expect(typeof redis.note).toBe('string');
   });
 
-  it('runs two replicas on one Redis: JSON-RPC workloads only, follow-ups across replicas, or skipped with a note', () => {
+  it.each([
+    ['Redis', 'ours-2replicas', 'ours-redis', 'twoReplicasVsRedis'],
+    ['PostgreSQL', 'ours-pg-2replicas', 'ours-postgres', 'twoReplicasVsPostgres'],
+  ])('runs two replicas on one %s: JSON-RPC workloads only, follow-ups across replicas, or skipped with a note', (_db, id, single, ratioKey) => {
     const report = JSON.parse(readFileSync(path.join(outDir, 'latest.json'), 'utf8'));
-    const replicas = report.servers['ours-2replicas'];
+    const replicas = report.servers[id];
     expect(['ok', 'skipped']).toContain(replicas.status);
-    // Skipped exactly when ours-redis is (both need the runner's redis-server).
-    expect(replicas.status).toBe(report.servers['ours-redis'].status);
+    // Skipped exactly when the one-process row is (both need the runner's database server).
+    expect(replicas.status).toBe(report.servers[single].status);
     if (replicas.status === 'skipped') {
       expect(typeof replicas.note).toBe('string');
       return;
@@ -143,16 +151,16 @@ describe('bench smoke mode', () => {
     // The cross-replica wiring (a shared key prefix, tasks read and continued on the other replica):
     // every answer was the expected one. Not a speed.
     for (const workload of ['two-turn', 'get-task']) {
-      const cell = report.throughput[workload]['ours-2replicas'];
+      const cell = report.throughput[workload][id];
       expect({ workload, bad: cell.bad, errors: cell.errors, non2xx: cell.non2xx }).toEqual({ workload, bad: 0, errors: 0, non2xx: 0 });
     }
-    const followUps = report.throughput['two-turn']['ours-2replicas'].followUps;
+    const followUps = report.throughput['two-turn'][id].followUps;
     expect(typeof followUps?.cross).toBe('number');
     expect(typeof followUps?.same).toBe('number');
-    expect(typeof report.ratios['get-task'].twoReplicasVsRedis).toBe('number');
+    expect(typeof report.ratios['get-task'][ratioKey]).toBe('number');
   });
 
-  it('judges the durable-store targets: completed Task on SQLite ≥ 0.7× and on Redis ≥ 0.5× the in-memory store', () => {
+  it('judges the durable-store targets: completed Task on SQLite ≥ 0.7× and on Redis and PostgreSQL ≥ 0.5× the in-memory store', () => {
     const report = JSON.parse(readFileSync(path.join(outDir, 'latest.json'), 'utf8'));
     const byId = new Map<string, { measured: unknown; threshold: string; met: unknown; note?: string }>(
       report.targets.map((t: { id: string }) => [t.id, t]),
@@ -169,6 +177,15 @@ describe('bench smoke mode', () => {
     } else {
       expect(redis?.measured).toBeNull();
       expect(redis?.note).toContain('ours-redis skipped');
+    }
+    const postgres = byId.get('postgres-task-vs-ours');
+    expect(postgres?.threshold).toBe('≥ 0.50×');
+    if (report.servers['ours-postgres'].status === 'ok') {
+      expect(typeof postgres?.measured).toBe('number');
+      expect(typeof report.ratios['send-task'].postgresVsOurs).toBe('number');
+    } else {
+      expect(postgres?.measured).toBeNull();
+      expect(postgres?.note).toContain('ours-postgres skipped');
     }
   });
 

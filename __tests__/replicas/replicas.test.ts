@@ -73,13 +73,15 @@ const redis = redisForTests();
 (redis.available ? describe : describe.skip)('two replicas on one Redis', () => {
   let a: Replica;
   let b: Replica;
+  /** Replicas started by the test that kills one (a retry gets new ones). */
+  const extra: Replica[] = [];
+  const prefix = `a2a-replicas-${randomUUID()}:`;
   beforeAll(async () => {
     const url = await redis.url();
-    const prefix = `a2a-replicas-${randomUUID()}:`;
     [a, b] = await Promise.all([startReplica('A', url, prefix), startReplica('B', url, prefix)]);
   }, 60_000);
   afterAll(async () => {
-    for (const replica of [a, b]) {
+    for (const replica of [a, b, ...extra]) {
       if (replica && replica.child.exitCode === null) {
         replica.child.kill('SIGTERM');
         await replica.exited;
@@ -236,12 +238,15 @@ const redis = redisForTests();
     });
   });
 
-  it('settles a task whose replica was killed mid-turn once its lease expires (last: it kills A)', async () => {
-    const client = a2aClient('jsonrpc', a.url);
+  // The replica this test kills is its own (C): A and B serve any retry (jest retries after the block).
+  it('settles a task whose replica was killed mid-turn once its lease expires', async () => {
+    const c = await startReplica('C', await redis.url(), prefix);
+    extra.push(c);
+    const client = a2aClient('jsonrpc', c.url);
     const sent = await client.call('SendMessage', { ...userMessage('hold'), configuration: { returnImmediately: true } }, as('alice'));
     const taskId: string = sent.result.task.id;
-    a.child.kill('SIGKILL');
-    await a.exited;
+    c.child.kill('SIGKILL');
+    await c.exited;
     // Follow the task on B: the settlement is a committed event like any other.
     const onB = a2aClient('jsonrpc', b.url);
     const events = [];
@@ -250,5 +255,5 @@ const redis = redisForTests();
     const task = (await onB.call('GetTask', { id: taskId }, as('alice'))).result;
     expect(task.status.state).toBe('TASK_STATE_FAILED');
     expect(JSON.stringify(task.status.message)).toMatch(/stopped/);
-  }, 30_000);
+  }, 60_000);
 });

@@ -9,6 +9,9 @@
  * against the Redis at BENCH_REDIS_URL (the runner starts its own redis-server), under the key prefix
  * BENCH_REDIS_KEY_PREFIX when set (the replicas of ours-2replicas share one), else one of its own;
  * without BENCH_REDIS_URL it prints `SKIP <reason>` (BENCH_REDIS_SKIP, when set) instead of `READY`.
+ * With `--postgres`, the same on `createPostgresBackend()` from `a2a-express-kit/postgres` against
+ * BENCH_PG_URL, in the schema BENCH_PG_SCHEMA (the replicas of ours-pg-2replicas share one) or one of
+ * its own; without BENCH_PG_URL it prints `SKIP <reason>` (BENCH_PG_SKIP).
  *
  * It loads the built package from dist/ (run `npm run build` first; `npm run bench` does), or from
  * the directory in BENCH_KIT_DIST (a build of another revision, e.g. to compare before/after a change).
@@ -27,6 +30,7 @@ type Kit = typeof import('../../lib/index.js');
 type Testing = typeof import('../../lib/testing/index.js');
 type Sqlite = typeof import('../../lib/sqlite.js');
 type Redis = typeof import('../../lib/redis.js');
+type Postgres = typeof import('../../lib/postgres.js');
 type TaskStore = import('../../lib/testing/index.js').TaskStore;
 
 interface BenchEvents {
@@ -147,6 +151,19 @@ async function main(): Promise<void> {
     const backend = await redis.createRedisBackend({ url, keyPrefix });
     storeOptions = { ...backend.options };
     variant = 'ours+redis';
+    control = {};
+  } else if (hasFlag('--postgres')) {
+    const url = process.env.BENCH_PG_URL;
+    if (!url) {
+      process.stdout.write(`SKIP ${process.env.BENCH_PG_SKIP || 'no PostgreSQL to run on (BENCH_PG_URL not set)'}\n`);
+      return;
+    }
+    const postgres = (await import(distFile('postgres.mjs'))) as Postgres;
+    // A schema of its own per process, or the one the replicas of ours-pg-2replicas share.
+    const schema = process.env.BENCH_PG_SCHEMA || `bench_${process.pid.toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
+    const backend = await postgres.createPostgresBackend({ connectionString: url, schema });
+    storeOptions = { ...backend.options };
+    variant = 'ours+postgres';
     control = {};
   }
   const router = kit.createA2ARouter({ agentCard, executor: executor as never, ...(storeOptions as { taskStore: TaskStore }) });

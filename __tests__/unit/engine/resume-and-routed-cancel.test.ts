@@ -152,6 +152,41 @@ describe('a cancel routed from another process, the agent ignoring its signal', 
     expect((await store.get(scope, 'task-1'))!.task.status.state).toBe('TASK_STATE_CANCELED');
   });
 
+  it('commits CANCELED before it asks the other process to stop, so the first write after the signal is refused', async () => {
+    // execute() writes the moment its signal fires (it does not wait for anything else).
+    let late: 'accepted' | 'refused' | undefined;
+    const started = deferred();
+    const executor: AgentExecutor = {
+      async execute(ctx, events) {
+        await events.start();
+        started.resolve();
+        await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true }));
+        await events.progress('late').then(
+          () => (late = 'accepted'),
+          () => (late = 'refused'),
+        );
+      },
+    };
+    const store = await storeWith(task('TASK_STATE_INPUT_REQUIRED'));
+    const { deps } = executionDeps(store, executor, { cancelGraceMs: 600_000 });
+    const execution = new Execution(deps, 'k', scope, 'task-1', 'ctx-1', await store.get(scope, 'task-1'));
+    execution.submit(turnRequest(userMessage('go'), recorder()));
+    await started.promise;
+    const { deps: otherDeps } = executionDeps(store, { execute: never }, { bus: deps.bus });
+    const other = new Execution(otherDeps, 'k', scope, 'task-1', 'ctx-1');
+    // What is stored when the cancel request reaches the running process.
+    const storedAtRequest: string[] = [];
+    deps.bus.onCancelRequest('k', () => void store.get(scope, 'task-1').then((stored) => storedAtRequest.push(stored!.task.status.state)));
+    const request = { taskId: 'task-1', contextId: 'ctx-1', caller: { id: 'alice', authenticated: true }, tenant: 't', metadata: undefined, requestContext: { caller: { id: 'alice', authenticated: true }, tenant: 't' } };
+    expect((await other.cancel(request, 600_000)).status.state).toBe('TASK_STATE_CANCELED');
+    await until(() => late !== undefined, 'the late write answered');
+    expect(late).toBe('refused');
+    expect(storedAtRequest).toEqual(['TASK_STATE_CANCELED']);
+    const stored = (await store.get(scope, 'task-1'))!.task;
+    expect(stored.status.state).toBe('TASK_STATE_CANCELED');
+    expect(JSON.stringify(stored)).not.toContain('"late"');
+  });
+
   it('writes CANCELED itself once the grace period is over when nothing was committed elsewhere', async () => {
     const agent = stubborn();
     const store = await storeWith();

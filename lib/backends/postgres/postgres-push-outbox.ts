@@ -6,15 +6,15 @@
  * the tasks with configs, and one whose cursor is behind the log with no live claim (its replica
  * died) is claimed, by one replica, which delivers what is owed.
  */
-import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { consoleLogger, type Logger } from '../../logger.js';
 import { parseOptions } from '../../options.js';
-import { lagging, liveSpan, OpenSpans, type LoggedEvent, type Span } from '../../engine/push/push-cursors.js';
-import type { PushDelivery, PushOutbox } from '../../engine/seams/push-outbox.js';
-import type { TaskScope, TaskStore } from '../../engine/seams/task-store.js';
+import type { LoggedEvent } from '../../engine/push/push-cursors.js';
+import type { PushDelivery } from '../../engine/seams/push-outbox.js';
+import type { TaskStore } from '../../engine/seams/task-store.js';
 import type { CommittedEvent } from '../../engine/seams/task-event-bus.js';
 import { taskKey } from '../../engine/task-key.js';
+import { ClaimingOutbox, type Owed } from '../shared/claiming-outbox.js';
 import type { PostgresDatabase } from './postgres-client.js';
 import { loggerSchema, millisecondsSchema } from './postgres-options.js';
 import { PostgresPushConfigStore } from './postgres-push-config-store.js';
@@ -38,33 +38,18 @@ const optionsSchema = z.strictObject({
   logger: loggerSchema.default(consoleLogger),
 });
 
-export class PostgresPushOutbox implements PushOutbox {
+export class PostgresPushOutbox extends ClaimingOutbox {
   readonly #db: PostgresDatabase;
   readonly #configs: PostgresPushConfigStore;
-  readonly #tasks: TaskStore;
-  readonly #ttlMs: number;
-  readonly #logger: Logger;
   readonly #t: { configs: string; claims: string; events: string; tasks: string };
-  /** This replica, as claims name it. */
-  readonly #id = randomUUID();
-  readonly #spans = new OpenSpans();
-  #renewer: NodeJS.Timeout | undefined;
-  #sweeping: Promise<PushDelivery[]> | undefined;
 
   constructor(options: PostgresPushOutboxOptions) {
     const parsed = parseOptions('PostgresPushOutbox', optionsSchema, options);
+    super(parsed.configStore, parsed.taskStore, parsed.claimTtlMs, parsed.logger);
     this.#configs = parsed.configStore;
     this.#db = this.#configs.database;
-    this.#tasks = parsed.taskStore;
-    this.#ttlMs = parsed.claimTtlMs;
-    this.#logger = parsed.logger;
     const db = this.#db;
     this.#t = { configs: db.table('push_configs'), claims: db.table('push_claims'), events: db.table('events'), tasks: db.table('tasks') };
-  }
-
-  /** Deliveries open in this replica (0 once every one is done). */
-  get size(): number {
-    return this.#spans.size;
   }
 
   /**
@@ -72,32 +57,22 @@ export class PostgresPushOutbox implements PushOutbox {
    * events before this one (a replica died owing them) gets those first.
    */
   async add(deliveries: readonly PushDelivery[]): Promise<readonly PushDelivery[]> {
-    const out: PushDelivery[] = [];
     const first = deliveries[0];
-    if (!first) return out;
+    if (!first) return [];
     const key = taskKey(first.scope, first.taskId);
-    let caughtUp: Array<{ delivery: PushDelivery; span: Span }> = [];
-    if (!this.#spans.has(key)) {
+    let caughtUp: Owed[] = [];
+    if (!this.spans.has(key)) {
       // Claim the task's deliveries unless another replica holds them (it took over what a dead
       // replica owed, and delivers that): then only this event is delivered from here, and the
       // cursor's compare-and-set keeps it from skipping what is still owed.
       const won = await this.#claim([key]);
-      if (won.length > 0) caughtUp = await this.#owed(first.scope, first.taskId, first.version);
+      if (won.length > 0) caughtUp = await this.owed(first.scope, first.taskId, key, first.version);
     }
-    for (const delivery of deliveries) {
-      for (const item of caughtUp.filter((owed) => owed.delivery.configId === delivery.configId)) {
-        this.#spans.open(item.delivery.id, item.span);
-        out.push(item.delivery);
-      }
-      this.#spans.open(delivery.id, liveSpan(delivery));
-      out.push(delivery);
-    }
-    this.#renew();
-    return out;
+    return this.open(deliveries, caughtUp);
   }
 
   async recordAttempts(id: string, attempts: number): Promise<void> {
-    const span = this.#spans.get(id);
+    const span = this.spans.get(id);
     if (!span) return;
     await this.#db.run(`UPDATE ${this.#t.configs} SET attempts = $3 WHERE task_key = $1 AND id = $2 AND delivered = $4`, [
       taskKey(span.scope, span.taskId),
@@ -108,7 +83,7 @@ export class PostgresPushOutbox implements PushOutbox {
   }
 
   async remove(id: string): Promise<void> {
-    const closed = this.#spans.close(id);
+    const closed = this.spans.close(id);
     if (!closed) return;
     const { span, last } = closed;
     const key = taskKey(span.scope, span.taskId);
@@ -120,34 +95,11 @@ export class PostgresPushOutbox implements PushOutbox {
        AND (c.delivered >= $3 OR NOT EXISTS (SELECT 1 FROM ${this.#t.events} e WHERE e.task_key = $1 AND e.version > c.delivered AND e.version <= $3))`,
       [key, span.configId, span.from, span.version],
     );
-    if (last) await this.#release([key]);
+    if (last) await this.releaseClaims([key]);
   }
 
-  /** What no live replica is delivering: claimed here, rebuilt from cursors and the events table. */
-  pending(): Promise<PushDelivery[]> {
-    // One sweep at a time; a caller during one gets its result.
-    this.#sweeping ??= this.#sweep().finally(() => (this.#sweeping = undefined));
-    return this.#sweeping;
-  }
-
-  watch(take: (deliveries: PushDelivery[]) => void): () => Promise<void> {
-    const sweeper = setInterval(() => {
-      this.pending().then(
-        (deliveries) => deliveries.length > 0 && take(deliveries),
-        (error: unknown) => this.#logger.error({ err: error }, 'push notifications: could not sweep for deliveries to take over'),
-      );
-    }, Math.max(15, Math.floor(this.#ttlMs / 2)));
-    sweeper.unref();
-    return async () => {
-      clearInterval(sweeper);
-      clearInterval(this.#renewer);
-      this.#renewer = undefined;
-      // What is still open here is taken over by another replica at once, not after the ttl.
-      await this.#release(this.#spans.tasks().map(({ key }) => key)).catch(() => undefined);
-    };
-  }
-
-  async #sweep(): Promise<PushDelivery[]> {
+  /** Tasks with configs and no live claim whose cursors are behind: claimed here, with what they are owed. */
+  protected async sweep(): Promise<PushDelivery[]> {
     // Tasks with configs and no live claim, and whether some config is behind the log (or behind
     // the task, for a task whose events are past the retention).
     const rows = await this.#db.query<{ task_key: string; tenant: string; owner: string; task_id: string; terminal: boolean; behind: boolean }>(
@@ -160,7 +112,7 @@ export class PostgresPushOutbox implements PushOutbox {
        GROUP BY c.task_key, c.tenant, c.owner, c.task_id, t.terminal`,
     );
     const out: PushDelivery[] = [];
-    const behind = rows.filter((row) => row.behind && !this.#spans.has(row.task_key));
+    const behind = rows.filter((row) => row.behind && !this.spans.has(row.task_key));
     // Ended tasks with nothing owed: their configs can go.
     for (const row of rows) {
       if (!row.behind && row.terminal) await this.#configs.deleteAll({ tenant: row.tenant, owner: row.owner }, row.task_id);
@@ -170,15 +122,15 @@ export class PostgresPushOutbox implements PushOutbox {
     for (const row of behind) {
       if (!won.has(row.task_key)) continue;
       const scope = { tenant: row.tenant, owner: row.owner };
-      const owed = await this.#owed(scope, row.task_id, Number.MAX_SAFE_INTEGER);
+      const owed = await this.owed(scope, row.task_id, row.task_key, Number.MAX_SAFE_INTEGER);
       for (const { delivery, span } of owed) {
-        this.#spans.open(delivery.id, span);
+        this.spans.open(delivery.id, span);
         out.push(delivery);
       }
       // Claimed with nothing to deliver after all (delivered meanwhile): let it go.
-      if (owed.length === 0) await this.#release([row.task_key]);
+      if (owed.length === 0) await this.releaseClaims([row.task_key]);
     }
-    if (out.length > 0) this.#renew();
+    if (out.length > 0) this.renewWhileOpen();
     return out;
   }
 
@@ -190,61 +142,34 @@ export class PostgresPushOutbox implements PushOutbox {
        ON CONFLICT (task_key) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
        WHERE k.expires_at <= clock_timestamp()
        RETURNING task_key`,
-      [keys, this.#id, this.#ttlMs],
+      [keys, this.id, this.ttlMs],
     );
     return rows.map((row) => row.task_key);
   }
 
-  async #release(keys: readonly string[]): Promise<void> {
+  protected async releaseClaims(keys: readonly string[]): Promise<void> {
     if (keys.length === 0) return;
-    await this.#db.run(`DELETE FROM ${this.#t.claims} WHERE task_key = ANY($1::text[]) AND holder = $2`, [keys, this.#id]);
+    await this.#db.run(`DELETE FROM ${this.#t.claims} WHERE task_key = ANY($1::text[]) AND holder = $2`, [keys, this.id]);
   }
 
-  /** The deliveries each config of the task is owed before `before`, from its cursor and the log. */
-  async #owed(scope: TaskScope, taskId: string, before: number): Promise<Array<{ delivery: PushDelivery; span: Span }>> {
-    const cursors = await this.#configs.cursors(scope, taskId);
-    const lowest = Math.min(...cursors.map((cursor) => cursor.delivered));
-    if (cursors.length === 0 || lowest >= before - 1) return [];
-    const key = taskKey(scope, taskId);
+  protected async renewClaims(keys: readonly string[]): Promise<void> {
+    await this.#db.run(
+      `UPDATE ${this.#t.claims} SET expires_at = clock_timestamp() + $3 * interval '1 millisecond' WHERE task_key = ANY($1::text[]) AND holder = $2`,
+      [keys, this.id, this.ttlMs],
+    );
+  }
+
+  /** The task's events kept in the table between the versions, or undefined when none is kept at all. */
+  protected async logged(key: string, after: number, before: number): Promise<LoggedEvent[] | undefined> {
     const [kept] = await this.#db.query<{ any: boolean; payloads: string[] | null }>(
       `SELECT EXISTS (SELECT 1 FROM ${this.#t.events} WHERE task_key = $1) AS any,
          (SELECT array_agg(payload ORDER BY version) FROM ${this.#t.events} WHERE task_key = $1 AND version > $2 AND version < $3) AS payloads`,
-      [key, lowest, Math.min(before, 2_147_483_647)],
+      [key, after, Math.min(before, 2_147_483_647)],
     );
-    const logged: LoggedEvent[] | undefined = kept.any
-      ? (kept.payloads ?? []).map((payload) => {
-          const committed = JSON.parse(payload) as CommittedEvent;
-          return { version: committed.version, event: committed.event };
-        })
-      : undefined;
-    if (logged?.length === 0) return [];
-    const latest = await this.#tasks.get(scope, taskId);
-    if (!latest) return [];
-    // Events past the retention: the task stands for them, as it was before this event.
-    if (logged === undefined && latest.version >= before) return [];
-    return cursors.flatMap((cursor) => lagging(scope, taskId, cursor, latest, logged, randomUUID));
-  }
-
-  /** Renews this replica's claims while it has deliveries open; stops when it has none. */
-  #renew(): void {
-    if (this.#renewer) return;
-    this.#renewer = setInterval(() => {
-      const tasks = this.#spans.tasks();
-      if (tasks.length === 0) {
-        clearInterval(this.#renewer);
-        this.#renewer = undefined;
-        return;
-      }
-      this.#db
-        .run(`UPDATE ${this.#t.claims} SET expires_at = clock_timestamp() + $3 * interval '1 millisecond' WHERE task_key = ANY($1::text[]) AND holder = $2`, [
-          tasks.map(({ key }) => key),
-          this.#id,
-          this.#ttlMs,
-        ])
-        .catch((error: unknown) =>
-          this.#logger.warn({ err: error }, 'push notifications: could not renew delivery claims; another replica may deliver too'),
-        );
-    }, Math.max(10, Math.floor(this.#ttlMs / 3)));
-    this.#renewer.unref();
+    if (!kept.any) return undefined;
+    return (kept.payloads ?? []).map((payload) => {
+      const committed = JSON.parse(payload) as CommittedEvent;
+      return { version: committed.version, event: committed.event };
+    });
   }
 }

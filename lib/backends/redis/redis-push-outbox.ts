@@ -6,16 +6,16 @@
  * tasks with configs, and one whose cursor is behind its stream with no claim (its replica died)
  * is claimed, in one script, by one replica, which delivers what is owed.
  */
-import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { consoleLogger, type Logger } from '../../logger.js';
 import { parseOptions } from '../../options.js';
 import type { StreamResponse } from '../../protocol/schemas.js';
-import { lagging, liveSpan, OpenSpans, type LoggedEvent, type Span } from '../../engine/push/push-cursors.js';
-import type { PushDelivery, PushOutbox } from '../../engine/seams/push-outbox.js';
-import type { TaskScope, TaskStore } from '../../engine/seams/task-store.js';
+import type { LoggedEvent, Span } from '../../engine/push/push-cursors.js';
+import type { PushDelivery } from '../../engine/seams/push-outbox.js';
+import type { TaskStore } from '../../engine/seams/task-store.js';
 import { taskKey } from '../../engine/task-key.js';
 import type { CommittedEvent } from '../../engine/seams/task-event-bus.js';
+import { ClaimingOutbox, type Owed } from '../shared/claiming-outbox.js';
 import type { RedisClient } from './redis-client.js';
 import { RedisKeys, scopeId } from './redis-keys.js';
 import { clientSchema, keyPrefixSchema, loggerSchema, millisecondsSchema } from './redis-options.js';
@@ -94,33 +94,17 @@ if ARGV[2] == '' then redis.call('DEL', KEYS[1]) else redis.call('PEXPIRE', KEYS
 return 1
 `);
 
-export class RedisPushOutbox implements PushOutbox {
+export class RedisPushOutbox extends ClaimingOutbox {
   readonly #client: RedisClient;
   readonly #configs: RedisPushConfigStore;
-  readonly #tasks: TaskStore;
   readonly #keys: RedisKeys;
-  readonly #ttlMs: number;
-  readonly #logger: Logger;
-  /** This replica, as claims name it. */
-  readonly #id = randomUUID();
-  readonly #spans = new OpenSpans();
-  #renewer: NodeJS.Timeout | undefined;
-  #sweeping: Promise<PushDelivery[]> | undefined;
-  #renewing: Promise<void> | undefined;
 
   constructor(options: RedisPushOutboxOptions) {
     const parsed = parseOptions('RedisPushOutbox', optionsSchema, options);
+    super(parsed.configStore, parsed.taskStore, parsed.claimTtlMs, parsed.logger);
     this.#client = parsed.client;
     this.#configs = parsed.configStore;
-    this.#tasks = parsed.taskStore;
     this.#keys = new RedisKeys(parsed.keyPrefix);
-    this.#ttlMs = parsed.claimTtlMs;
-    this.#logger = parsed.logger;
-  }
-
-  /** Deliveries open in this replica (0 once every one is done). */
-  get size(): number {
-    return this.#spans.size;
   }
 
   /**
@@ -128,72 +112,39 @@ export class RedisPushOutbox implements PushOutbox {
    * events before this one (a replica died owing them) gets those first.
    */
   async add(deliveries: readonly PushDelivery[]): Promise<readonly PushDelivery[]> {
-    const out: PushDelivery[] = [];
     const first = deliveries[0];
-    if (!first) return out;
+    if (!first) return [];
     const key = taskKey(first.scope, first.taskId);
-    let caughtUp: Array<{ delivery: PushDelivery; span: Span }> = [];
-    if (!this.#spans.has(key)) {
+    let caughtUp: Owed[] = [];
+    if (!this.spans.has(key)) {
       // Claim the task's deliveries unless another replica holds them. Held elsewhere (a replica
       // still delivering, or one that died owing events), this event is not delivered from here:
       // sent now it could overtake the events owed before it. It is in the task's stream and the
       // configs' cursors are behind it, so the holder, or the replica that takes the claim over once
-      // it is released or expires, delivers it in order. Held already here: #renew.
-      const won = await this.#client.sendCommand<string | null>(['SET', this.#keys.pushClaim(key), this.#id, 'NX', 'PX', String(this.#ttlMs)]);
-      if (won !== 'OK') return out;
-      caughtUp = await this.#owed(first.scope, first.taskId, first.version);
+      // it is released or expires, delivers it in order. Held already here: renewWhileOpen().
+      const won = await this.#client.sendCommand<string | null>(['SET', this.#keys.pushClaim(key), this.id, 'NX', 'PX', String(this.ttlMs)]);
+      if (won !== 'OK') return [];
+      caughtUp = await this.owed(first.scope, first.taskId, key, first.version);
     }
-    for (const delivery of deliveries) {
-      for (const item of caughtUp.filter((owed) => owed.delivery.configId === delivery.configId)) {
-        this.#spans.open(item.delivery.id, item.span);
-        out.push(item.delivery);
-      }
-      this.#spans.open(delivery.id, liveSpan(delivery));
-      out.push(delivery);
-    }
-    this.#renew();
-    return out;
+    return this.open(deliveries, caughtUp);
   }
 
   async recordAttempts(id: string, attempts: number): Promise<void> {
-    const span = this.#spans.get(id);
+    const span = this.spans.get(id);
     if (span) await ATTEMPTS.run(this.#client, [this.#configsKey(span)], [span.configId, span.from, attempts]);
   }
 
   async remove(id: string): Promise<void> {
-    const closed = this.#spans.close(id);
+    const closed = this.spans.close(id);
     if (!closed) return;
     const { span, last } = closed;
     const key = taskKey(span.scope, span.taskId);
     await ADVANCE.run(this.#client, [this.#configsKey(span), this.#keys.events(key)], [span.configId, span.from, span.version]);
-    if (last) await HOLDER.run(this.#client, [this.#keys.pushClaim(key)], [this.#id, '']);
+    if (last) await this.releaseClaims([key]);
   }
 
-  /** What no live replica is delivering: claimed here, rebuilt from cursors and streams. */
-  pending(): Promise<PushDelivery[]> {
-    // One sweep at a time; a caller during one gets its result.
-    this.#sweeping ??= this.#sweep().finally(() => (this.#sweeping = undefined));
-    return this.#sweeping;
-  }
-
-  watch(take: (deliveries: PushDelivery[]) => void): () => Promise<void> {
-    const sweeper = setInterval(() => {
-      this.pending().then(
-        (deliveries) => deliveries.length > 0 && take(deliveries),
-        (error: unknown) => this.#logger.error({ err: error }, 'push notifications: could not sweep for deliveries to take over'),
-      );
-    }, Math.max(15, Math.floor(this.#ttlMs / 2)));
-    sweeper.unref();
-    return async () => {
-      clearInterval(sweeper);
-      clearInterval(this.#renewer);
-      this.#renewer = undefined;
-      // What is still open here is taken over by another replica at once, not after the ttl.
-      await Promise.allSettled(this.#spans.tasks().map(({ key }) => HOLDER.run(this.#client, [this.#keys.pushClaim(key)], [this.#id, ''])));
-    };
-  }
-
-  async #sweep(): Promise<PushDelivery[]> {
+  /** The tasks of the push-tasks set, a batch at a time: each claimed when nobody holds it, with what it is owed. */
+  protected async sweep(): Promise<PushDelivery[]> {
     const members = await this.#client.sendCommand<string[]>(['SMEMBERS', this.#keys.pushTasks()]);
     // Tasks are independent (a claim per task): a batch at a time in flight, not one round trip
     // after another, so a sweep over thousands of tasks takes a few dozen round trips' time.
@@ -202,7 +153,7 @@ export class RedisPushOutbox implements PushOutbox {
       const batch = await Promise.all(members.slice(from, from + SWEEP_BATCH).map((member) => this.#takeOver(member)));
       for (const deliveries of batch) out.push(...deliveries);
     }
-    if (out.length > 0) this.#renew();
+    if (out.length > 0) this.renewWhileOpen();
     return out;
   }
 
@@ -211,69 +162,48 @@ export class RedisPushOutbox implements PushOutbox {
     const [tenant, owner, taskId] = JSON.parse(member) as [string, string, string];
     const scope = { tenant, owner };
     const key = taskKey(scope, taskId);
-    if (this.#spans.has(key)) return [];
+    if (this.spans.has(key)) return [];
     const claimed = await CLAIM.run<number>(
       this.#client,
       [this.#keys.pushClaim(key), this.#keys.pushConfigs(key), this.#keys.task(taskId), this.#keys.events(key)],
-      [this.#id, this.#ttlMs, scopeId(scope)],
+      [this.id, this.ttlMs, scopeId(scope)],
     );
     if (claimed === 2) await this.#configs.deleteAll(scope, taskId);
     if (claimed !== 1) return [];
-    const owed = await this.#owed(scope, taskId, Number.MAX_SAFE_INTEGER);
-    for (const { delivery, span } of owed) this.#spans.open(delivery.id, span);
+    const owed = await this.owed(scope, taskId, key, Number.MAX_SAFE_INTEGER);
+    for (const { delivery, span } of owed) this.spans.open(delivery.id, span);
     // Claimed with nothing to deliver after all (delivered meanwhile): let it go.
-    if (owed.length === 0) await HOLDER.run(this.#client, [this.#keys.pushClaim(key)], [this.#id, '']);
+    if (owed.length === 0) await this.releaseClaims([key]);
     return owed.map(({ delivery }) => delivery);
   }
 
-  /** The deliveries each config of the task is owed before `before`, from its cursor and the stream. */
-  async #owed(scope: TaskScope, taskId: string, before: number): Promise<Array<{ delivery: PushDelivery; span: Span }>> {
-    const cursors = await this.#configs.cursors(scope, taskId);
-    const lowest = Math.min(...cursors.map((cursor) => cursor.delivered));
-    if (cursors.length === 0 || lowest >= before - 1) return [];
-    const key = taskKey(scope, taskId);
-    const entries = await this.#client.sendCommand<Array<[string, string[]]>>(['XRANGE', this.#keys.events(key), `${lowest + 1}-0`, '+']);
+  /** Each claim given back with its own script (claims are keys, one per task). */
+  protected async releaseClaims(keys: readonly string[]): Promise<void> {
+    await Promise.all(keys.map((key) => HOLDER.run(this.#client, [this.#keys.pushClaim(key)], [this.id, ''])));
+  }
+
+  protected async renewClaims(keys: readonly string[]): Promise<void> {
+    await Promise.allSettled(
+      keys.map((key) =>
+        HOLDER.run(this.#client, [this.#keys.pushClaim(key)], [this.id, this.ttlMs]).catch((error: unknown) =>
+          this.logger.warn({ err: error }, 'push notifications: could not renew a delivery claim; another replica may deliver too'),
+        ),
+      ),
+    );
+  }
+
+  /** The task's stream entries between the versions, or undefined when the stream expired. */
+  protected async logged(key: string, after: number, before: number): Promise<LoggedEvent[] | undefined> {
+    const entries = await this.#client.sendCommand<Array<[string, string[]]>>(['XRANGE', this.#keys.events(key), `${after + 1}-0`, '+']);
     const exists = entries.length > 0 || (await this.#client.sendCommand<number>(['EXISTS', this.#keys.events(key)])) === 1;
-    const logged: LoggedEvent[] | undefined = exists
-      ? entries.flatMap(([, fields]) => {
-          const committed = JSON.parse(fields[1]) as CommittedEvent;
-          return committed.version < before ? [{ version: committed.version, event: committed.event as StreamResponse }] : [];
-        })
-      : undefined;
-    if (logged?.length === 0) return [];
-    const latest = await this.#tasks.get(scope, taskId);
-    if (!latest) return [];
-    // An expired stream stands for the task as it was before this event.
-    if (logged === undefined && latest.version >= before) return [];
-    return cursors.flatMap((cursor) => lagging(scope, taskId, cursor, latest, logged, randomUUID));
+    if (!exists) return undefined;
+    return entries.flatMap(([, fields]) => {
+      const committed = JSON.parse(fields[1]) as CommittedEvent;
+      return committed.version < before ? [{ version: committed.version, event: committed.event as StreamResponse }] : [];
+    });
   }
 
   #configsKey(span: Span): string {
     return this.#keys.pushConfigs(taskKey(span.scope, span.taskId));
-  }
-
-  /** Renews this replica's claims while it has deliveries open; stops when it has none. */
-  #renew(): void {
-    if (this.#renewer) return;
-    this.#renewer = setInterval(() => {
-      const tasks = this.#spans.tasks();
-      if (tasks.length === 0) {
-        clearInterval(this.#renewer);
-        this.#renewer = undefined;
-        return;
-      }
-      // One round at a time: a Redis that stops answering gets no pile of renewals behind the first.
-      if (this.#renewing) return;
-      this.#renewing = Promise.allSettled(
-        tasks.map(({ key }) =>
-          HOLDER.run(this.#client, [this.#keys.pushClaim(key)], [this.#id, this.#ttlMs]).catch((error: unknown) =>
-            this.#logger.warn({ err: error }, 'push notifications: could not renew a delivery claim; another replica may deliver too'),
-          ),
-        ),
-      ).then(() => {
-        this.#renewing = undefined;
-      });
-    }, Math.max(10, Math.floor(this.#ttlMs / 3)));
-    this.#renewer.unref();
   }
 }

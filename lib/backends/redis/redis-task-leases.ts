@@ -7,12 +7,11 @@
  * task without scanning keys; the claim removes it from the set inside one script, so exactly one
  * caller across all processes gets each.
  */
-import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import { z } from 'zod';
 import { consoleLogger, type Logger } from '../../logger.js';
 import { parseOptions } from '../../options.js';
-import type { LeasedTask, TaskLease, TaskLeases } from '../../engine/seams/task-leases.js';
+import type { LeasedTask } from '../../engine/seams/task-leases.js';
+import { ExpiringLeases, type LeaseRef, type ReleaseNotices } from '../shared/expiring-leases.js';
 import { RedisChannels } from './redis-channels.js';
 import type { RedisClient } from './redis-client.js';
 import { RedisKeys } from './redis-keys.js';
@@ -86,96 +85,35 @@ end
 return claimed
 `);
 
-/** Poll delays while waiting for a held lease: doubling from the first to the last. */
-const FIRST_POLL_MS = 20;
-const LAST_POLL_MS = 1_000;
 const CLAIMS_PER_SWEEP = 100;
 
-interface Held {
-  readonly lease: TaskLease;
-  /** Stops renewing without releasing. */
-  stop(): void;
-}
+/** A lease's member of the live-lease set: what claimExpired() returns for it. */
+const memberOf = ({ key, task }: LeaseRef): string => JSON.stringify([key, task.scope.tenant, task.scope.owner, task.taskId]);
 
-export class RedisTaskLeases implements TaskLeases {
-  readonly sweepIntervalMs: number;
+export class RedisTaskLeases extends ExpiringLeases {
   readonly #client: RedisClient;
   readonly #keys: RedisKeys;
-  readonly #ttlMs: number;
-  readonly #logger: Logger;
   readonly #channels: RedisChannels;
-  /** Who holds a lease, as stored in Redis: readable by an operator, unique per acquire. */
-  readonly #holderPrefix = `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}/`;
-  #acquired = 0;
-  readonly #held = new Set<Held>();
-  readonly #waiting = new Set<() => void>();
-  #closed = false;
 
   constructor(options: RedisTaskLeasesOptions) {
     const parsed = parseOptions('RedisTaskLeases', optionsSchema, options);
+    super(parsed.leaseTtlMs, parsed.logger);
     this.#client = parsed.client;
     this.#keys = new RedisKeys(parsed.keyPrefix);
-    this.#ttlMs = parsed.leaseTtlMs;
-    this.#logger = parsed.logger;
-    this.#channels = new RedisChannels(this.#client, this.#logger);
-    this.sweepIntervalMs = this.#ttlMs;
+    this.#channels = new RedisChannels(this.#client, this.logger);
   }
 
-  /** Leases this process holds now (a gauge). */
-  get heldCount(): number {
-    return this.#held.size;
+  protected async take(lease: LeaseRef): Promise<{ left?: number } | undefined> {
+    const [won, left] = await ACQUIRE.run<[number, number?]>(this.#client, this.#keysOf(lease), [lease.holder, this.ttlMs, memberOf(lease)]);
+    return won === 1 ? undefined : { left };
   }
 
-  async acquire(key: string, task: LeasedTask, waitMs: number): Promise<TaskLease | undefined> {
-    if (this.#closed) throw new Error('RedisTaskLeases is closed');
-    const holder = `${this.#holderPrefix}${++this.#acquired}`;
-    const member = JSON.stringify([key, task.scope.tenant, task.scope.owner, task.taskId]);
-    const keys = [this.#keys.lease(key), this.#keys.leases()];
-    const attempt = () => ACQUIRE.run<[number, number?]>(this.#client, keys, [holder, this.#ttlMs, member]);
+  protected async renew(lease: LeaseRef): Promise<boolean> {
+    return (await RENEW.run<number>(this.#client, this.#keysOf(lease), [lease.holder, this.ttlMs, memberOf(lease)])) !== 0;
+  }
 
-    // eslint-disable-next-line no-useless-assignment -- `left` is read after the loop's own attempt
-    let [won, left] = await attempt();
-    if (won === 1) return this.#took(key, member, holder);
-    if (!(waitMs > 0) || this.#closed) return undefined;
-
-    const deadline = Date.now() + waitMs;
-    // eslint-disable-next-line no-useless-assignment -- set by the release notice between polls
-    let notified = false;
-    let wake: (() => void) | undefined;
-    const onNotice = () => {
-      notified = true;
-      wake?.();
-    };
-    const channel = this.#channels.listen(this.#keys.leaseReleasedChannel(key), onNotice);
-    this.#waiting.add(onNotice);
-    try {
-      // Subscribed before the next attempt, so a release after it is never missed (bounded by
-      // waitMs: without a subscriber connection, polling still works).
-      await untilOrAfter(channel.ready, waitMs);
-      for (let poll = FIRST_POLL_MS; ; poll = Math.min(poll * 2, LAST_POLL_MS)) {
-        notified = false;
-        [won, left] = await attempt();
-        if (won === 1) return this.#took(key, member, holder);
-        const remaining = deadline - Date.now();
-        if (remaining <= 0 || this.#closed) return undefined;
-        if (notified) continue;
-        // A notice, or the next poll: the holder may die, and then its lease just expires.
-        const wait = Math.min(poll, remaining, left !== undefined && left > 0 ? left + 1 : poll);
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(done, wait);
-          timer.unref();
-          function done() {
-            clearTimeout(timer);
-            wake = undefined;
-            resolve();
-          }
-          wake = done;
-        });
-      }
-    } finally {
-      this.#waiting.delete(onNotice);
-      channel.stop();
-    }
+  protected async release(lease: LeaseRef): Promise<void> {
+    await RELEASE.run(this.#client, this.#keysOf(lease), [lease.holder, memberOf(lease), this.#keys.leaseReleasedChannel(lease.key)]);
   }
 
   async claimExpired(): Promise<LeasedTask[]> {
@@ -186,85 +124,15 @@ export class RedisTaskLeases implements TaskLeases {
     });
   }
 
-  /**
-   * Stops renewing every lease held here without releasing them (they expire, and another process
-   * settles their tasks), ends pending acquires (undefined), and closes the subscriber connection.
-   */
-  async close(): Promise<void> {
-    this.#closed = true;
-    for (const held of this.#held) held.stop();
-    this.#held.clear();
-    for (const wake of this.#waiting) wake();
-    await this.#channels.close();
+  protected listenForRelease(key: string, notice: () => void): ReleaseNotices {
+    return this.#channels.listen(this.#keys.leaseReleasedChannel(key), notice);
   }
 
-  /** A lease won; given back at once when close() came meanwhile (nothing would renew it). */
-  async #took(key: string, member: string, holder: string): Promise<TaskLease | undefined> {
-    const lease = this.#hold(key, member, holder);
-    if (!this.#closed) return lease;
-    await lease.release();
-    return undefined;
+  protected closeNotices(): Promise<void> {
+    return this.#channels.close();
   }
 
-  #hold(key: string, member: string, holder: string): TaskLease {
-    const keys = [this.#keys.lease(key), this.#keys.leases()];
-    let lost = false;
-    let renewing = false;
-    let released: Promise<void> | undefined;
-    const timer = setInterval(() => void renew(), Math.max(10, Math.floor(this.#ttlMs / 3)));
-    timer.unref();
-    const stop = () => {
-      clearInterval(timer);
-      this.#held.delete(held);
-    };
-    const renew = async () => {
-      if (renewing) return; // the previous one is still on its way
-      renewing = true;
-      try {
-        if ((await RENEW.run<number>(this.#client, keys, [holder, this.#ttlMs, member])) === 0 && !released) {
-          lost = true;
-          stop();
-          this.#logger.warn({ lease: key }, 'a task lease expired before it was renewed; another replica may run the task now');
-        }
-      } catch (error) {
-        // Not lost yet: the next renewal may still come in time.
-        this.#logger.warn({ err: error, lease: key }, 'could not renew a task lease');
-      } finally {
-        renewing = false;
-      }
-    };
-    const lease: TaskLease = {
-      get lost() {
-        return lost;
-      },
-      release: () => {
-        released ??= (async () => {
-          stop();
-          try {
-            await RELEASE.run(this.#client, keys, [holder, member, this.#keys.leaseReleasedChannel(key)]);
-          } catch (error) {
-            released = undefined; // a later release() tries again; meanwhile the lease just expires
-            throw error;
-          }
-        })();
-        return released;
-      },
-    };
-    const held: Held = { lease, stop };
-    this.#held.add(held);
-    return lease;
+  #keysOf({ key }: LeaseRef): string[] {
+    return [this.#keys.lease(key), this.#keys.leases()];
   }
-}
-
-/** Settles when `promise` does (either way) or after `ms`, whichever is first. */
-function untilOrAfter(promise: Promise<unknown>, ms: number): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    timer.unref();
-    const done = () => {
-      clearTimeout(timer);
-      resolve();
-    };
-    promise.then(done, done);
-  });
 }

@@ -83,11 +83,13 @@ export async function runCancel(target: CancelTarget, deps: CancelDeps, request:
     if (turn) {
       target.abortTurn(turn);
       if (!turn.closed) await Promise.race([turn.whenSettled(), graceOver]);
+      await channel.enqueue(() => commitCanceled(channel));
     } else {
-      // A turn of this task may run in another process: ask it to stop.
-      target.routeCancel();
+      // A turn of this task may run in another process: ask it to stop once the end is committed,
+      // so what it writes after its signal meets a finished task and is refused (asked first, its
+      // write could land before CANCELED on a store where the request travels faster).
+      await channel.enqueue(() => commitCanceled(channel)).finally(() => target.routeCancel());
     }
-    await channel.enqueue(() => commitCanceled(channel));
     return cancelAnswer(channel.task!);
   } finally {
     publisher.closed = true;
