@@ -94,7 +94,7 @@ export function createA2ARouter(options: A2ARouterOptions): A2ARouter {
     settings,
     preset: presetOf(options, logger),
     codecs: codecsOf(settings, card, logger, presenter),
-    serve: { handler, callContext: settings.callContext, pushOn: assembly.push !== undefined },
+    serve: { handler, callContext: settings.callContext, pushOn: assembly.push !== undefined, tracing: assembly.operations },
     serveCard: agentCardRoute(card, settings.agentCardMaxAgeSeconds, publicUrl === undefined ? undefined : () => publicUrl, cardModified, presenter.at),
     fail: routerErrorHandler(logger),
     wiring,

@@ -7,13 +7,13 @@
 import { A2AError, acceptsNoMoreMessages, shuttingDown } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import type { StreamResponse, Task } from '../../protocol/schemas.js';
-import type { EngineEvents } from '../engine-events.js';
+import { tracedTurns, type EngineEvents } from '../engine-events.js';
 import { runWithA2AContext } from '../../context/carrier.js';
 import type { AgentExecutor, ExecutionContext, ResumeContext, ResumeReason } from '../executor.js';
 import type { TaskScope, VersionedTask } from '../seams/task-store.js';
 import { TaskEvents } from '../task-events.js';
 import { CANCELED_TEXT, GENERIC_FAILURE_TEXT, endsTurn, isTerminal } from '../task-state.js';
-import { copyOf, reportCancelAnswer, runCancel, type CancelRequest, type CancelTarget } from './cancel.js';
+import { copyOf, reportCancelAnswer, runCancel, type CancelDeps, type CancelRequest, type CancelTarget } from './cancel.js';
 import { ReplicaGuard, type ReplicaGuardDeps } from './replica-guard.js';
 import { TaskChannel, type ChannelDeps, type ChannelListener, type ChannelWording } from './task-channel.js';
 import { TurnQueue } from './turn-queue.js';
@@ -23,7 +23,7 @@ import type { Turn, TurnOutcome } from './turn.js';
 
 export type { CancelRequest } from './cancel.js';
 
-export interface ExecutionDeps extends ChannelDeps, ReplicaGuardDeps {
+export interface ExecutionDeps extends ChannelDeps, ReplicaGuardDeps, CancelDeps {
   readonly executor: AgentExecutor;
   readonly logger: Logger;
   /** Metrics and lifecycle hooks (guarded by combineEngineEvents). */
@@ -60,7 +60,7 @@ export class Execution {
     this.taskId = taskId;
     this.contextId = contextId;
     this.#channel = new TaskChannel(deps, key, scope, this, stored, this.#listener(), WORDING);
-    this.#queue = new TurnQueue((turn) => void this.#runTurn(turn));
+    this.#queue = new TurnQueue(tracedTurns(deps.events?.tracing, this, (turn) => void this.#runTurn(turn)));
     this.#guard = new ReplicaGuard(deps, key, scope, taskId, () => this.#canceledElsewhere());
     this.#live = this.#livePort();
   }
@@ -115,7 +115,7 @@ export class Execution {
     } finally {
       this.#busy = false;
       // The resumed turn runs ahead of any message that arrived meanwhile.
-      if (resume) this.#queue.startOwn(resumeRequest(this.scope, this.#channel.task!, this.taskId, this.contextId), (turn) => void this.#runResume(turn, text, reason));
+      if (resume) this.#queue.startOwn(resumeRequest(this.scope, this.#channel.task!, this.taskId, this.contextId), tracedTurns(this.#deps.events?.tracing, this, (turn) => void this.#runResume(turn, text, reason), reason));
       else this.#afterTurn();
     }
   }
