@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { Artifact, Message, Task, TaskArtifactUpdateEvent, TaskState } from '../protocol/schemas.js';
 import { foldTaskInPlace } from '../engine/task-reducer.js';
+import { defineTraceContexts } from './task-store-trace-contract.js';
 import {
   InvalidPageTokenError,
   TaskExistsError,
@@ -75,6 +76,7 @@ export function describeTaskStoreContract<S extends TaskStore>(
     describe('failure propagation', () => defineFailures(test));
     // Optional in the seam: each test passes at once on a store without removeFinished().
     describe('retention (removeFinished, when the store has it)', () => defineRetention(test));
+    describe('trace context (saveTraceContext, when the store has it)', () => defineTraceContexts(test));
   });
 }
 

@@ -13,6 +13,7 @@ import { A2AOptionsError, optionsError, parseOptions } from '../../options.js';
 import type { Artifact, Task, TaskArtifactUpdateEvent, TaskState } from '../../protocol/schemas.js';
 import { isTerminal } from '../../engine/task-state.js';
 import { FINISHED_INDEX_MIGRATION, finishedTaskRemover } from './sqlite-retention.js';
+import { SqliteTraceContexts } from './sqlite-trace-context.js';
 import {
   TaskExistsError,
   TaskNotFoundInStoreError,
@@ -374,6 +375,7 @@ function listingSql(shape: ListShape, kind: 'page' | 'count'): string {
 
 export class SqliteTaskStore implements TaskStore {
   readonly #db: Database;
+  #traces: SqliteTraceContexts | undefined;
   readonly #closeDatabase: boolean;
   #closed = false;
   readonly #s: ReturnType<typeof prepareStatements>;
@@ -587,6 +589,19 @@ export class SqliteTaskStore implements TaskStore {
     this.#assertOpen();
     this.flushWrites();
     return limit > 0 ? this.#removeFinishedTx(finishedBefore, limit) : 0;
+  }
+
+  /** Tracing: the trace context the task was started in, kept beside it (see sqlite-trace-context.ts). */
+  async saveTraceContext(scope: TaskScope, taskId: string, traceparent: string): Promise<void> {
+    this.#assertOpen();
+    this.flushWrites();
+    (this.#traces ??= new SqliteTraceContexts(this.#db)).save(scope, taskId, traceparent);
+  }
+
+  async loadTraceContext(scope: TaskScope, taskId: string): Promise<string | undefined> {
+    this.#assertOpen();
+    this.flushWrites();
+    return (this.#traces ??= new SqliteTraceContexts(this.#db)).load(scope, taskId);
   }
 
   /** Stops the store (later calls reject); closes the database when it owns it (closeDatabase). */
