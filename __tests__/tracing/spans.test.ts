@@ -142,6 +142,29 @@ describe('traces', () => {
     expect(subscribe.links).toEqual([expect.objectContaining({ context: expect.objectContaining({ spanId: turn.spanContext().spanId }), attributes: { 'a2a.link': 'turn.followed' } })]);
   });
 
+  it('a hand-off: the publisher opened for the worker links to the request that started the task', async () => {
+    const handedOff = deferred<{ scope: { tenant: string; owner: string }; taskId: string }>();
+    const handOffAgent: AgentExecutor = {
+      async execute(_ctx, events) {
+        await events.start('queued');
+        handedOff.resolve(await events.handOff());
+      },
+    };
+    server = await startAgent(handOffAgent, { traces: { api: tracing.api, tracer: tracing.provider.getTracer('a2a-express-kit') } });
+    tracing.reset();
+    const sent = await rpc(server.url, 'SendMessage', { ...userMessage('work'), configuration: { returnImmediately: true } });
+    const handOff = await handedOff.promise;
+    // The worker, outside any request: its publisher's span is a root linked to the task's first request.
+    const publisher = await tracing.api.context.with(tracing.api.ROOT_CONTEXT, () => server!.router.openTaskPublisher(handOff.scope, handOff.taskId));
+    await publisher.complete('done by the worker');
+    const [opening] = tracing.named(SEND);
+    const [open] = tracing.named(A2A_SPANS.publisherOpen);
+    expect(open.attributes).toMatchObject({ 'a2a.task.id': sent.body.result.task.id });
+    expect(parentOf(open)).toBeUndefined();
+    expect(open.links.map((l) => l.context.spanId)).toEqual([opening.spanContext().spanId]);
+    expect(open.events.map((e) => e.name)).toContain('a2a.store.get');
+  });
+
   it('an error answer: the operation span ends with the error kind, never its message', async () => {
     server = await startAgent(agent(), { traces: { api: tracing.api } });
     tracing.reset();

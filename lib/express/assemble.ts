@@ -24,6 +24,8 @@ export interface Assembly {
   readonly stopRetention: StopRetention;
   /** Operation spans, with traces on. */
   readonly operations: ReturnType<typeof routerObservability>['operations'];
+  /** router.openTaskPublisher's span, with traces on (else `open()` itself). */
+  readonly openPublisher: ReturnType<typeof routerObservability>['openPublisher'];
 }
 
 /** The card the router serves: a parsed copy that states push support exactly when push is configured. */
@@ -67,7 +69,7 @@ export function assemble(settings: RouterSettings, logger: Logger): Assembly {
     extendedAgentCard: settings.extendedAgentCard,
   });
   observability.observe(handler);
-  return { card, handler, push, stopRetention, operations: observability.operations };
+  return { card, handler, push, stopRetention, operations: observability.operations, openPublisher: observability.openPublisher };
 }
 
 const NO_RETENTION: StopRetention = async () => {};

@@ -157,12 +157,12 @@ function codecsOf(settings: RouterSettings, card: Assembly['card'], logger: Logg
 }
 
 /** The router's gauges, the origin-root card, task hand-off and graceful close. */
-function withGauges(router: A2ARouter, { handler, push, stopRetention }: Assembly, wellKnownCard: A2AHandler): A2ARouter {
+function withGauges(router: A2ARouter, { handler, push, stopRetention, openPublisher }: Assembly, wellKnownCard: A2AHandler): A2ARouter {
   Object.defineProperties(router, {
     liveExecutions: { get: () => handler.liveExecutions, enumerable: true },
     liveObservers: { get: () => handler.liveObservers, enumerable: true },
     wellKnownCard: { value: wellKnownCard, enumerable: true },
-    openTaskPublisher: { value: (scope: TaskScope, taskId: string) => handler.openTaskPublisher(scope, taskId), enumerable: true },
+    openTaskPublisher: { value: (scope: TaskScope, taskId: string) => openPublisher(scope, taskId, () => handler.openTaskPublisher(scope, taskId)), enumerable: true },
     livePushDeliveries: { get: () => (push ? push.dispatcher.pending + push.dispatcher.held : 0), enumerable: true },
     close: {
       value: async (closeOptions?: { graceMs?: number }) => {

@@ -5,6 +5,7 @@
  * store keeps when the task is created.
  */
 import type { EngineTracing, TracedTask } from '../engine/engine-tracing.js';
+import type { TaskScope } from '../engine/seams/task-store.js';
 import { A2AError } from '../errors.js';
 import type { Turn, TurnOutcome } from '../engine/execution/turn.js';
 import { A2A_SPANS, A2A_SPAN_ATTRIBUTES as ATTR, A2A_SPAN_EVENTS, SPAN_KIND, SPAN_STATUS_ERROR, shortState } from './span-names.js';
@@ -94,4 +95,29 @@ export function engineSpans(core: TracingCore): EngineTracing {
       return done;
     },
   };
+}
+
+/**
+ * router.openTaskPublisher() for handed-off work (a queue worker, maybe in another process): a span
+ * in the worker's context, linked to the request that started the task, with the read as its event.
+ */
+export function publisherSpan<T>(core: TracingCore, scope: TaskScope, taskId: string, open: () => Promise<T>): Promise<T> {
+  const tracer = core.tracer;
+  if (!tracer) return open();
+  const parent = core.api.context.active();
+  const span = tracer.startSpan(A2A_SPANS.publisherOpen, { kind: SPAN_KIND.internal, attributes: { [ATTR.taskId]: taskId } }, parent);
+  let ended = false;
+  core.findOrigin(scope, taskId, (origin) => (ended ? undefined : core.linkTo(span, origin, 'task.origin')));
+  const opened = core.api.context.with(core.enter(parent, span), open);
+  const end = (): void => {
+    ended = true;
+    span.end();
+  };
+  opened.then(end, (error: unknown) => {
+    const kind = error instanceof A2AError ? error.kind : 'internal';
+    span.setAttribute(ATTR.errorType, kind);
+    span.setStatus({ code: SPAN_STATUS_ERROR, message: kind });
+    end();
+  });
+  return opened;
 }

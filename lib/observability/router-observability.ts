@@ -6,7 +6,7 @@
 import type { Logger } from '../logger.js';
 import type { StreamResponse, Task } from '../protocol/schemas.js';
 import { combineEngineEvents, type EngineEvents } from '../engine/engine-events.js';
-import type { TaskStore } from '../engine/seams/task-store.js';
+import type { TaskScope, TaskStore } from '../engine/seams/task-store.js';
 import type { PushDeliveryObserver } from '../engine/push/push-dispatcher.js';
 import type { TaskLeases } from '../engine/seams/task-leases.js';
 import type { PushAttemptTracing } from '../engine/push/push-deliverer.js';
@@ -40,6 +40,8 @@ export interface RouterObservability {
   readonly push: (PushDeliveryObserver & PushAttemptTracing) | undefined;
   /** Operation spans (undefined with traces off). */
   readonly operations: OperationTracing | undefined;
+  /** Runs `open` (router.openTaskPublisher) in a span linked to the task's first request, with traces on. */
+  openPublisher<T>(scope: TaskScope, taskId: string, open: () => Promise<T>): Promise<T>;
 }
 
 export function routerObservability(
@@ -63,5 +65,6 @@ export function routerObservability(
     observe: (gauges) => metrics?.observe(gauges),
     push: metrics || tracing ? { ...metrics?.push, ...tracing?.push } : undefined,
     operations: tracing?.operations,
+    openPublisher: (scope, taskId, open) => (tracing ? tracing.openPublisher(scope, taskId, open) : open()),
   };
 }

@@ -5,10 +5,10 @@
  */
 import type { Logger } from '../logger.js';
 import type { EngineTracing } from '../engine/engine-tracing.js';
-import type { TaskStore } from '../engine/seams/task-store.js';
+import type { TaskScope, TaskStore } from '../engine/seams/task-store.js';
 import type { TaskLeases } from '../engine/seams/task-leases.js';
 import type { PushAttemptTracing } from '../engine/push/push-deliverer.js';
-import { engineSpans } from './engine-spans.js';
+import { engineSpans, publisherSpan } from './engine-spans.js';
 import { operationTracing, type OperationTracing } from './operation-span.js';
 import { pushSpans } from './push-spans.js';
 import { globalTraceApi, isTraceApi, isTracerLike, TRACER_NAME, type OpenTelemetryTraceApiLike, type TraceApiSlot, type TracerLike } from './trace-api.js';
@@ -31,6 +31,8 @@ export interface RouterTracing {
   /** The store with its calls recorded and tasks' origins kept (when it can keep them). */
   instrumentStore(store: TaskStore): TaskStore;
   instrumentLeases(leases: TaskLeases): TaskLeases;
+  /** router.openTaskPublisher() in a span linked to the request that started the task. */
+  openPublisher<T>(scope: TaskScope, taskId: string, open: () => Promise<T>): Promise<T>;
   /** Settles once the API is known (at once for `{ api }`). */
   readonly ready: Promise<void>;
 }
@@ -47,6 +49,7 @@ export function routerTracing(option: A2ATracesOption | undefined, logger: Logge
     push: pushSpans(core),
     instrumentStore: (store) => traceTaskStore(store, core),
     instrumentLeases: (leases) => traceTaskLeases(leases, core),
+    openPublisher: (scope, taskId, open) => publisherSpan(core, scope, taskId, open),
     ready: slot.ready,
   };
 }
