@@ -9,6 +9,9 @@
  * against the Redis at BENCH_REDIS_URL (the runner starts its own redis-server), under the key prefix
  * BENCH_REDIS_KEY_PREFIX when set (the replicas of ours-2replicas share one), else one of its own;
  * without BENCH_REDIS_URL it prints `SKIP <reason>` (BENCH_REDIS_SKIP, when set) instead of `READY`.
+ * With `--traces`, the router's `traces` option is on: an SDK tracer provider (async-local-storage
+ * context, a batch processor whose exporter drops the spans) records every span the kit starts,
+ * as an app exporting to a collector would, less the export itself.
  *
  * It loads the built package from dist/ (run `npm run build` first; `npm run bench` does), or from
  * the directory in BENCH_KIT_DIST (a build of another revision, e.g. to compare before/after a change).
@@ -149,7 +152,9 @@ async function main(): Promise<void> {
     variant = 'ours+redis';
     control = {};
   }
-  const router = kit.createA2ARouter({ agentCard, executor: executor as never, ...(storeOptions as { taskStore: TaskStore }) });
+  const traces = hasFlag('--traces') ? await benchTraces() : undefined;
+  if (traces) variant += '+traces';
+  const router = kit.createA2ARouter({ agentCard, executor: executor as never, ...(storeOptions as { taskStore: TaskStore }), ...(traces ? { traces } : {}) });
 
   const app: Express = express();
   mountBenchControl(app, {
@@ -160,6 +165,17 @@ async function main(): Promise<void> {
   if (stack.length > 0) app.use('/', ...stack);
   app.use('/', router);
   listen(app, variant);
+}
+
+/** The `traces` option of `--traces`: the OpenTelemetry SDK recording every span, exporting none. */
+async function benchTraces() {
+  const api = await import('@opentelemetry/api');
+  const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
+  const { BasicTracerProvider, BatchSpanProcessor } = await import('@opentelemetry/sdk-trace-base');
+  api.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  const dropAll = { export: (_spans: unknown[], done: (result: { code: 0 }) => void) => done({ code: 0 }), shutdown: async () => {} };
+  const provider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(dropAll)] });
+  return { api, tracer: provider.getTracer('a2a-express-kit') };
 }
 
 main().catch((error: unknown) => {
