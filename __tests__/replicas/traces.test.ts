@@ -96,7 +96,8 @@ const redis = redisForTests();
     expect(followUp.traceId).toBe(second.traceId);
     expect(turn).toMatchObject({ traceId: second.traceId, parentSpanId: followUp.spanId, attributes: { 'a2a.task.id': task.id, 'a2a.turn.follow_up': true, 'a2a.turn.outcome': 'completed' } });
     expect(turn.links).toEqual([{ traceId: first.traceId, spanId: opening.spanId, attributes: { 'a2a.link': 'task.origin' } }]);
-    // The lease B took for the turn, and its store calls, are events on it.
-    expect(turn.events).toEqual(expect.arrayContaining(['a2a.lease.acquire', 'a2a.store.update']));
+    // The lease B took for the turn is an event on it; its store updates are counted.
+    expect(turn.events).toContain('a2a.lease.acquire');
+    expect(turn.attributes['a2a.store.updates']).toBeGreaterThanOrEqual(2);
   });
 });

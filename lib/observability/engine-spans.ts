@@ -10,15 +10,16 @@ import { A2AError } from '../errors.js';
 import type { Turn, TurnOutcome } from '../engine/execution/turn.js';
 import { A2A_SPANS, A2A_SPAN_ATTRIBUTES as ATTR, A2A_SPAN_EVENTS, SPAN_KIND, SPAN_STATUS_ERROR, shortState } from './span-names.js';
 import { OPERATION_KEY, type OperationSpan } from './operation-span.js';
-import type { TracingCore } from './tracing-core.js';
+import { endKitSpan, type KitSpan, type TracingCore } from './tracing-core.js';
 import type { SpanContextLike, SpanLike } from './trace-api.js';
 
 /** The turn span a context holds: the traced store reads the origin a new task is created with. */
 export const TURN_KEY = Symbol.for('a2a-express-kit.turn');
 
 /** A turn's span; `origin`: for a task's first turn, the span of the request that started it. */
-export class TurnSpan {
+export class TurnSpan implements KitSpan {
   readonly span: SpanLike;
+  storeUpdates = 0;
   readonly origin: SpanContextLike | undefined;
   #ended = false;
 
@@ -42,7 +43,7 @@ export class TurnSpan {
     } else {
       span.setAttribute(ATTR.turnOutcome, outcome.kind === 'message' ? 'message' : shortState(outcome.task.status.state));
     }
-    span.end();
+    endKitSpan(this);
   }
 }
 
@@ -68,7 +69,7 @@ export function engineSpans(core: TracingCore): EngineTracing {
       core.traces.entry(task.taskId).turn = span.spanContext();
       if (later) core.findOrigin(task.scope, task.taskId, (origin) => (trace.ended ? undefined : core.linkTo(span, origin, 'task.origin')));
       turn.trace = trace;
-      core.api.context.with(core.enter(parent, span).setValue(TURN_KEY, trace), () => start(turn));
+      core.api.context.with(core.enter(parent, trace).setValue(TURN_KEY, trace), () => start(turn));
     },
 
     traceCancel<T>(task: TracedTask, run: (note: (step: 'hook' | 'grace') => void) => Promise<T>): Promise<T> {
@@ -78,11 +79,12 @@ export function engineSpans(core: TracingCore): EngineTracing {
       const span = tracer.startSpan(A2A_SPANS.cancel, { kind: SPAN_KIND.internal, attributes: { [ATTR.taskId]: task.taskId, [ATTR.contextId]: task.contextId } }, parent);
       let ended = false;
       core.findOrigin(task.scope, task.taskId, (origin) => (ended ? undefined : core.linkTo(span, origin, 'task.origin')));
-      const done = core.api.context.with(core.enter(parent, span), () => run((step) => span.addEvent(CANCEL_STEPS[step])));
+      const kit: KitSpan = { span, storeUpdates: 0 };
+      const done = core.api.context.with(core.enter(parent, kit), () => run((step) => span.addEvent(CANCEL_STEPS[step])));
       const finish = (outcome: string): void => {
         ended = true;
         span.setAttribute(ATTR.cancelOutcome, outcome);
-        span.end();
+        endKitSpan(kit);
       };
       done.then(
         () => finish('canceled'),
@@ -108,10 +110,11 @@ export function publisherSpan<T>(core: TracingCore, scope: TaskScope, taskId: st
   const span = tracer.startSpan(A2A_SPANS.publisherOpen, { kind: SPAN_KIND.internal, attributes: { [ATTR.taskId]: taskId } }, parent);
   let ended = false;
   core.findOrigin(scope, taskId, (origin) => (ended ? undefined : core.linkTo(span, origin, 'task.origin')));
-  const opened = core.api.context.with(core.enter(parent, span), open);
+  const kit: KitSpan = { span, storeUpdates: 0 };
+  const opened = core.api.context.with(core.enter(parent, kit), open);
   const end = (): void => {
     ended = true;
-    span.end();
+    endKitSpan(kit);
   };
   opened.then(end, (error: unknown) => {
     const kind = error instanceof A2AError ? error.kind : 'internal';

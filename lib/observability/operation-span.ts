@@ -9,7 +9,7 @@ import type { A2AMethod, Operation } from '../http/operations.js';
 import { OPERATIONS } from '../http/operations.js';
 import { A2A_RPC_SERVICE, A2A_SPAN_ATTRIBUTES as ATTR, SPAN_KIND, SPAN_STATUS_ERROR, shortState } from './span-names.js';
 import type { ContextLike, SpanLike } from './trace-api.js';
-import type { TracingCore } from './tracing-core.js';
+import { endKitSpan, type KitSpan, type TracingCore } from './tracing-core.js';
 import { isValidSpanContext, spanContextOf } from './task-traces.js';
 
 /** What the request skeleton does with an operation's span. */
@@ -37,9 +37,10 @@ const METHOD_OF = new Map<Operation, A2AMethod>(Object.entries(OPERATIONS).map((
 type Loose = Record<string, unknown> | undefined;
 const stringOf = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
 
-export class OperationSpan implements OperationTrace {
+export class OperationSpan implements OperationTrace, KitSpan {
   /** SendMessage naming an existing task: its turn links to the request that started the task. */
   followUp = false;
+  storeUpdates = 0;
   readonly span: SpanLike;
   readonly #core: TracingCore;
   readonly #method: A2AMethod;
@@ -52,7 +53,7 @@ export class OperationSpan implements OperationTrace {
     this.#core = core;
     this.span = span;
     this.#method = method;
-    this.#context = core.enter(parent, span).setValue(OPERATION_KEY, this);
+    this.#context = core.enter(parent, this).setValue(OPERATION_KEY, this);
   }
 
   params(params: unknown): void {
@@ -107,7 +108,7 @@ export class OperationSpan implements OperationTrace {
   end(): void {
     if (this.#ended) return;
     this.#ended = true;
-    this.span.end();
+    endKitSpan(this);
   }
 }
 

@@ -20,7 +20,7 @@ export const A2A_SPANS = {
 
 /** Span events: task store and lease calls on the kit's span that made them, and the steps of a cancel. */
 export const A2A_SPAN_EVENTS = {
-  /** `a2a.store.get`, `a2a.store.create`, `a2a.store.update`, `a2a.store.list`. */
+  /** `a2a.store.get`, `a2a.store.create`, `a2a.store.list` (updates are counted: `a2a.store.updates`). */
   storePrefix: 'a2a.store.',
   leaseAcquire: 'a2a.lease.acquire',
   leaseClaimExpired: 'a2a.lease.claim_expired',
@@ -61,6 +61,8 @@ export const A2A_SPAN_ATTRIBUTES = {
   serverAddress: 'server.address',
   /** A store or lease call's duration, in milliseconds (on its event). */
   durationMs: 'a2a.duration_ms',
+  /** How many store updates (one per committed event) were made under the span. */
+  storeUpdates: 'a2a.store.updates',
   /** A store call's operation (on its event). */
   storeOperation: 'a2a.store.operation',
   /** Whether a lease was acquired (on its event). */

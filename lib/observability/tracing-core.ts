@@ -12,6 +12,21 @@ import type { ContextLike, OpenTelemetryTraceApiLike, SpanContextLike, SpanLike,
 /** The kit's innermost span in a context: where store and lease calls are recorded as events. */
 export const KIT_SPAN_KEY = Symbol.for('a2a-express-kit.span');
 
+/**
+ * One of the kit's spans as the context carries it: the store's updates made under it are counted
+ * here (one per committed event: too many, and too hot, for an event each) and set on it at its end.
+ */
+export interface KitSpan {
+  readonly span: SpanLike;
+  storeUpdates: number;
+}
+
+/** Ends a kit span, with its count of store updates when it made any. */
+export function endKitSpan(kit: KitSpan): void {
+  if (kit.storeUpdates > 0) kit.span.setAttribute(ATTR.storeUpdates, kit.storeUpdates);
+  kit.span.end();
+}
+
 /** The store methods that keep a task's origin beside it (optional: a store without them keeps none). */
 export type TraceContextStore = Pick<TaskStore, 'saveTraceContext' | 'loadTraceContext'>;
 
@@ -36,16 +51,16 @@ export class TracingCore {
     return this.#slot.api!;
   }
 
-  /** `parent` with `span` active, as the kit's innermost span too. */
-  enter(parent: ContextLike, span: SpanLike): ContextLike {
-    return this.api.trace.setSpan(parent, span).setValue(KIT_SPAN_KEY, span);
+  /** `parent` with `kit`'s span active, as the kit's innermost span too. */
+  enter(parent: ContextLike, kit: KitSpan): ContextLike {
+    return this.api.trace.setSpan(parent, kit.span).setValue(KIT_SPAN_KEY, kit);
   }
 
   /** The kit's innermost span where the caller runs, if it is recording. */
-  activeKitSpan(): SpanLike | undefined {
+  activeKitSpan(): KitSpan | undefined {
     if (!this.#slot.api) return undefined;
-    const span = this.#slot.api.context.active().getValue(KIT_SPAN_KEY) as SpanLike | undefined;
-    return span?.isRecording() ? span : undefined;
+    const kit = this.#slot.api.context.active().getValue(KIT_SPAN_KEY) as KitSpan | undefined;
+    return kit?.span.isRecording() ? kit : undefined;
   }
 
   /** Links `span` to `target` (of another request, so a link rather than a parent), when valid. */
