@@ -33,6 +33,9 @@ export { TERMINAL_STATES, INTERRUPTED_STATES, isTerminal, isInterrupted } from '
 
 export { A2A_METRICS } from './observability/metrics.js';
 export type { A2AMetricsOption } from './observability/metrics.js';
+export { A2A_SPANS, A2A_SPAN_ATTRIBUTES, A2A_SPAN_EVENTS } from './observability/span-names.js';
+export type { A2ATracesOption } from './observability/tracing.js';
+export type { OpenTelemetryTraceApiLike, TracerLike, SpanLike, SpanContextLike, ContextLike } from './observability/trace-api.js';
 export { instrumentTaskStore, taskStoreErrorKind } from './observability/task-store-metrics.js';
 export type { TaskStoreErrorKind } from './observability/task-store-metrics.js';
 export type { MeterLike } from './observability/meter.js';

@@ -12,6 +12,9 @@
  * With `--postgres`, the same on `createPostgresBackend()` from `a2a-express-kit/postgres` against
  * BENCH_PG_URL, in the schema BENCH_PG_SCHEMA (the replicas of ours-pg-2replicas share one) or one of
  * its own; without BENCH_PG_URL it prints `SKIP <reason>` (BENCH_PG_SKIP).
+ * With `--traces`, the router's `traces` option is on: an SDK tracer provider (async-local-storage
+ * context, a batch processor whose exporter drops the spans) records every span the kit starts,
+ * as an app exporting to a collector would, less the export itself.
  *
  * It loads the built package from dist/ (run `npm run build` first; `npm run bench` does), or from
  * the directory in BENCH_KIT_DIST (a build of another revision, e.g. to compare before/after a change).
@@ -166,7 +169,9 @@ async function main(): Promise<void> {
     variant = 'ours+postgres';
     control = {};
   }
-  const router = kit.createA2ARouter({ agentCard, executor: executor as never, ...(storeOptions as { taskStore: TaskStore }) });
+  const traces = hasFlag('--traces') ? await benchTraces() : undefined;
+  if (traces) variant += '+traces';
+  const router = kit.createA2ARouter({ agentCard, executor: executor as never, ...(storeOptions as { taskStore: TaskStore }), ...(traces ? { traces } : {}) });
 
   const app: Express = express();
   mountBenchControl(app, {
@@ -177,6 +182,17 @@ async function main(): Promise<void> {
   if (stack.length > 0) app.use('/', ...stack);
   app.use('/', router);
   listen(app, variant);
+}
+
+/** The `traces` option of `--traces`: the OpenTelemetry SDK recording every span, exporting none. */
+async function benchTraces() {
+  const api = await import('@opentelemetry/api');
+  const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
+  const { BasicTracerProvider, BatchSpanProcessor } = await import('@opentelemetry/sdk-trace-base');
+  api.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  const dropAll = { export: (_spans: unknown[], done: (result: { code: 0 }) => void) => done({ code: 0 }), shutdown: async () => {} };
+  const provider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(dropAll)] });
+  return { api, tracer: provider.getTracer('a2a-express-kit') };
 }
 
 main().catch((error: unknown) => {

@@ -5,6 +5,9 @@
  */
 import type { StreamResponse, Task, TaskState } from '../protocol/schemas.js';
 import type { Logger } from '../logger.js';
+import type { EngineTracing } from './engine-tracing.js';
+
+export { tracedTurns, type EngineTracing } from './engine-tracing.js';
 
 export interface EngineEvents {
   /** A message's turn starts running `execute()`. */
@@ -34,6 +37,8 @@ export interface EngineEvents {
   taskFinished?(info: { readonly taskId: string; readonly tenant: string; readonly state: TaskState }): void;
   /** A CancelTask was answered. */
   cancelAnswered?(info: { readonly taskId: string; readonly tenant: string; readonly outcome: 'canceled' | 'not-cancelable' | 'error' }): void;
+  /** Spans around turns and cancels (the router's `traces` option); not a listener: the first one given is kept. */
+  readonly tracing?: EngineTracing;
 }
 
 const METHODS = ['turnStarted', 'turnEnded', 'taskEvent', 'taskFinished', 'cancelAnswered'] as const;
@@ -41,7 +46,9 @@ const METHODS = ['turnStarted', 'turnEnded', 'taskEvent', 'taskFinished', 'cance
 /** One EngineEvents calling several, each guarded: a listener that throws is logged and skipped. */
 export function combineEngineEvents(listeners: readonly EngineEvents[], logger: Logger): EngineEvents | undefined {
   if (listeners.length === 0) return undefined;
-  const combined: Record<string, (info: never) => void> = {};
+  const combined: Record<string, unknown> = {};
+  const tracing = listeners.find((l) => l.tracing)?.tracing;
+  if (tracing) combined.tracing = tracing;
   for (const name of METHODS) {
     const fns = listeners.map((l) => l[name]?.bind(l)).filter((f): f is (info: never) => void => f !== undefined);
     if (fns.length === 0) continue;

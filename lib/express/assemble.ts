@@ -22,6 +22,10 @@ export interface Assembly {
   readonly push: ReturnType<typeof createPushNotifications> | undefined;
   /** Stops the retention sweeper (a no-op when retention is off). */
   readonly stopRetention: StopRetention;
+  /** Operation spans, with traces on. */
+  readonly operations: ReturnType<typeof routerObservability>['operations'];
+  /** router.openTaskPublisher's span, with traces on (else `open()` itself). */
+  readonly openPublisher: ReturnType<typeof routerObservability>['openPublisher'];
 }
 
 /** The card the router serves: a parsed copy that states push support exactly when push is configured. */
@@ -55,7 +59,7 @@ export function assemble(settings: RouterSettings, logger: Logger): Assembly {
     taskStore,
     push: push?.service,
     bus: settings.eventBus,
-    leases: settings.taskLeases,
+    leases: observability.taskLeases(settings.taskLeases),
     leaseWaitMs: settings.leaseWaitMs,
     events: push ? combineEngineEvents([observability.events, push.service.events].filter((e) => e !== undefined), logger) : observability.events,
     logger,
@@ -65,7 +69,7 @@ export function assemble(settings: RouterSettings, logger: Logger): Assembly {
     extendedAgentCard: settings.extendedAgentCard,
   });
   observability.observe(handler);
-  return { card, handler, push, stopRetention };
+  return { card, handler, push, stopRetention, operations: observability.operations, openPublisher: observability.openPublisher };
 }
 
 const NO_RETENTION: StopRetention = async () => {};

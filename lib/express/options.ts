@@ -17,6 +17,7 @@ import { PushNotificationsOptionSchema, type A2APushNotificationsOptions } from 
 import { parseByteSize } from '../middleware/security.js';
 import type { A2AMiddlewareChainOptions } from '../middleware/preset.js';
 import { isMetricsOption, type A2AMetricsOption } from '../observability/metrics.js';
+import { isTracesOption, type A2ATracesOption } from '../observability/tracing.js';
 import type { A2ATaskEventHook } from '../observability/router-observability.js';
 import type { CallContextHook } from '../http/serve.js';
 import { CARD_SIGNING_ALGORITHMS, type CardSigningKey } from './card-signer.js';
@@ -139,6 +140,16 @@ class RouterOptionFields {
    * `@opentelemetry/api`, `{ meter }` that meter. Off by default: then nothing is measured or wrapped.
    */
   readonly metrics = z.custom<A2AMetricsOption>(isMetricsOption, { error: 'must be true, false or { meter } (an OpenTelemetry Meter)' }).optional();
+  /**
+   * OpenTelemetry spans (see docs/operations.md, Traces): one per operation, turn, cancel and
+   * webhook request, store and lease calls as their events, linked across requests and replicas.
+   * `true` loads `@opentelemetry/api` and uses the global TracerProvider; `{ api }` that module
+   * (`{ api, tracer }`: that tracer). Off by default: then nothing is traced or wrapped. Not the
+   * `tracing` option, which installs the a2aTracing middleware (request ids, incoming trace context).
+   */
+  readonly traces = z
+    .custom<A2ATracesOption>(isTracesOption, { error: 'must be true, false or { api, tracer? } (the @opentelemetry/api module, an OpenTelemetry Tracer)' })
+    .optional();
   /** Called with every event committed to the store (lifecycle hook; no OpenTelemetry needed). */
   readonly onTaskEvent = z.custom<A2ATaskEventHook>((v) => typeof v === 'function', { error: 'must be a function (info) => void' }).optional();
   /**

@@ -94,7 +94,7 @@ export function createA2ARouter(options: A2ARouterOptions): A2ARouter {
     settings,
     preset: presetOf(options, logger),
     codecs: codecsOf(settings, card, logger, presenter),
-    serve: { handler, callContext: settings.callContext, pushOn: assembly.push !== undefined },
+    serve: { handler, callContext: settings.callContext, pushOn: assembly.push !== undefined, tracing: assembly.operations },
     serveCard: agentCardRoute(card, settings.agentCardMaxAgeSeconds, publicUrl === undefined ? undefined : () => publicUrl, cardModified, presenter.at),
     fail: routerErrorHandler(logger),
     wiring,
@@ -157,12 +157,12 @@ function codecsOf(settings: RouterSettings, card: Assembly['card'], logger: Logg
 }
 
 /** The router's gauges, the origin-root card, task hand-off and graceful close. */
-function withGauges(router: A2ARouter, { handler, push, stopRetention }: Assembly, wellKnownCard: A2AHandler): A2ARouter {
+function withGauges(router: A2ARouter, { handler, push, stopRetention, openPublisher }: Assembly, wellKnownCard: A2AHandler): A2ARouter {
   Object.defineProperties(router, {
     liveExecutions: { get: () => handler.liveExecutions, enumerable: true },
     liveObservers: { get: () => handler.liveObservers, enumerable: true },
     wellKnownCard: { value: wellKnownCard, enumerable: true },
-    openTaskPublisher: { value: (scope: TaskScope, taskId: string) => handler.openTaskPublisher(scope, taskId), enumerable: true },
+    openTaskPublisher: { value: (scope: TaskScope, taskId: string) => openPublisher(scope, taskId, () => handler.openTaskPublisher(scope, taskId)), enumerable: true },
     livePushDeliveries: { get: () => (push ? push.dispatcher.pending + push.dispatcher.held : 0), enumerable: true },
     close: {
       value: async (closeOptions?: { graceMs?: number }) => {

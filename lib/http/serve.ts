@@ -15,6 +15,7 @@ import type { CallerResolution } from './call.js';
 import { callOf } from './negotiate.js';
 import type { Operation, Params, PresentCard } from './operations.js';
 import { serveStream, type StreamSettings } from './stream.js';
+import type { OperationTrace, OperationTracing } from '../observability/operation-span.js';
 
 /** Resolves the caller and tenant per request (overrides what a2aAuth/a2aTenant contributed). */
 export type CallContextHook = (req: Request) => CallerResolution | undefined | Promise<CallerResolution | undefined>;
@@ -58,6 +59,8 @@ export interface ServeSettings {
   readonly callContext?: CallContextHook;
   /** Whether push notifications are configured; if not, the push methods answer PushNotificationNotSupported. */
   readonly pushOn: boolean;
+  /** Operation spans (the router's `traces` option); absent when off. */
+  readonly tracing?: OperationTracing;
 }
 
 /** Serves one A2A request with `codec`; `requested` is the version it stated (see servedVersion). */
@@ -70,6 +73,7 @@ export async function serve<Head>(
   settings: ServeSettings,
 ): Promise<void> {
   let id: JsonRpcId = null;
+  let trace: OperationTrace | undefined;
   try {
     const head = codec.head(req, match);
     id = codec.idOf(head);
@@ -78,17 +82,27 @@ export async function serve<Head>(
     // Before the params are read: a client of a server without push learns that first.
     if (plan?.operation.push && !settings.pushOn) throw new A2AError('PushNotificationNotSupported');
     if (!plan) throw codec.unknownMethod(head);
+    trace = settings.tracing?.start(req, plan.operation, match ? 'http+json' : 'jsonrpc', codec.version);
     const params = plan.read(req, head);
+    trace?.params(params);
     if (plan.reroute) plan = plan.reroute(params) ?? plan;
     const { handler, callContext } = settings;
     const stated = codec.statesTenant ? (params as Params).tenant || undefined : undefined;
     // Synchronous unless the app states the caller itself through an (async) hook.
     const call = callOf(req, res, callContext ? await callContext(req) : undefined, stated, active);
     const operation = plan.operation;
-    if (operation.kind === 'stream') return await serveStream(req, res, plan.stream!, id, call, handler, operation, params);
-    const result = await runWithA2AContext(call.requestContext, () => operation.run(handler, call, params as never, req, codec));
+    if (operation.kind === 'stream') {
+      const encoding = plan.stream!;
+      if (trace) return await trace.stream(res, () => serveStream(req, res, encoding, id, call, handler, operation, params));
+      return await serveStream(req, res, encoding, id, call, handler, operation, params);
+    }
+    const result = await runWithA2AContext(call.requestContext, () =>
+      trace ? trace.run(() => operation.run(handler, call, params as never, req, codec)) : operation.run(handler, call, params as never, req, codec),
+    );
+    trace?.succeeded(result);
     codec.writeResult(res, id, plan.present ? plan.present(result, params) : result);
   } catch (error) {
+    trace?.failed(error);
     codec.writeError(req, res, error, id);
   }
 }

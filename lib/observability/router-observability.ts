@@ -1,13 +1,18 @@
 /**
- * What createA2ARouter's `metrics` and `onTaskEvent` options turn into: one guarded engine listener,
- * the measured store, and the live gauges. With neither option, nothing is wrapped or listened to.
+ * What createA2ARouter's `metrics`, `traces` and `onTaskEvent` options turn into: one guarded engine
+ * listener (carrying the engine's spans), the measured and traced store and leases, the push
+ * observer, the operation spans and the live gauges. With none of them, nothing is wrapped or listened to.
  */
 import type { Logger } from '../logger.js';
 import type { StreamResponse, Task } from '../protocol/schemas.js';
 import { combineEngineEvents, type EngineEvents } from '../engine/engine-events.js';
-import type { TaskStore } from '../engine/seams/task-store.js';
+import type { TaskScope, TaskStore } from '../engine/seams/task-store.js';
 import type { PushDeliveryObserver } from '../engine/push/push-dispatcher.js';
+import type { TaskLeases } from '../engine/seams/task-leases.js';
+import type { PushAttemptTracing } from '../engine/push/push-deliverer.js';
 import { routerMetrics, type A2AMetricsOption, type LiveGauges } from './metrics.js';
+import { routerTracing, type A2ATracesOption } from './tracing.js';
+import type { OperationTracing } from './operation-span.js';
 
 /** What `onTaskEvent` receives for every event committed to the store, in commit order per task. */
 export interface A2ATaskEventInfo {
@@ -29,24 +34,37 @@ export type A2ATaskEventHook = (info: A2ATaskEventInfo) => void;
 interface RouterObservability {
   readonly events: EngineEvents | undefined;
   taskStore(store: TaskStore): TaskStore;
+  taskLeases(leases: TaskLeases | undefined): TaskLeases | undefined;
   observe(gauges: LiveGauges): void;
-  /** Push delivery metrics (undefined with metrics off). */
-  readonly push: PushDeliveryObserver | undefined;
+  /** Push delivery metrics and spans (undefined with both off). */
+  readonly push: (PushDeliveryObserver & PushAttemptTracing) | undefined;
+  /** Operation spans (undefined with traces off). */
+  readonly operations: OperationTracing | undefined;
+  /** Runs `open` (router.openTaskPublisher) in a span linked to the task's first request, with traces on. */
+  openPublisher<T>(scope: TaskScope, taskId: string, open: () => Promise<T>): Promise<T>;
 }
 
 export function routerObservability(
-  options: { readonly metrics?: A2AMetricsOption; readonly onTaskEvent?: A2ATaskEventHook },
+  options: { readonly metrics?: A2AMetricsOption; readonly traces?: A2ATracesOption; readonly onTaskEvent?: A2ATaskEventHook },
   logger: Logger,
 ): RouterObservability {
   const metrics = routerMetrics(options.metrics, logger);
+  const tracing = routerTracing(options.traces, logger);
   const listeners: EngineEvents[] = [];
   if (metrics) listeners.push(metrics.events);
+  if (tracing) listeners.push({ tracing: tracing.engine });
   const hook = options.onTaskEvent;
   if (hook) listeners.push({ taskEvent: (info) => hook(info) });
   return {
     events: combineEngineEvents(listeners, logger),
-    taskStore: (store) => (metrics ? metrics.instrumentStore(store) : store),
+    taskStore(store) {
+      const traced = tracing ? tracing.instrumentStore(store) : store;
+      return metrics ? metrics.instrumentStore(traced) : traced;
+    },
+    taskLeases: (leases) => (tracing && leases ? tracing.instrumentLeases(leases) : leases),
     observe: (gauges) => metrics?.observe(gauges),
-    push: metrics?.push,
+    push: metrics || tracing ? { ...metrics?.push, ...tracing?.push } : undefined,
+    operations: tracing?.operations,
+    openPublisher: (scope, taskId, open) => (tracing ? tracing.openPublisher(scope, taskId, open) : open()),
   };
 }

@@ -103,6 +103,17 @@ class MeasuredTaskStore implements TaskStore {
     return inner.close ? () => inner.close!() : undefined;
   }
 
+  // Tracing's, so that a store measured by the app itself still keeps a task's trace context.
+  get saveTraceContext(): TaskStore['saveTraceContext'] {
+    const inner = this.#inner;
+    return inner.saveTraceContext ? (scope, taskId, traceparent) => inner.saveTraceContext!(scope, taskId, traceparent) : undefined;
+  }
+
+  get loadTraceContext(): TaskStore['loadTraceContext'] {
+    const inner = this.#inner;
+    return inner.loadTraceContext ? (scope, taskId) => inner.loadTraceContext!(scope, taskId) : undefined;
+  }
+
 
   #measure<T>(operation: Operation, call: () => Promise<T>): Promise<T> {
     const instruments = this.#instruments();

@@ -5,7 +5,7 @@
  * already stale when the caller gets it. Run the contract or the engine through it to find races
  * the in-memory store hides.
  */
-import type { TaskStore } from '../engine/seams/task-store.js';
+import type { TaskScope, TaskStore } from '../engine/seams/task-store.js';
 
 export interface LatencyOptions {
   /** Shortest total delay per call, in ms. Default 1. */
@@ -52,6 +52,8 @@ export function withLatency(store: TaskStore, options: LatencyOptions = {}): Tas
     list: (scope, query) => delayed(() => store.list(scope, query)),
     ...(store.findUnfinished ? { findUnfinished: () => delayed(() => store.findUnfinished!()) } : {}),
     ...(store.removeFinished ? { removeFinished: (before: string, limit: number) => delayed(() => store.removeFinished!(before, limit)) } : {}),
+    ...(store.saveTraceContext ? { saveTraceContext: (scope: TaskScope, taskId: string, traceparent: string) => delayed(() => store.saveTraceContext!(scope, taskId, traceparent)) } : {}),
+    ...(store.loadTraceContext ? { loadTraceContext: (scope: TaskScope, taskId: string) => delayed(() => store.loadTraceContext!(scope, taskId)) } : {}),
     ...(store.close ? { close: () => store.close!() } : {}),
   };
 }

@@ -10,6 +10,7 @@ import { defineCompareAndSet, defineConcurrency, defineFailures, defineScoping, 
 import { defineCloneIsolation, defineLargeTasks, defineListing } from './task-store-rules-data.js';
 import { defineAppendCompareAndSet, defineAppendConcurrency, defineArtifactAppends, defineChangeHint } from './task-store-rules-artifacts.js';
 import { defineRetention } from './task-store-rules-retention.js';
+import { defineTraceContexts } from './task-store-trace-contract.js';
 
 /**
  * Options of describeTaskStoreContract: `cleanup` runs after each test with the store it used
@@ -47,5 +48,6 @@ export function describeTaskStoreContract<S extends TaskStore>(
     describe('failure propagation', () => defineFailures(test));
     // Optional in the seam: each test passes at once on a store without removeFinished().
     describe('retention (removeFinished, when the store has it)', () => defineRetention(test));
+    describe('trace context (saveTraceContext, when the store has it)', () => defineTraceContexts(test));
   });
 }

@@ -35,6 +35,8 @@ interface Entry {
   contextId: string | undefined;
   state: TaskState;
   timestamp: string;
+  /** The trace context of the request that started the task (tracing), beside it. */
+  traceparent?: string;
 }
 
 const scopeKeyOf = (scope: TaskScope): string => `${scope.tenant.length}:${scope.tenant}${scope.owner}`;
@@ -90,6 +92,16 @@ export class InMemoryTaskStore implements TaskStore {
       entry.pending = [];
     }
     return ++entry.version;
+  }
+
+  async saveTraceContext(scope: TaskScope, taskId: string, traceparent: string): Promise<void> {
+    const entry = this.#byId.get(taskId);
+    if (entry && entry.scopeKey === scopeKeyOf(scope)) entry.traceparent = traceparent;
+  }
+
+  async loadTraceContext(scope: TaskScope, taskId: string): Promise<string | undefined> {
+    const entry = this.#byId.get(taskId);
+    return entry && entry.scopeKey === scopeKeyOf(scope) ? entry.traceparent : undefined;
   }
 
   async list(scope: TaskScope, query: ListTasksQuery): Promise<TaskPage> {

@@ -90,6 +90,8 @@ const MIGRATIONS: ReadonlyArray<(t: (name: string) => string) => string[]> = [
   ],
   // Retention (removeFinished): the oldest finished tasks of every scope.
   finishedIndexMigration,
+  // Tracing: the traceparent of the request that started the task, beside it (never in its body).
+  (t) => [`ALTER TABLE ${t('tasks')} ADD COLUMN IF NOT EXISTS trace_context text`],
 ];
 
 /** The schema version this code writes. */

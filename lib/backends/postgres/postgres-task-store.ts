@@ -75,6 +75,16 @@ export class PostgresTaskStore implements TaskStore {
     return this.#writes.update(scope, task, expectedVersion, change);
   }
 
+  /** Tracing: the trace context the task was started in, in its row's trace_context column. */
+  async saveTraceContext(scope: TaskScope, taskId: string, traceparent: string): Promise<void> {
+    await this.#db.query(`UPDATE ${this.#tasks} SET trace_context = $1 WHERE id = $2 AND tenant = $3 AND owner = $4`, [traceparent, taskId, scope.tenant, scope.owner]);
+  }
+
+  async loadTraceContext(scope: TaskScope, taskId: string): Promise<string | undefined> {
+    const [row] = await this.#db.query<{ trace_context: string | null }>(`SELECT trace_context FROM ${this.#tasks} WHERE id = $1 AND tenant = $2 AND owner = $3`, [taskId, scope.tenant, scope.owner]);
+    return row?.trace_context ?? undefined;
+  }
+
   async list(scope: TaskScope, query: ListTasksQuery): Promise<TaskPage> {
     const values: unknown[] = [scope.tenant, scope.owner];
     let filters = 't.tenant = $1 AND t.owner = $2';

@@ -34,6 +34,7 @@ import { RedisKeys, scopeId } from './redis-keys.js';
 import { clientSchema, keyPrefixSchema } from './redis-options.js';
 import { RedisScript } from './redis-script.js';
 import { finishedMember, removeFinishedTasks } from './redis-retention.js';
+import { loadTraceContext, saveTraceContext } from './redis-trace-context.js';
 import { taskKey } from '../../engine/task-key.js';
 
 export interface RedisTaskStoreOptions {
@@ -229,6 +230,14 @@ export class RedisTaskStore implements TaskStore {
    */
   async removeFinished(finishedBefore: string, limit: number): Promise<number> {
     return removeFinishedTasks(this.#client, this.#keys, finishedBefore, limit);
+  }
+
+  saveTraceContext(scope: TaskScope, taskId: string, traceparent: string): Promise<void> {
+    return saveTraceContext(this.#client, this.#keys.task(taskId), scopeId(scope), traceparent);
+  }
+
+  loadTraceContext(scope: TaskScope, taskId: string): Promise<string | undefined> {
+    return loadTraceContext(this.#client, this.#keys.task(taskId), scopeId(scope));
   }
 
   async get(scope: TaskScope, taskId: string): Promise<VersionedTask | undefined> {

@@ -1,6 +1,6 @@
 /**
  * Retention for SqliteTaskStore: removes finished tasks older than a cutoff with every row kept for
- * them (body, artifacts, chunks, push configs and their logged events), one transaction per batch.
+ * them (body, artifacts, chunks, trace context, push configs and their logged events), one transaction per batch.
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import { preparer } from './sqlite-statements.js';
@@ -34,6 +34,8 @@ export function finishedTaskRemover(db: BetterSqlite3.Database): (finishedBefore
     chunks: prepare<[number]>('DELETE FROM a2a_artifact_chunks WHERE task = ?'),
     artifacts: prepare<[number]>('DELETE FROM a2a_artifacts WHERE task = ?'),
     body: prepare<[number]>('DELETE FROM a2a_task_bodies WHERE task = ?'),
+    // Tracing's table exists once a task's trace context was kept (see sqlite-trace-context.ts).
+    hasTraces: prepare<[], { found: number }>("SELECT 1 AS found FROM sqlite_schema WHERE type = 'table' AND name = 'a2a_task_traces'"),
     pushConfigs: prepare<[string, string, string]>('DELETE FROM a2a_push_configs WHERE task_id = ? AND tenant = ? AND owner = ?'),
     // Task ids are unique across scopes: the log is keyed by id alone.
     pushEvents: prepare<[string]>('DELETE FROM a2a_push_events WHERE task_id = ?'),
@@ -42,10 +44,12 @@ export function finishedTaskRemover(db: BetterSqlite3.Database): (finishedBefore
   return db.transaction((finishedBefore: string, limit: number): number => {
     // all(): the deletes below write the table the candidates come from.
     const rows = s.candidates.all(finishedBefore, limit);
+    const traces = s.hasTraces.get() ? prepare<[number]>('DELETE FROM a2a_task_traces WHERE task = ?') : undefined;
     for (const row of rows) {
       s.chunks.run(row.seq);
       s.artifacts.run(row.seq);
       s.body.run(row.seq);
+      traces?.run(row.seq);
       s.pushConfigs.run(row.id, row.tenant, row.owner);
       s.pushEvents.run(row.id);
       s.task.run(row.seq);

@@ -19,11 +19,13 @@ import { compact, loadTask } from './sqlite-task-reads.js';
 import { SqliteTaskWrites } from './sqlite-task-writes.js';
 import { SqliteTaskListing } from './sqlite-task-listing.js';
 import { GroupCommit } from './sqlite-group-commit.js';
+import { SqliteTraceContexts } from './sqlite-trace-context.js';
 
 type Database = BetterSqlite3.Database;
 
 export class SqliteTaskStore implements TaskStore {
   readonly #db: Database;
+  #traces: SqliteTraceContexts | undefined;
   readonly #closeDatabase: boolean;
   #closed = false;
   readonly #s: TaskStatements;
@@ -133,6 +135,19 @@ export class SqliteTaskStore implements TaskStore {
     this.#assertOpen();
     this.flushWrites();
     return limit > 0 ? this.#removeFinishedTx(finishedBefore, limit) : 0;
+  }
+
+  /** Tracing: the trace context the task was started in, kept beside it (see sqlite-trace-context.ts). */
+  async saveTraceContext(scope: TaskScope, taskId: string, traceparent: string): Promise<void> {
+    this.#assertOpen();
+    this.flushWrites();
+    (this.#traces ??= new SqliteTraceContexts(this.#db)).save(scope, taskId, traceparent);
+  }
+
+  async loadTraceContext(scope: TaskScope, taskId: string): Promise<string | undefined> {
+    this.#assertOpen();
+    this.flushWrites();
+    return (this.#traces ??= new SqliteTraceContexts(this.#db)).load(scope, taskId);
   }
 
   /** Stops the store (later calls reject); closes the database when it owns it (closeDatabase). */

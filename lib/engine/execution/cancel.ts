@@ -11,6 +11,7 @@ import type { AgentExecutor, CancelContext } from '../executor.js';
 import type { TaskEvents } from '../task-events.js';
 import { CANCELED_TEXT, isTerminal } from '../task-state.js';
 import type { TaskChannel } from './task-channel.js';
+import type { TaskScope } from '../seams/task-store.js';
 import { InvalidAgentEventError } from '../agent-event-error.js';
 import { CancelPublisher, type Publisher, type Turn } from './turn.js';
 
@@ -20,6 +21,7 @@ export type CancelRequest = Omit<CancelContext, 'task' | 'running'>;
 /** The execution a cancel works on. */
 export interface CancelTarget {
   readonly taskId: string;
+  readonly scope: TaskScope;
   readonly channel: TaskChannel<unknown>;
   /** The turn running here now, if any. */
   runningTurn(): Turn | undefined;
@@ -31,9 +33,11 @@ export interface CancelTarget {
   eventsFor(publisher: Publisher): TaskEvents;
 }
 
-interface CancelDeps {
+export interface CancelDeps {
   readonly executor: AgentExecutor;
   readonly logger: Logger;
+  /** Its `tracing`, when on, puts each cancel in a span. */
+  readonly events?: EngineEvents;
 }
 
 const GRACE_OVER = Symbol('grace over');
@@ -47,7 +51,13 @@ const RESOLVED: Promise<void> = Promise.resolve();
 export const copyOf = (task: Task): Task => JSON.parse(JSON.stringify(task)) as Task;
 
 /** Runs one cancel of `target`; resolves with the CANCELED task, rejects with TaskNotCancelable when another end won. */
-export async function runCancel(target: CancelTarget, deps: CancelDeps, request: CancelRequest, graceMs: number): Promise<Task> {
+export function runCancel(target: CancelTarget, deps: CancelDeps, request: CancelRequest, graceMs: number): Promise<Task> {
+  const tracing = deps.events?.tracing;
+  if (!tracing) return cancelOnce(target, deps, request, graceMs, noop);
+  return tracing.traceCancel({ taskId: target.taskId, contextId: request.contextId, scope: target.scope }, (note) => cancelOnce(target, deps, request, graceMs, note));
+}
+
+async function cancelOnce(target: CancelTarget, deps: CancelDeps, request: CancelRequest, graceMs: number, note: (step: 'hook' | 'grace') => void): Promise<Task> {
   const channel = target.channel;
   let timer: NodeJS.Timeout | undefined;
   const graceOver = new Promise<typeof GRACE_OVER>((resolve) => {
@@ -69,8 +79,10 @@ export async function runCancel(target: CancelTarget, deps: CancelDeps, request:
     if (executor.cancel) {
       try {
         const hook = Promise.resolve(executor.cancel({ ...request, task: copyOf(task), running: turn !== undefined }, target.eventsFor(publisher)));
-        if ((await Promise.race([hook, graceOver])) === GRACE_OVER) {
+        if ((await Promise.race([hook, graceOver])) !== GRACE_OVER) note('hook');
+        else {
           hook.catch(noop);
+          note('grace');
           logger.warn({ taskId: target.taskId, graceMs }, 'executor.cancel() did not finish within the grace period');
         }
       } catch (error) {
@@ -82,7 +94,7 @@ export async function runCancel(target: CancelTarget, deps: CancelDeps, request:
     }
     if (turn) {
       target.abortTurn(turn);
-      if (!turn.closed) await Promise.race([turn.whenSettled(), graceOver]);
+      if (!turn.closed && (await Promise.race([turn.whenSettled(), graceOver])) === GRACE_OVER) note('grace');
       await channel.enqueue(() => commitCanceled(channel));
     } else {
       // A turn of this task may run in another process: ask it to stop once the end is committed,

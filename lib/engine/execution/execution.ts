@@ -7,10 +7,11 @@
 import { A2AError, acceptsNoMoreMessages, shuttingDown } from '../../errors.js';
 import type { Task } from '../../protocol/schemas.js';
 import type { ResumeReason } from '../executor.js';
+import { tracedTurns } from '../engine-events.js';
 import type { TaskScope, VersionedTask } from '../seams/task-store.js';
 import { TaskEvents } from '../task-events.js';
 import { endsTurn, isTerminal } from '../task-state.js';
-import { reportCancelAnswer, runCancel, type CancelRequest } from './cancel.js';
+import { reportCancelAnswer, runCancel, type CancelDeps, type CancelRequest } from './cancel.js';
 import { LiveSink } from './live-sink.js';
 import { ReplicaGuard, type ReplicaGuardDeps } from './replica-guard.js';
 import { resumeRequest } from './resume-request.js';
@@ -22,7 +23,7 @@ import type { Turn, TurnOutcome } from './turn.js';
 
 export type { CancelRequest } from './cancel.js';
 
-export interface ExecutionDeps extends ChannelDeps, ReplicaGuardDeps, TurnRunnerDeps {
+export interface ExecutionDeps extends ChannelDeps, ReplicaGuardDeps, TurnRunnerDeps, CancelDeps {
   /** Called once the execution holds nothing live: the registry forgets it. */
   readonly onIdle: (execution: Execution) => void;
 }
@@ -52,7 +53,7 @@ export class Execution {
     this.taskId = taskId;
     this.contextId = contextId;
     this.#channel = new TaskChannel(deps, key, scope, this, stored, this.#listener(), WORDING);
-    this.#queue = new TurnQueue((turn) => void runTurn(this.#host, turn));
+    this.#queue = new TurnQueue(tracedTurns(deps.events?.tracing, this, (turn) => void runTurn(this.#host, turn)));
     this.#guard = new ReplicaGuard(deps, key, scope, taskId, () => cancelRoutedHere(this.#host));
     this.#host = this.#hostPort();
   }
@@ -107,8 +108,10 @@ export class Execution {
     } finally {
       this.#host.busy = false;
       // The resumed turn runs ahead of any message that arrived meanwhile.
-      if (resume) this.#queue.startOwn(resumeRequest(this.scope, this.#channel.task!, this.taskId, this.contextId), (turn) => void runResume(this.#host, turn, text, reason));
-      else this.#afterTurn();
+      if (resume) {
+        const request = resumeRequest(this.scope, this.#channel.task!, this.taskId, this.contextId);
+        this.#queue.startOwn(request, tracedTurns(this.#host.deps.events?.tracing, this, (turn) => void runResume(this.#host, turn, text, reason), reason));
+      } else this.#afterTurn();
     }
   }
 

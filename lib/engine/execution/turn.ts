@@ -5,6 +5,7 @@
 import type { A2AError } from '../../errors.js';
 import type { Message, StreamResponse, Task } from '../../protocol/schemas.js';
 import type { ExecutionContext } from '../executor.js';
+import type { TurnTrace } from '../engine-tracing.js';
 
 /** How a turn ended, as seen by whoever waits on it. */
 export type TurnOutcome =
@@ -51,6 +52,8 @@ export class Turn implements Publisher {
   handedOff = false;
   /** performance.now() when execute() was called, kept only when something measures turns. */
   startedAt: number | undefined;
+  /** The turn's span, when tracing is on; it ends with the turn. */
+  trace: TurnTrace | undefined;
   #observer: ExecutionObserver | undefined;
   #abort: AbortController | undefined;
   #settled = false;
@@ -108,6 +111,7 @@ export class Turn implements Publisher {
     const observer = this.#observer;
     this.#observer = undefined;
     observer?.onEnd(outcome);
+    this.trace?.end(outcome);
     this.settle();
   }
 

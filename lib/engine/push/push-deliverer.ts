@@ -5,11 +5,22 @@
 import type { StoredPushConfig } from '../seams/push-config-store.js';
 import type { PushDelivery } from '../seams/push-outbox.js';
 import type { HostLimiter } from './host-limiter.js';
-import type { DeliverySettings, PushDispatcherDeps } from './push-dispatcher.js';
+import type { DeliverySettings, PushDeliveryObserver, PushDispatcherDeps } from './push-dispatcher.js';
 import { WebhookRefusedError } from './ssrf-guard.js';
 import { postWebhook, type AttemptOutcome } from './webhook-client.js';
 
 const TOKEN_HEADER = 'X-A2A-Notification-Token';
+
+/** One webhook request's span (the router's `traces` option): its `traceparent` goes with the request. */
+export interface PushAttemptTrace {
+  readonly traceparent: string | undefined;
+  end(outcome: AttemptOutcome['kind'] | 'refused', status: number | undefined, host: string | undefined): void;
+}
+
+/** An observer that also traces attempts (lib/observability/push-spans.ts). */
+export interface PushAttemptTracing {
+  traceAttempt?(info: { readonly taskId: string; readonly configId: string; readonly attempt: number }): PushAttemptTrace | undefined;
+}
 
 /** Delivers one queued delivery at a time (the dispatcher keeps the order); stops when `signal` aborts. */
 export class PushDeliverer {
@@ -39,7 +50,7 @@ export class PushDeliverer {
       if (!config) return;
       // A failing config gets one attempt per event until one succeeds.
       const limit = config.failing ? Math.min(attempts + 1, settings.maxAttempts) : settings.maxAttempts;
-      const { outcome, cause } = await this.#attempt(config, delivery);
+      const { outcome, cause } = await this.#attempt(config, delivery, attempts + 1);
       attempts++;
       // The URL's origin only: a path or query may carry secrets, and credentials never appear.
       if (outcome === 'delivered') {
@@ -69,17 +80,22 @@ export class PushDeliverer {
    * One HTTP attempt: resolve and check the address, wait for a slot on the host, POST. The slot is
    * held until the attempt's socket is closed: the per-host limit bounds open connections.
    */
-  async #attempt(config: StoredPushConfig, delivery: PushDelivery): Promise<{ outcome: AttemptOutcome['kind'] | 'refused'; cause: string }> {
+  async #attempt(config: StoredPushConfig, delivery: PushDelivery, attempt: number): Promise<{ outcome: AttemptOutcome['kind'] | 'refused'; cause: string }> {
     const { guard, settings, logger, observer } = this.#deps;
     const started = performance.now();
+    const trace = (observer as (PushDeliveryObserver & PushAttemptTracing) | undefined)?.traceAttempt?.({ taskId: delivery.taskId, configId: config.id, attempt });
     let outcome: AttemptOutcome['kind'] | 'refused';
     let cause: string;
+    let status: number | undefined;
+    let host: string | undefined;
     try {
       const target = await guard.resolve(config.url);
+      host = target.url.hostname;
       const release = await this.#hosts.acquire(target.url.origin);
       try {
-        const result = await postWebhook(target, delivery.body, headersOf(config, delivery.contentType), settings.timeoutMs, this.#signal);
+        const result = await postWebhook(target, delivery.body, headersOf(config, delivery.contentType, trace?.traceparent), settings.timeoutMs, this.#signal);
         outcome = result.kind;
+        if ('status' in result) status = result.status;
         cause = causeOf(result, settings.timeoutMs);
         logger.debug(
           { taskId: delivery.taskId, configId: config.id, version: delivery.version, webhook: target.url.origin, outcome, ...('status' in result ? { status: result.status } : {}) },
@@ -96,13 +112,15 @@ export class PushDeliverer {
       logger.debug({ taskId: delivery.taskId, configId: config.id, reason: error.message }, 'push notification attempt refused by the SSRF guard');
     }
     observer?.attempt?.({ outcome, durationMs: performance.now() - started });
+    trace?.end(outcome, status, host);
     return { outcome, cause };
   }
 }
 
-/** The request headers of a delivery: the config's credentials and token, the body's type. */
-function headersOf(config: StoredPushConfig, contentType: string): Record<string, string> {
+/** The request headers of a delivery: the config's credentials and token, the body's type, the attempt's trace. */
+function headersOf(config: StoredPushConfig, contentType: string, traceparent: string | undefined): Record<string, string> {
   const headers: Record<string, string> = { 'content-type': contentType };
+  if (traceparent) headers.traceparent = traceparent;
   const auth = config.authentication;
   if (auth?.credentials) headers.authorization = `${auth.scheme} ${auth.credentials}`;
   if (config.token) headers[TOKEN_HEADER] = config.token;

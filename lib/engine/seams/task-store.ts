@@ -117,6 +117,15 @@ export interface TaskStore {
    * every task.
    */
   removeFinished?(finishedBefore: string, limit: number): Promise<number>;
+  /**
+   * Optional, for tracing (the router's `traces` option): keeps beside the task, never in its JSON,
+   * the W3C `traceparent` of the request that started it, so that a turn run by another replica (a
+   * follow-up, a resume) links to that trace. Called once per task, after create(); removed with the
+   * task. A store without it links within one process only.
+   */
+  saveTraceContext?(scope: TaskScope, taskId: string, traceparent: string): Promise<void>;
+  /** Optional, with saveTraceContext: what it kept for the task of `scope`, undefined when nothing. */
+  loadTraceContext?(scope: TaskScope, taskId: string): Promise<string | undefined>;
   /** Optional: closes connections or files (router.close() does not call it; the owner does). */
   close?(): Promise<void>;
 }
