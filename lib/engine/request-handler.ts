@@ -48,8 +48,7 @@ import type { PushNotificationService } from './push/push-service.js';
 import type { PushProtocol } from './seams/push-config-store.js';
 
 export type { CallContext, StreamObserver } from './call-context.js';
-export type { ExtendedAgentCardProvider, RequestHandlerOptions } from './request-handler-options.js';
-export { withHistoryLength } from './task-shape.js';
+export type { ExtendedAgentCardProvider } from './request-handler-options.js';
 
 export class A2ARequestHandler {
   readonly #options: RequestHandlerOptions;

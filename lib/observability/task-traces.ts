@@ -6,7 +6,7 @@
 import type { SpanContextLike } from './trace-api.js';
 
 /** What this process knows of one task's trace. */
-export interface TaskTrace {
+interface TaskTrace {
   origin?: SpanContextLike;
   /** The latest turn's span: what a subscriber follows, what a webhook attempt is a child of. */
   turn?: SpanContextLike;

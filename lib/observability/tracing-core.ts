@@ -10,7 +10,7 @@ import { TaskTraces, isValidSpanContext, spanContextOf, traceparentOf } from './
 import type { ContextLike, OpenTelemetryTraceApiLike, SpanContextLike, SpanLike, TraceApiSlot, TracerLike } from './trace-api.js';
 
 /** The kit's innermost span in a context: where store and lease calls are recorded as events. */
-export const KIT_SPAN_KEY = Symbol.for('a2a-express-kit.span');
+const KIT_SPAN_KEY = Symbol.for('a2a-express-kit.span');
 
 /**
  * One of the kit's spans as the context carries it: the store's updates made under it are counted
@@ -28,7 +28,7 @@ export function endKitSpan(kit: KitSpan): void {
 }
 
 /** The store methods that keep a task's origin beside it (optional: a store without them keeps none). */
-export type TraceContextStore = Pick<TaskStore, 'saveTraceContext' | 'loadTraceContext'>;
+type TraceContextStore = Pick<TaskStore, 'saveTraceContext' | 'loadTraceContext'>;
 
 export class TracingCore {
   readonly traces = new TaskTraces();

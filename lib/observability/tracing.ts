@@ -24,7 +24,7 @@ import { TracingCore } from './tracing-core.js';
 export type A2ATracesOption = boolean | { readonly api: OpenTelemetryTraceApiLike; readonly tracer?: TracerLike };
 
 /** What createA2ARouter wires when traces are on. */
-export interface RouterTracing {
+interface RouterTracing {
   readonly engine: EngineTracing;
   readonly operations: OperationTracing;
   readonly push: PushAttemptTracing;

@@ -25,9 +25,9 @@ export interface ContractHarnessOptions<I> {
  * A contract test: `run` pushes each instance it makes onto `made`; all of them are cleaned up
  * after, whatever happened, within the test's own timeout.
  */
-export type ContractTest<I> = (rule: string, run: (made: I[]) => Promise<void>) => void;
+type ContractTest<I> = (rule: string, run: (made: I[]) => Promise<void>) => void;
 
-export interface ContractHarness<I> {
+interface ContractHarness<I> {
   readonly describe: ContractDescribe;
   readonly test: ContractTest<I>;
 }

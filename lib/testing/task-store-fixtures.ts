@@ -23,7 +23,7 @@ export const newId = (): string => `task-${randomUUID()}`;
 
 export const message = (taskId: string, text: string): Message => makeMessage(taskId, text);
 
-export const makeMessage = (taskId: string, text: string): Message => ({
+const makeMessage = (taskId: string, text: string): Message => ({
   messageId: randomUUID(),
   role: 'ROLE_USER',
   parts: [{ text }],

@@ -12,7 +12,7 @@ import type { PushDelivery, PushOutbox } from '../../engine/seams/push-outbox.js
 import type { TaskScope, TaskStore } from '../../engine/seams/task-store.js';
 
 /** Where the configs' cursors are kept (the backend's push config store). */
-export interface CursorSource {
+interface CursorSource {
   cursors(scope: TaskScope, taskId: string): Promise<ConfigCursor[]>;
 }
 

@@ -21,8 +21,6 @@ import { TurnQueue } from './turn-queue.js';
 import { runResume, runTurn, type TurnHost, type TurnRunnerDeps } from './turn-runner.js';
 import type { Turn, TurnOutcome } from './turn.js';
 
-export type { CancelRequest } from './cancel.js';
-
 export interface ExecutionDeps extends ChannelDeps, ReplicaGuardDeps, TurnRunnerDeps, CancelDeps {
   /** Called once the execution holds nothing live: the registry forgets it. */
   readonly onIdle: (execution: Execution) => void;

@@ -12,7 +12,7 @@ import { taskKey } from '../task-key.js';
 export type RunIn = <R>(fn: () => R) => R;
 
 /** A delivery waiting in its config's queue, with the context it runs in. */
-export interface Queued {
+interface Queued {
   readonly delivery: PushDelivery;
   readonly run: RunIn;
 }
@@ -25,7 +25,7 @@ export interface DeliveryQueuesOwner {
   drained(): void;
 }
 
-export interface DeliveryQueuesDeps {
+interface DeliveryQueuesDeps {
   /** Attempts one delivery until delivered or given up (PushDeliverer). */
   readonly deliverer: { deliver(delivery: PushDelivery): Promise<void> };
   readonly outbox: PushOutbox;
