@@ -4,6 +4,7 @@
  * (answered as unavailable) instead of hanging its request for a whole outage.
  */
 import { Deadlines, withDeadlines } from './deadlines.js';
+import { offerImmediateWrites } from './immediate-writes.js';
 import type { TaskEventBus } from './seams/task-event-bus.js';
 import type { TaskLease, TaskLeases } from './seams/task-leases.js';
 import type { TaskStore } from './seams/task-store.js';
@@ -11,8 +12,12 @@ import type { TaskStore } from './seams/task-store.js';
 /** The default deadline of a seam call. */
 export const DEFAULT_STORE_TIMEOUT_MS = 5_000;
 
-export const boundStore = (store: TaskStore, deadlines: Deadlines): TaskStore =>
-  withDeadlines(store, 'taskStore', ['get', 'create', 'update', 'list', 'findUnfinished'], deadlines);
+/** The bounded store keeps offering the store's immediate writes (they never wait: no deadline to bound). */
+export function boundStore(store: TaskStore, deadlines: Deadlines): TaskStore {
+  const bounded = withDeadlines(store, 'taskStore', ['get', 'create', 'update', 'list', 'findUnfinished'], deadlines);
+  offerImmediateWrites(bounded, store);
+  return bounded;
+}
 
 export const boundBus = (bus: TaskEventBus, deadlines: Deadlines): TaskEventBus =>
   bus.history ? withDeadlines(bus, 'bus', ['history'], deadlines) : bus;

@@ -17,6 +17,7 @@ import {
   type TaskStore,
   type VersionedTask,
 } from './seams/task-store.js';
+import { immediateWritesOf, type ImmediateWrites } from './immediate-writes.js';
 import { foldTaskInPlace, type TaskEvent } from './task-reducer.js';
 import { isTerminal } from './task-state.js';
 
@@ -67,6 +68,8 @@ export class TaskWriter {
   #committed: VersionedTask | undefined;
   /** The copy holds a fold whose write failed: read the task again before folding on it. */
   #stale = false;
+  /** The store's writes made within the call, when it has them (see immediate-writes.ts). */
+  readonly #immediate: ImmediateWrites | undefined;
 
   constructor(store: TaskStore, scope: TaskScope, taskId: string, contextId: string, stored?: VersionedTask) {
     this.#store = store;
@@ -74,6 +77,7 @@ export class TaskWriter {
     this.#taskId = taskId;
     this.#contextId = contextId;
     this.#committed = stored;
+    this.#immediate = immediateWritesOf(store);
   }
 
   /** The task as last read or written here. */
@@ -83,11 +87,47 @@ export class TaskWriter {
 
   /**
    * Folds `event` into the task and writes it. After a conflict the task is read again and
-   * `recheck` may refuse the write on what it now is. Store failures reject as the store's errors.
+   * `recheck` may refuse the write on what it now is. Store failures reject (or, on a store with
+   * immediate writes, throw) as the store's errors. With immediate writes a write that meets no
+   * conflict answers within the call: no promise, no await.
    */
-  async commit(event: TaskEvent, openingMessage: Message | undefined, recheck?: (fresh: Task) => A2AError | undefined): Promise<Commit> {
+  commit(event: TaskEvent, openingMessage: Message | undefined, recheck?: (fresh: Task) => A2AError | undefined): Commit | Promise<Commit> {
+    const immediate = this.#immediate;
+    if (!immediate || this.#stale) return this.#commitAsync(event, openingMessage, recheck, 0);
+    const base = this.#committed;
+    if (base && isTerminal(base.task.status.state)) return { kind: 'ended', task: base.task };
+    const reduced = foldTaskInPlace(base?.task, event, { taskId: this.#taskId, contextId: this.#contextId, openingMessage });
+    if (!reduced.ok) return { kind: 'refused', reason: reduced.reason };
+    let version: number;
+    try {
+      version = base
+        ? immediate.updateNow(this.#scope, reduced.task, base.version, { ...reduced.change, event: reduced.event })
+        : immediate.createNow(this.#scope, reduced.task);
+    } catch (error) {
+      if (base && reduced.change.kind !== 'replace') this.#stale = true;
+      if (!(error instanceof TaskVersionConflictError)) throw error;
+      // Another writer won: read again and fold on what the task now is (the async path).
+      return this.#retryAfterConflict(event, openingMessage, recheck);
+    }
+    this.#committed = { task: reduced.task, version };
+    return { kind: 'committed', task: reduced.task, previous: base?.task, event: reduced.event, version };
+  }
+
+  async #retryAfterConflict(event: TaskEvent, openingMessage: Message | undefined, recheck: ((fresh: Task) => A2AError | undefined) | undefined): Promise<Commit> {
+    await this.reload();
+    const refusal = recheck?.(this.#committed!.task);
+    if (refusal) throw refusal;
+    return this.#commitAsync(event, openingMessage, recheck, 1);
+  }
+
+  async #commitAsync(
+    event: TaskEvent,
+    openingMessage: Message | undefined,
+    recheck: ((fresh: Task) => A2AError | undefined) | undefined,
+    firstAttempt: number,
+  ): Promise<Commit> {
     if (this.#stale) await this.reload();
-    for (let attempt = 0; ; attempt++) {
+    for (let attempt = firstAttempt; ; attempt++) {
       const base = this.#committed;
       if (base && isTerminal(base.task.status.state)) return { kind: 'ended', task: base.task };
       const reduced = foldTaskInPlace(base?.task, event, { taskId: this.#taskId, contextId: this.#contextId, openingMessage });

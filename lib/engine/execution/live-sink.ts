@@ -71,10 +71,21 @@ export class LiveSink implements EventSink {
   }
 
   accept(event: StreamResponse): Promise<void> {
-    const applied = this.#live.channel.enqueue(() => this.#apply(event));
-    // An agent that does not await publish() must not crash the process with an unhandled
-    // rejection; awaiting callers still see the error. Refusals are logged by the channel.
-    applied.catch(noop);
+    const applied: Promise<void> = this.#live.channel.enqueue(() => {
+      // An agent that does not await publish() must not crash the process with an unhandled
+      // rejection; awaiting callers still see the error. Refusals are logged by the channel. The
+      // handler is attached only when the step may fail (it threw, or still waits for the store),
+      // before the step's promise settles: an event written at once costs no extra promise.
+      let result: void | Promise<void>;
+      try {
+        result = this.#apply(event);
+      } catch (error) {
+        applied.catch(noop);
+        throw error;
+      }
+      if (result) applied.catch(noop);
+      return result;
+    });
     return applied;
   }
 

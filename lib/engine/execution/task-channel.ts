@@ -106,15 +106,32 @@ export class TaskChannel<Target = void> {
     return result;
   }
 
-  /** Writes and fans out one event; a refused event fails the task, an ended task refuses it. Call it inside a step. */
-  async publish(event: TaskEvent): Promise<void> {
-    let result: Commit;
+  /**
+   * Writes and fans out one event; a refused event fails the task, an ended task refuses it. Call it
+   * inside a step. Synchronous when the write was (a store with immediate writes): then a failure throws.
+   */
+  publish(event: TaskEvent): void | Promise<void> {
+    let result: Commit | Promise<Commit>;
     try {
-      result = await this.commit(event);
+      result = this.commit(event);
     } catch (error) {
       // The store failed: the publisher hears it; its turn goes on (its end decides what follows).
       throw this.asClientError(error);
     }
+    return result instanceof Promise ? this.#publishWhenWritten(result) : this.#afterWrite(result);
+  }
+
+  async #publishWhenWritten(written: Promise<Commit>): Promise<void> {
+    let result: Commit;
+    try {
+      result = await written;
+    } catch (error) {
+      throw this.asClientError(error);
+    }
+    return this.#afterWrite(result);
+  }
+
+  #afterWrite(result: Commit): void | Promise<void> {
     if (result.kind === 'refused') return this.refuse(new InvalidAgentEventError(result.reason));
     if (result.kind === 'ended') {
       this.#listener.endedElsewhere(result.task);
@@ -151,11 +168,20 @@ export class TaskChannel<Target = void> {
     else if (result.kind === 'ended') this.#listener.endedElsewhere(result.task);
   }
 
-  /** Writes `event` without fanning it out (see TaskWriter.commit); store failures reject as the store's errors. */
-  async commit(event: TaskEvent, recheck?: (fresh: Task) => A2AError | undefined): Promise<Commit> {
+  /**
+   * Writes `event` without fanning it out (see TaskWriter.commit); store failures reject as the
+   * store's errors (thrown when the write was immediate).
+   */
+  commit(event: TaskEvent, recheck?: (fresh: Task) => A2AError | undefined): Commit | Promise<Commit> {
     const created = this.#writer.task === undefined;
-    const result = await this.#writer.commit(event, this.#listener.openingMessage, recheck);
-    if (created && result.kind === 'committed') this.#listener.created();
+    const result = this.#writer.commit(event, this.#listener.openingMessage, recheck);
+    if (!created) return result;
+    if (result instanceof Promise) return result.then((written) => this.#afterCreate(written));
+    return this.#afterCreate(result);
+  }
+
+  #afterCreate(result: Commit): Commit {
+    if (result.kind === 'committed') this.#listener.created();
     return result;
   }
 

@@ -8,14 +8,14 @@ import type { Logger } from '../../logger.js';
 import type { Task } from '../../protocol/schemas.js';
 import { runWithA2AContext } from '../../context/carrier.js';
 import type { EngineEvents } from '../engine-events.js';
-import type { AgentExecutor, ExecutionContext, ResumeContext, ResumeReason } from '../executor.js';
+import type { AgentExecutor, ResumeContext, ResumeReason } from '../executor.js';
 import { TaskEvents } from '../task-events.js';
 import { CANCELED_TEXT, GENERIC_FAILURE_TEXT } from '../task-state.js';
 import { copyOf, type CancelTarget } from './cancel.js';
 import { LiveSink, joinHistory, type LiveTask } from './live-sink.js';
 import type { ReplicaGuard } from './replica-guard.js';
 import type { TaskChannel } from './task-channel.js';
-import type { Turn } from './turn.js';
+import { TurnExecutionContext, type Turn } from './turn.js';
 
 /** What running a turn needs of the agent and the engine. */
 export interface TurnRunnerDeps {
@@ -40,7 +40,6 @@ const noop = (): void => {};
 
 /** A message's turn: the task's lease (several replicas), the follow-up's message joining the history, then execute(). */
 export async function runTurn(host: TurnHost, turn: Turn): Promise<void> {
-  const request = turn.request;
   const channel = host.channel;
   let before: Task | undefined;
   try {
@@ -64,14 +63,8 @@ export async function runTurn(host: TurnHost, turn: Turn): Promise<void> {
   } catch (error) {
     return agentFailed(host, turn, error, 'execute()', GENERIC_FAILURE_TEXT);
   }
-  const context: ExecutionContext = {
-    ...request.context,
-    userMessage: request.message,
-    task: before ? copyOf(before) : undefined,
-    get signal() {
-      return turn.signal;
-    },
-  };
+  // A class, not a spread literal with a signal getter (a dictionary-mode object per turn).
+  const context = new TurnExecutionContext(turn, before ? copyOf(before) : undefined);
   const executor = host.deps.executor;
   return runAgent(host, turn, () => executor.execute(context, new TaskEvents(new LiveSink(host, turn))), 'execute()', GENERIC_FAILURE_TEXT);
 }

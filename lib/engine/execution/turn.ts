@@ -3,6 +3,8 @@
  * once, with a Message reply, a task in an interrupted or terminal state, or an error.
  */
 import type { A2AError } from '../../errors.js';
+import type { A2ACaller, A2ARequestContext } from '../../context/carrier.js';
+import type { SendMessageConfiguration } from '../../protocol/requests.js';
 import type { Message, StreamResponse, Task } from '../../protocol/schemas.js';
 import type { ExecutionContext } from '../executor.js';
 import type { TurnTrace } from '../engine-tracing.js';
@@ -126,5 +128,46 @@ export class Turn implements Publisher {
     if (this.#settled) return Promise.resolve();
     this.#whenSettled ??= new Promise<void>((resolve) => (this.#markSettled = resolve));
     return this.#whenSettled;
+  }
+}
+
+/**
+ * What execute() gets for `turn` (`task`: its copy of the task before the turn, undefined for a new
+ * one). A class, not a spread literal with a `signal` getter: V8 builds such a literal in
+ * dictionary mode, a map of its own per turn, and every read the agent makes of it is a lookup.
+ */
+export class TurnExecutionContext implements ExecutionContext {
+  readonly userMessage: Message;
+  readonly userText: string;
+  readonly task: Task | undefined;
+  readonly taskId: string;
+  readonly contextId: string;
+  readonly caller: A2ACaller;
+  readonly tenant: string;
+  readonly configuration: SendMessageConfiguration | undefined;
+  readonly metadata: Readonly<Record<string, unknown>> | undefined;
+  readonly extensions: readonly string[];
+  readonly requestContext: A2ARequestContext;
+  readonly #turn: Turn;
+
+  constructor(turn: Turn, task: Task | undefined) {
+    const { message, context } = turn.request;
+    this.userMessage = message;
+    this.userText = context.userText;
+    this.task = task;
+    this.taskId = context.taskId;
+    this.contextId = context.contextId;
+    this.caller = context.caller;
+    this.tenant = context.tenant;
+    this.configuration = context.configuration;
+    this.metadata = context.metadata;
+    this.extensions = context.extensions;
+    this.requestContext = context.requestContext;
+    this.#turn = turn;
+  }
+
+  /** The turn's AbortSignal, made on first read. */
+  get signal(): AbortSignal {
+    return this.#turn.signal;
   }
 }

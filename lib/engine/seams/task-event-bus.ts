@@ -40,6 +40,9 @@ export interface TaskEventBus {
   close?(): Promise<void>;
 }
 
+/** What get() answers for a key nobody listens to (publishing on it, the common case, allocates nothing). */
+const NONE: readonly never[] = Object.freeze([]);
+
 /**
  * Listeners per key; an entry exists only while someone listens. One listener (the common case: one
  * subscriber per task) is held as it is, several in a set.
@@ -66,10 +69,10 @@ class ListenerMap<L extends object> {
     this.size--;
   }
 
-  /** A copy, so a listener that unsubscribes while being called does not disturb the loop. */
-  get(key: string): L[] {
+  /** A copy, so a listener that unsubscribes while being called does not disturb the loop (no listener: one shared empty list). */
+  get(key: string): readonly L[] {
     const held = this.#byKey.get(key);
-    return held === undefined ? [] : held instanceof Set ? [...held] : [held];
+    return held === undefined ? NONE : held instanceof Set ? [...held] : [held];
   }
 }
 
@@ -82,7 +85,8 @@ export class InProcessTaskEventBus implements TaskEventBus {
   }
 
   publish(key: string, committed: CommittedEvent): void {
-    for (const listener of this.#subscribers.get(key)) listener(committed);
+    const listeners = this.#subscribers.get(key);
+    for (let i = 0; i < listeners.length; i++) listeners[i](committed);
   }
 
   subscribe(key: string, listener: CommittedEventListener): () => void {

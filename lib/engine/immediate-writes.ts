@@ -1,0 +1,38 @@
+/**
+ * Task writes a store can make within the call (the in-memory store): the engine's writer then
+ * skips the promise, the seam deadline and the awaits an async write costs, on every event.
+ */
+import type { Task } from '../protocol/schemas.js';
+import type { TaskChange, TaskScope, TaskStore } from './seams/task-store.js';
+
+/** Where a store offers its ImmediateWrites (a symbol: no public method, nothing for a wrapper to copy by accident). */
+export const IMMEDIATE_WRITES: unique symbol = Symbol('a2a-express-kit.immediateWrites');
+
+export interface ImmediateWrites {
+  /** The store's own create and update these stand for (see immediateWritesOf). */
+  readonly create: TaskStore['create'];
+  readonly update: TaskStore['update'];
+  /** create() done now: the version, or the error create() would reject with, thrown. */
+  createNow(scope: TaskScope, task: Task): number;
+  /** update() done now: the version, or the error update() would reject with, thrown. */
+  updateNow(scope: TaskScope, task: Task, expectedVersion: number, change?: TaskChange): number;
+}
+
+type Offering = TaskStore & { readonly [IMMEDIATE_WRITES]?: ImmediateWrites };
+
+/**
+ * The store's immediate writes, only while its create and update are still the ones they stand
+ * for: a subclass or a wrapper that replaces either (latency, faults, a log) is called as it is.
+ */
+export function immediateWritesOf(store: TaskStore): ImmediateWrites | undefined {
+  const writes = (store as Offering)[IMMEDIATE_WRITES];
+  return writes && store.create === writes.create && store.update === writes.update ? writes : undefined;
+}
+
+/** `wrapper` (a bounded copy of `store`) offers `store`'s immediate writes as its own: they never wait, so no deadline applies. */
+export function offerImmediateWrites(wrapper: TaskStore, store: TaskStore): void {
+  const writes = immediateWritesOf(store);
+  const own: ImmediateWrites | undefined = writes && { create: wrapper.create, update: wrapper.update, createNow: writes.createNow, updateNow: writes.updateNow };
+  // Defined either way: the wrapper must not inherit the store's own offer (it is not the store).
+  Object.defineProperty(wrapper, IMMEDIATE_WRITES, { value: own });
+}
