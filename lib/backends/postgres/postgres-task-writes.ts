@@ -47,23 +47,31 @@ export class PostgresTaskWrites {
   async create(scope: TaskScope, task: Task): Promise<number> {
     const p = new Params();
     const [id, tenant, owner] = [p.add(task.id), p.add(scope.tenant), p.add(scope.owner)];
-    const head = headValues(task).map((value) => p.add(value)).join(', ');
-    const count = p.add(task.artifacts?.length ?? 0);
-    const records = p.add(artifactRecords((task.artifacts ?? []).map((artifact, position) => ({ position, artifact }))), '::text::json');
+    const headParams = headValues(task).map((value) => p.add(value));
+    const head = headParams.join(', ');
+    const artifacts = task.artifacts ?? [];
+    const count = p.add(artifacts.length);
+    // A task created without artifacts (the usual case) inserts none: no artifact clauses to run.
+    const records = artifacts.length > 0 ? p.add(artifactRecords(artifacts.map((artifact, position) => ({ position, artifact }))), '::text::json') : undefined;
+    const artifactInserts =
+      records === undefined
+        ? ''
+        : `, arts AS (
+        INSERT INTO ${this.#artifacts} (task_id, position, artifact_id, head, part_count, chunks)
+        SELECT ins.id, a.p, a.id, a.head, a.n, 1 FROM ins, json_to_recordset(${records}) AS ${ARTIFACT_RECORD}
+      ), chunks AS (
+        INSERT INTO ${this.#chunks} (task_id, position, chunk, parts) SELECT ins.id, a.p, 0, a.parts FROM ins, json_to_recordset(${records}) AS ${ARTIFACT_RECORD}
+      )`;
     const event = this.#eventSql(p, 'ins', () => {
-      const json = p.add(JSON.stringify(task), '::text');
+      // Without artifacts the body column is the task's JSON already: serialized once.
+      const json = task.artifacts === undefined ? `${headParams[headParams.length - 1]}::text` : p.add(JSON.stringify(task), '::text');
       return { event: `'{"task":' || ${json} || '}'`, task: json };
     }, scope, task.id);
     const [row] = await this.#db.query<{ created: string }>(
       `WITH ins AS (
         INSERT INTO ${this.#tasks} (id, tenant, owner, state, terminal, context_id, status_ts, body, version, artifact_count)
         VALUES (${id}, ${tenant}, ${owner}, ${head}, 1, ${count}) ON CONFLICT (id) DO NOTHING RETURNING id, version
-      ), arts AS (
-        INSERT INTO ${this.#artifacts} (task_id, position, artifact_id, head, part_count, chunks)
-        SELECT ins.id, a.p, a.id, a.head, a.n, 1 FROM ins, json_to_recordset(${records}) AS ${ARTIFACT_RECORD}
-      ), chunks AS (
-        INSERT INTO ${this.#chunks} (task_id, position, chunk, parts) SELECT ins.id, a.p, 0, a.parts FROM ins, json_to_recordset(${records}) AS ${ARTIFACT_RECORD}
-      )${event.with}
+      )${artifactInserts}${event.with}
       SELECT (SELECT count(*) FROM ins) AS created${event.select}`,
       p.values,
     );
@@ -112,7 +120,9 @@ export class PostgresTaskWrites {
    * out (as the Redis backend's does) for an artifact event, which leaves the rest as it was, and for
    * a status that does not end the turn; so a payload costs what the event costs, not the task.
    */
-  #eventPayload(p: Params, task: Task, event: StreamResponse | undefined, whole: boolean): (() => { event: string; task: string }) | undefined {
+  #eventPayload(p: Params, task: Task, event: StreamResponse | undefined, whole: boolean, bodyParam?: string): (() => { event: string; task: string }) | undefined {
+    // A task without artifacts is its body column's JSON: that parameter serves (serialized once).
+    if (bodyParam !== undefined && task.artifacts === undefined) return event && (() => ({ event: p.add(JSON.stringify(event), '::text'), task: `${bodyParam}::text` }));
     const payloadTask = whole || task.artifacts === undefined ? task : { ...task, artifacts: undefined };
     return event && (() => ({ event: p.add(JSON.stringify(event), '::text'), task: p.add(JSON.stringify(payloadTask), '::text') }));
   }
@@ -137,7 +147,7 @@ export class PostgresTaskWrites {
     const p = new Params();
     const cas = this.#cas(p, scope, task, expectedVersion);
     const [state, terminal, contextId, statusTs, body] = headValues(task).map((value) => p.add(value));
-    const logged = this.#eventSql(p, 'upd', this.#eventPayload(p, task, event, !statusOnly || endsTurn(task.status.state)), scope, task.id);
+    const logged = this.#eventSql(p, 'upd', this.#eventPayload(p, task, event, !statusOnly || endsTurn(task.status.state), body), scope, task.id);
     const sql = `WITH upd AS (
         UPDATE ${this.#tasks} t SET version = t.version + 1, state = ${state}, terminal = ${terminal}, context_id = ${contextId}, status_ts = ${statusTs}, body = ${body}
         WHERE ${cas.where}${statusOnly ? '' : ' AND t.artifact_count = 0'} RETURNING t.version
