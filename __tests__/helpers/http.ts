@@ -12,10 +12,11 @@ export interface Listening {
 export function listen(app: { listen: (port: number, host: string, cb: () => void) => Server }): Promise<Listening> {
   return new Promise((resolve) => {
     const server = app.listen(0, '127.0.0.1', () => {
-      // Longer than fetch's own idle timeout (undici: 4 s), so the client always drops an idle socket
-      // first. With Node's 5 s default, a loaded run reused sockets the server was closing at that
-      // instant: ECONNRESET on a request the server never read (no-leaks under full-suite load).
-      server.keepAliveTimeout = 30_000;
+      // No server-side idle timeout (close() drops the connections): the client (fetch: 4 s without
+      // a hint) always drops an idle socket first. With Node's 5 s default, a loaded run reused a
+      // socket the server was closing at that instant: ECONNRESET on a request the server never
+      // read (no-leaks under full-suite load).
+      server.keepAliveTimeout = 0;
       const { port } = server.address() as AddressInfo;
       resolve({
         baseUrl: `http://127.0.0.1:${port}`,
