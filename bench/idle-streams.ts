@@ -72,7 +72,8 @@ function openStream(url: URL, body: string): Promise<net.Socket> {
       const data = received.indexOf('data:', headEnd);
       if (data === -1 || received.indexOf('\n\n', data) === -1) return;
       // The first event must be the task itself (a JSON-RPC error would be answered as an event too).
-      if (!received.includes('"task"', data) || received.includes('"error"', data)) return fail(`unexpected first event: ${received.slice(data, data + 300)}`);
+      if (!received.includes('"task"', data) || received.includes('"error"', data))
+        return fail(`unexpected first event: ${received.slice(data, data + 300)}`);
       clearTimeout(timer);
       socket.removeAllListeners('data');
       socket.removeAllListeners('close');

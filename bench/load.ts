@@ -202,10 +202,7 @@ function buildRequests(opts: LoadOptions, counters: Counters, taskIds: string[],
       if (counters.firstBad === undefined) counters.firstBad = body.slice(0, 300);
     }
   };
-  const post = (
-    makeBody: (context: Ctx, req: autocannon.Request) => string,
-    check: (status: number, body: string, context: Ctx) => boolean,
-  ) => ({
+  const post = (makeBody: (context: Ctx, req: autocannon.Request) => string, check: (status: number, body: string, context: Ctx) => boolean) => ({
     method: 'POST' as const,
     setupRequest: (req: autocannon.Request, context: object) => ({ ...req, body: makeBody(context as Ctx, req) }),
     onResponse: (status: number, body: string, context: object) => verdict(check(status, body, context as Ctx), body),
@@ -227,9 +224,19 @@ function buildRequests(opts: LoadOptions, counters: Counters, taskIds: string[],
 
   switch (opts.workload) {
     case 'send-message':
-      return [post(() => sendMessageBody('message'), (s, b) => s === 200 && parse(b)?.result?.message !== undefined)];
+      return [
+        post(
+          () => sendMessageBody('message'),
+          (s, b) => s === 200 && parse(b)?.result?.message !== undefined,
+        ),
+      ];
     case 'send-task':
-      return [post(() => sendMessageBody('complete'), (s, b) => s === 200 && taskState(b) === 'TASK_STATE_COMPLETED')];
+      return [
+        post(
+          () => sendMessageBody('complete'),
+          (s, b) => s === 200 && taskState(b) === 'TASK_STATE_COMPLETED',
+        ),
+      ];
     case 'send-message-rest':
       return [
         restPost(
@@ -238,7 +245,12 @@ function buildRequests(opts: LoadOptions, counters: Counters, taskIds: string[],
         ),
       ];
     case 'send-task-rest':
-      return [restPost(() => restSendMessageBody('complete'), (r) => r.message === undefined && r.task?.status?.state === 'TASK_STATE_COMPLETED')];
+      return [
+        restPost(
+          () => restSendMessageBody('complete'),
+          (r) => r.message === undefined && r.task?.status?.state === 'TASK_STATE_COMPLETED',
+        ),
+      ];
     case 'stream':
       return [
         post(

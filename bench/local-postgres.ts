@@ -34,7 +34,8 @@ function run(bin: string, tool: string, args: string[]): void {
   const result = asRoot
     ? spawnSync('runuser', ['-u', 'postgres', '--', path.join(bin, tool), ...args], { encoding: 'utf8' })
     : spawnSync(path.join(bin, tool), args, { encoding: 'utf8' });
-  if (result.status !== 0) throw new Error(`${tool} failed (${result.status ?? result.error?.message}): ${`${result.stdout}${result.stderr}`.trim().slice(-400)}`);
+  if (result.status !== 0)
+    throw new Error(`${tool} failed (${result.status ?? result.error?.message}): ${`${result.stdout}${result.stderr}`.trim().slice(-400)}`);
 }
 
 function freePort(): Promise<number> {

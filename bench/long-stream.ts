@@ -119,7 +119,16 @@ async function runCell(store: StoreId, size: number, count: number): Promise<Cel
       const parts = (task as { artifacts?: Array<{ parts: Array<{ text?: string }> }> }).artifacts?.[0]?.parts ?? [];
       artifactChars = parts.reduce((sum, p) => sum + (p.text?.length ?? 0), 0);
     }
-    return { store, size, count, events, cpuPerEventUs: Math.round((cpu.user + cpu.system) / events), wallMs: Math.round(wallMs), getTaskCpuMs, artifactChars };
+    return {
+      store,
+      size,
+      count,
+      events,
+      cpuPerEventUs: Math.round((cpu.user + cpu.system) / events),
+      wallMs: Math.round(wallMs),
+      getTaskCpuMs,
+      artifactChars,
+    };
   } finally {
     server.closeAllConnections();
     server.close();
@@ -163,7 +172,8 @@ async function stream(url: string, count: number): Promise<{ events: number; tas
       const data = frame.split('\n').find((line) => line.startsWith('data:'));
       if (!data) continue;
       events++;
-      const result = (JSON.parse(data.slice(5)) as { result?: Record<string, { id?: string; taskId?: string; status?: { state: string } }> }).result ?? {};
+      const result =
+        (JSON.parse(data.slice(5)) as { result?: Record<string, { id?: string; taskId?: string; status?: { state: string } }> }).result ?? {};
       const task = result.task;
       if (task?.id) taskId = task.id;
       const state = result.statusUpdate?.status?.state;
@@ -193,9 +203,13 @@ async function startRedis(): Promise<{ url: string; stop: () => void } | undefin
   if (spawnSync('which', ['redis-server']).status !== 0) return undefined;
   const port = await freePort();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'a2a-long-stream-redis-'));
-  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child: ChildProcess = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   await new Promise<void>((resolve, reject) => {
     let seen = '';
     child.stdout!.on('data', (data: Buffer) => {
@@ -215,7 +229,10 @@ async function startRedis(): Promise<{ url: string; stop: () => void } | undefin
 
 function runChild(store: StoreId, size: number, count: number, env: NodeJS.ProcessEnv): Promise<CellResult> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', __filename, '--cell', `${store},${size},${count}`], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', __filename, '--cell', `${store},${size},${count}`], {
+      env,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     child.stdout!.on('data', (data: Buffer) => (out += data.toString()));
     child.once('exit', () => {
@@ -253,7 +270,9 @@ function table(results: readonly CellResult[], counts: readonly number[]): strin
     const first = byCount(counts[0]);
     const last = byCount(counts[counts.length - 1]);
     const ratio = first && last && !first.error && !last.error ? (last.cpuPerEventUs / first.cpuPerEventUs).toFixed(2) : '-';
-    lines.push(`| ${store} | ${Number(size) >= 1024 ? `${Number(size) / 1024} KB` : `${size} B`} | ${counts.map(cellText).join(' | ')} | ${ratio}x |`);
+    lines.push(
+      `| ${store} | ${Number(size) >= 1024 ? `${Number(size) / 1024} KB` : `${size} B`} | ${counts.map(cellText).join(' | ')} | ${ratio}x |`,
+    );
   }
   return lines.join('\n');
 }

@@ -243,8 +243,14 @@ function parseArgs(argv: string[]): Config {
     memoryN: value('--memory-n') ? Number(value('--memory-n')) : settings.memoryN,
     memoryWarmup: value('--memory-warmup') ? Number(value('--memory-warmup')) : settings.memoryWarmup,
     outDir: out ? path.resolve(out) : path.join(ROOT, 'bench', 'results'),
-    servers: list('--servers', SERVERS.map((s) => s.id)),
-    workloads: list('--workloads', WORKLOADS.map((w) => w.id)),
+    servers: list(
+      '--servers',
+      SERVERS.map((s) => s.id),
+    ),
+    workloads: list(
+      '--workloads',
+      WORKLOADS.map((w) => w.id),
+    ),
     idleN: value('--idle-n') ? Number(value('--idle-n')) : settings.idleN,
     idleWarmup: value('--idle-warmup') ? Number(value('--idle-warmup')) : settings.idleWarmup,
     memory: !argv.includes('--no-memory') && !idleOnly,
@@ -306,12 +312,7 @@ function withFdLimit(command: string, args: string[], fdLimit: number | undefine
   return ['sh', ['-c', `ulimit -n ${fdLimit} && exec "$0" "$@"`, command, ...args]];
 }
 
-async function startServer(
-  info: ServerInfo,
-  nodeFlags: string[] = [],
-  fdLimit?: number,
-  env: Record<string, string> = {},
-): Promise<RunningServer> {
+async function startServer(info: ServerInfo, nodeFlags: string[] = [], fdLimit?: number, env: Record<string, string> = {}): Promise<RunningServer> {
   const child = spawn(
     ...withFdLimit(
       process.execPath,
@@ -592,9 +593,7 @@ async function measureRound(state: ThroughputState, info: ServerInfo, workload: 
       return result;
     } catch (error) {
       if (server.exited() && attempt === 1) continue;
-      const note = [error instanceof Error ? error.message : String(error), server.exited(), tail(server.stderr(), 400)]
-        .filter(Boolean)
-        .join('; ');
+      const note = [error instanceof Error ? error.message : String(error), server.exited(), tail(server.stderr(), 400)].filter(Boolean).join('; ');
       state.log(`${workload} × ${info.id} (${label}): FAILED ${note}`);
       return { failed: true, note };
     }
@@ -622,9 +621,7 @@ function medianOfRounds(results: LoadResult[]): LoadResult {
     timeouts: sum((r) => r.timeouts),
     non2xx: sum((r) => r.non2xx),
     ...(firstBad !== undefined ? { firstBadSample: firstBad } : {}),
-    ...(withFollowUps.length > 0
-      ? { followUps: { cross: sum((r) => r.followUps?.cross ?? 0), same: sum((r) => r.followUps?.same ?? 0) } }
-      : {}),
+    ...(withFollowUps.length > 0 ? { followUps: { cross: sum((r) => r.followUps?.cross ?? 0), same: sum((r) => r.followUps?.same ?? 0) } } : {}),
   };
 }
 
@@ -675,7 +672,10 @@ async function throughputPhase(
       const cells = group.flatMap((w) => infos.get(w)!.map((info) => [w, info] as const));
       const order = (index + round) % 2 === 0 ? cells : [...cells].reverse();
       for (const [workload, info] of order) {
-        outcomes.get(workload)!.get(info.id)!.push(await measureRound(state, info, workload, `round ${round + 1}/${config.rounds}`));
+        outcomes
+          .get(workload)!
+          .get(info.id)!
+          .push(await measureRound(state, info, workload, `round ${round + 1}/${config.rounds}`));
       }
     }
     for (const workload of group) {
@@ -1061,7 +1061,11 @@ function idleStreamCount(requested: number): { n: number; fdLimit?: number; note
   if (!limits || limits.soft >= needed) return { n: requested };
   if (limits.hard >= needed) return { n: requested, fdLimit: needed };
   const n = Math.max(0, limits.hard - 256);
-  return { n, fdLimit: limits.hard, note: `capped at ${n} streams by the open-file limit (ulimit -Hn ${limits.hard}); raise it for N = ${requested}` };
+  return {
+    n,
+    fdLimit: limits.hard,
+    note: `capped at ${n} streams by the open-file limit (ulimit -Hn ${limits.hard}); raise it for N = ${requested}`,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1125,8 +1129,7 @@ interface PairRatios {
  * workload ours(w)/ours(its JSON-RPC twin); inverted for a cost, so > 1 always favours the first.
  */
 function pairRatios(w: WorkloadId, value: (w: WorkloadId, s: ServerId) => number | null, cost = false): PairRatios {
-  const r = (a: [WorkloadId, ServerId], b: [WorkloadId, ServerId]) =>
-    cost ? ratio(value(...b), value(...a)) : ratio(value(...a), value(...b));
+  const r = (a: [WorkloadId, ServerId], b: [WorkloadId, ServerId]) => (cost ? ratio(value(...b), value(...a)) : ratio(value(...a), value(...b)));
   const twin = workloadInfo(w).jsonRpcTwin;
   return {
     oursVsCeiling: r([w, 'ours'], [w, 'ceiling']),
@@ -1199,8 +1202,20 @@ function buildTargets(
     // The HTTP+JSON binding: ahead of the SDK's REST handler, and within 5 % of our own JSON-RPC.
     check('rest-message-vs-sdk', 'REST SendMessage → Message: ours / official SDK (its REST handler)', 'send-message-rest', 'ours', 'sdk', 1, true),
     check('rest-task-vs-sdk', 'REST SendMessage → completed Task: ours / official SDK (its REST handler)', 'send-task-rest', 'ours', 'sdk', 1, true),
-    compare('rest-message-vs-jsonrpc', 'SendMessage → Message: ours over REST / ours over JSON-RPC', ['send-message-rest', 'ours'], ['send-message', 'ours'], 0.95),
-    compare('rest-task-vs-jsonrpc', 'SendMessage → completed Task: ours over REST / ours over JSON-RPC', ['send-task-rest', 'ours'], ['send-task', 'ours'], 0.95),
+    compare(
+      'rest-message-vs-jsonrpc',
+      'SendMessage → Message: ours over REST / ours over JSON-RPC',
+      ['send-message-rest', 'ours'],
+      ['send-message', 'ours'],
+      0.95,
+    ),
+    compare(
+      'rest-task-vs-jsonrpc',
+      'SendMessage → completed Task: ours over REST / ours over JSON-RPC',
+      ['send-task-rest', 'ours'],
+      ['send-task', 'ours'],
+      0.95,
+    ),
   ];
   // The durable stores: what a completed Task costs on SQLite (a file), on Redis and on PostgreSQL (loopback TCP).
   for (const [id, description, server, min] of [
@@ -1210,7 +1225,8 @@ function buildTargets(
   ] as const) {
     const target = check(id, description, 'send-task', server, 'ours', min);
     const status = servers[server];
-    if (target.measured === null && status && status.status !== 'ok') target.note = `${server} ${status.status}${status.note ? `: ${status.note}` : ''}`;
+    if (target.measured === null && status && status.status !== 'ok')
+      target.note = `${server} ${status.status}${status.note ? `: ${status.note}` : ''}`;
     targets.push(target);
   }
   // Stack overhead, the worst workload; on CPU (ours µs / stack µs) its own worst workload.
@@ -1331,7 +1347,14 @@ function comparisonTable(
 
 /** The two-replica rows: on Redis (ours-2replicas) and on PostgreSQL (ours-pg-2replicas). */
 const TWO_REPLICAS = {
-  redis: { id: 'ours-2replicas', single: 'ours-redis', flag: '--redis', db: '`redis-server` and the same key prefix', dbName: 'Redis', ratio: '2replicas/redis' },
+  redis: {
+    id: 'ours-2replicas',
+    single: 'ours-redis',
+    flag: '--redis',
+    db: '`redis-server` and the same key prefix',
+    dbName: 'Redis',
+    ratio: '2replicas/redis',
+  },
   postgres: {
     id: 'ours-pg-2replicas',
     single: 'ours-postgres',
@@ -1354,7 +1377,8 @@ function twoReplicasNote(report: Report, workloads: readonly WorkloadInfo[], pai
       : '';
   const twoTurnText = workloads.some((w) => w.id === 'two-turn')
     ? ' Two-turn: each follow-up goes to the other replica than the one that parked its task (a task parked there, primed ' +
-      'before the run, is taken from a queue; when none is waiting, one of its own replica).' + crossText
+      'before the run, is taken from a queue; when none is waiting, one of its own replica).' +
+      crossText
     : '';
   return [
     `\`${pair.id}\` is two \`${pair.single}\` processes (\`ours.ts ${pair.flag}\`) on the same ${pair.db}: ` +
@@ -1386,7 +1410,7 @@ function restMarkdown(report: Report, workloads: readonly WorkloadInfo[]): strin
       '`{"task"}` (an error body counts as bad). `sdk` is `@a2a-js/sdk`\'s `restHandler` (mounted at `/rest`, in front of ' +
       'its JSON-RPC handler), `ours` and `stack` the same router as for JSON-RPC. The JSON-RPC column is ours on the ' +
       'JSON-RPC workload sending the same message, measured in the same rounds as the REST cells (interleaved); ' +
-      '`bench/tools/instructions.sh` counts the two bindings\' instructions per request, steadier still.',
+      "`bench/tools/instructions.sh` counts the two bindings' instructions per request, steadier still.",
   );
   lines.push('');
   lines.push(
@@ -1415,7 +1439,7 @@ function restMarkdown(report: Report, workloads: readonly WorkloadInfo[]): strin
     );
   }
   lines.push('');
-  lines.push('Targets: ours ahead of the SDK\'s REST handler (> 1.00×), and ≥ 0.95× our JSON-RPC rows (see Targets).');
+  lines.push("Targets: ours ahead of the SDK's REST handler (> 1.00×), and ≥ 0.95× our JSON-RPC rows (see Targets).");
   lines.push('');
   return lines;
 }
@@ -1430,7 +1454,7 @@ function markdown(report: Report, config: Config): string {
     `${report.meta.date} · ${report.meta.mode} mode · Node ${report.meta.node} · ${report.meta.cpus} × ${report.meta.cpuModel} · ` +
       `autocannon ${report.meta.connections} connections · ${methodText(report.meta)} · ` +
       (report.meta.mode === 'smoke'
-        ? 'every server in its own process, the load generator in the runner\'s'
+        ? "every server in its own process, the load generator in the runner's"
         : 'every server and the load generator in separate processes') +
       ` on 127.0.0.1 · total ${report.meta.totalSec.toFixed(0)} s`,
   );
@@ -1462,7 +1486,13 @@ function markdown(report: Report, config: Config): string {
   );
   lines.push('');
   lines.push(
-    ...comparisonTable(servers, workloads, report.ratios, (w, cell) => `${fmtInt(metric(w.id, cell) ?? 0)}${w.unit === 'events' ? ' ev/s' : ''}`, report),
+    ...comparisonTable(
+      servers,
+      workloads,
+      report.ratios,
+      (w, cell) => `${fmtInt(metric(w.id, cell) ?? 0)}${w.unit === 'events' ? ' ev/s' : ''}`,
+      report,
+    ),
   );
   lines.push('');
   lines.push(...restMarkdown(report, workloads));
@@ -1473,7 +1503,7 @@ function markdown(report: Report, config: Config): string {
     lines.push(
       '`ours-latency` is `ours` with its in-memory store behind `withLatency()` from `a2a-express-kit/testing`: every ' +
         'store call (get, create, update, list) waits a random 1-5 ms, part before and part after the call, as a store ' +
-        'across a network would. A wait costs no CPU: with 50 connections one request\'s waits overlap with the others\' ' +
+        "across a network would. A wait costs no CPU: with 50 connections one request's waits overlap with the others' " +
         'work, so throughput drops most where a request waits for many store calls one after another (streaming: a write ' +
         'per event) and little where it makes one or two (a Message reply makes none); each request still takes longer ' +
         '(see the latencies). The column shows what a slow store costs, and that with 50 concurrent connections and ' +
@@ -1498,11 +1528,11 @@ function markdown(report: Report, config: Config): string {
       '`ours-sqlite` is `ours` on `openSqliteTaskStore()` from `a2a-express-kit/sqlite` (better-sqlite3, a fresh file in a ' +
         'temporary directory per server process, default settings); `ours-redis` is `ours` on `createRedisBackend({ url, keyPrefix })` ' +
         'from `a2a-express-kit/redis` spread into the router (task store, event bus and task leases), against a ' +
-        '`redis-server` the runner starts on 127.0.0.1 without persistence (`--save \'\' --appendonly no`); `ours-postgres` is ' +
+        "`redis-server` the runner starts on 127.0.0.1 without persistence (`--save '' --appendonly no`); `ours-postgres` is " +
         '`ours` on `createPostgresBackend({ connectionString, schema })` from `a2a-express-kit/postgres` (default pool of 10), ' +
         'against a throwaway PostgreSQL cluster the runner starts on 127.0.0.1 with durability off (`fsync`, `synchronous_commit` ' +
         'and `full_page_writes` off), a schema per server process. Their store is ' +
-        'not cleared between rounds, and server CPU per request counts the Node process only (not the database server\'s). ' +
+        "not cleared between rounds, and server CPU per request counts the Node process only (not the database server's). " +
         'sqlite/ours, redis/ours and postgres/ours: what a durable store costs next to the in-memory one ' +
         '(targets: completed Task ≥ 0.70× on SQLite, ≥ 0.50× on Redis and on PostgreSQL).' +
         status,
@@ -1559,8 +1589,7 @@ function markdown(report: Report, config: Config): string {
   lines.push('| Target | Measured | CPU-based | Threshold | Result |');
   lines.push('|---|---:|---:|---|---|');
   for (const t of report.targets) {
-    const measured =
-      t.measured === null ? 'n/a' : t.id.startsWith('memory') || t.id.startsWith('idle') ? fmtBytes(t.measured) : fmtRatio(t.measured);
+    const measured = t.measured === null ? 'n/a' : t.id.startsWith('memory') || t.id.startsWith('idle') ? fmtBytes(t.measured) : fmtRatio(t.measured);
     const cpuBased = t.cpuMeasured === undefined ? '–' : `${fmtRatio(t.cpuMeasured)}${t.cpuNote ? ` (${t.cpuNote})` : ''}`;
     const result = t.met === null ? '– not measured' : t.met ? '✅ met' : '❌ missed';
     lines.push(`| ${t.description} | ${measured} | ${cpuBased} | ${t.threshold} | ${result}${t.note ? ` (${t.note})` : ''} |`);
@@ -1577,7 +1606,9 @@ function markdown(report: Report, config: Config): string {
     `Fresh server process; warm-up; store cleared; forced GC (\`--expose-gc\`). Then N tasks parked in input-required, ` +
       `store cleared, N more parked and cancelled, store cleared. Engine bytes/task = growth of the used heap ` +
       `(without code space) that survives clearing the store, i.e. state held outside the store, divided by N.` +
-      (report.meta.mode !== 'full' ? ` ${report.meta.mode === 'quick' ? 'Quick' : 'Smoke'} mode: N is small, so constant JIT noise dominates; indicative only.` : ''),
+      (report.meta.mode !== 'full'
+        ? ` ${report.meta.mode === 'quick' ? 'Quick' : 'Smoke'} mode: N is small, so constant JIT noise dominates; indicative only.`
+        : ''),
   );
   lines.push('');
   lines.push(
@@ -1606,7 +1637,7 @@ function markdown(report: Report, config: Config): string {
   }
   lines.push('');
   lines.push(
-    'Engine objects: `liveExecutions` is `router.liveExecutions` (ours); `eventBuses` counts the SDK\'s ' +
+    "Engine objects: `liveExecutions` is `router.liveExecutions` (ours); `eventBuses` counts the SDK's " +
       '`DefaultExecutionEventBusManager` entries (kept for input-required tasks, and never released for a task ' +
       'cancelled while parked).',
   );
@@ -1627,13 +1658,17 @@ function idleMarkdown(report: Report): string[] {
       'event (the task) and nothing more; then every client leaves. Heap B/stream = growth of the used heap (without code ' +
       'space) with the N streams open, divided by N; RSS likewise. Left after close = used heap once every client has ' +
       'left, minus the baseline, per stream: ≈ 0 when nothing leaks. `ceiling` is a bare Express handler that writes one ' +
-      'event and holds the response: the floor (Node\'s socket, HTTP parser, request and response).' +
+      "event and holds the response: the floor (Node's socket, HTTP parser, request and response)." +
       (report.meta.idleNote ? ` ⚠ ${report.meta.idleNote}.` : '') +
       (report.meta.mode === 'quick' ? ' Quick mode: N is small; indicative only.' : '') +
-      (report.meta.mode === 'smoke' ? " Smoke mode: on the throughput phase's servers (no fresh process), N is small; the numbers mean nothing." : ''),
+      (report.meta.mode === 'smoke'
+        ? " Smoke mode: on the throughput phase's servers (no fresh process), N is small; the numbers mean nothing."
+        : ''),
   );
   lines.push('');
-  lines.push('| Server | N | Heap B/stream | RSS B/stream | Left after close | Heap: baseline → open → closed | Connections open / after | Objects open / after |');
+  lines.push(
+    '| Server | N | Heap B/stream | RSS B/stream | Left after close | Heap: baseline → open → closed | Connections open / after | Objects open / after |',
+  );
   lines.push('|---|---:|---:|---:|---:|---|---|---|');
   const stats = (snap: MemorySnapshot | undefined) =>
     snap
@@ -1654,7 +1689,10 @@ function idleMarkdown(report: Report): string[] {
         `${fmtMiB(r.baseline?.heapUsed)} → ${fmtMiB(r.withStreams?.heapUsed)} → ${fmtMiB(r.afterClose?.heapUsed)} | ` +
         `${r.withStreams?.connections ?? 'n/a'} / ${r.afterClose?.connections ?? 'n/a'} | ${stats(r.withStreams)} / ${stats(r.afterClose)} |`,
     );
-    if (r.failures) lines.push(`| | ⚠ ${r.failures} streams did not open${r.firstFailure ? ` (first: ${mdCell(r.firstFailure).slice(0, 200)})` : ''} | | | | | | |`);
+    if (r.failures)
+      lines.push(
+        `| | ⚠ ${r.failures} streams did not open${r.firstFailure ? ` (first: ${mdCell(r.firstFailure).slice(0, 200)})` : ''} | | | | | | |`,
+      );
   }
   lines.push('');
   const ours = report.idle.ours;
@@ -1662,7 +1700,7 @@ function idleMarkdown(report: Report): string[] {
   if (ours?.status === 'ok' && ceiling?.status === 'ok') {
     lines.push(
       `Ours above the floor: ${fmtInt((ours.heapBytesPerStream ?? 0) - (ceiling.heapBytesPerStream ?? 0))} B of heap per stream ` +
-        '(the subscription, the SSE writer, the request\'s A2A context and the parsed request). ' +
+        "(the subscription, the SSE writer, the request's A2A context and the parsed request). " +
         'Where it goes: `bench/tools/idle-heap-profile.ts` (heap snapshots, objects by constructor).',
     );
     lines.push('');
@@ -1731,7 +1769,9 @@ function runLongStream(argv: string[]): Promise<number> {
 async function runSlowReaders(): Promise<number> {
   let failed = 0;
   for (const mode of ['burst', 'turns']) {
-    const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', path.join(ROOT, 'bench', 'slow-readers-heap.ts'), mode], { stdio: 'inherit' });
+    const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', path.join(ROOT, 'bench', 'slow-readers-heap.ts'), mode], {
+      stdio: 'inherit',
+    });
     failed += await new Promise<number>((resolve) => child.once('exit', (code) => resolve(code ?? 1)));
   }
   return failed > 0 ? 1 : 0;
@@ -1768,7 +1808,9 @@ async function main(): Promise<number> {
     delete process.env.BENCH_PG_SKIP;
     if ('url' in localPostgres) process.env.BENCH_PG_URL = localPostgres.url;
     else process.env.BENCH_PG_SKIP = localPostgres.skip;
-    log(`[${elapsed()}] PostgreSQL: ${'url' in localPostgres ? localPostgres.url : `none (${localPostgres.skip}); the PostgreSQL servers are skipped`}`);
+    log(
+      `[${elapsed()}] PostgreSQL: ${'url' in localPostgres ? localPostgres.url : `none (${localPostgres.skip}); the PostgreSQL servers are skipped`}`,
+    );
   }
   // Started together (nothing is measured yet): tsx start-up of five processes one after another
   // would take several seconds.

@@ -68,7 +68,11 @@ async function main(): Promise<void> {
   const { port } = server.address() as net.AddressInfo;
   const headers = { 'Content-Type': 'application/json', 'A2A-Version': '1.0' };
   const post = async (method: string, params: unknown): Promise<{ result: { task: { id: string } } }> => {
-    const response = await fetch(`http://127.0.0.1:${port}/agent`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+    const response = await fetch(`http://127.0.0.1:${port}/agent`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+    });
     return (await response.json()) as { result: { task: { id: string } } };
   };
   const sent = await post('SendMessage', {
@@ -83,7 +87,9 @@ async function main(): Promise<void> {
     const socket = net.connect(port, '127.0.0.1');
     socket.pause();
     socket.on('error', () => undefined);
-    const head = Object.entries({ ...headers, 'Content-Length': String(Buffer.byteLength(body)) }).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+    const head = Object.entries({ ...headers, 'Content-Length': String(Buffer.byteLength(body)) })
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('');
     socket.write(`POST /agent HTTP/1.1\r\nHost: 127.0.0.1\r\n${head}\r\n${body}`);
     return socket;
   });

@@ -83,7 +83,7 @@ export function pairedSection(paired: Readonly<Record<string, PairedOverhead>>, 
     '### Middleware stack, paired',
     '',
     '`ours` and `stack` measured back to back (one pair per throughput round, plus the extra pairs), order alternating; ' +
-      'each pair gives stack/ours, and the median over the pairs is the stack-overhead target\'s measure. The two differ ' +
+      "each pair gives stack/ours, and the median over the pairs is the stack-overhead target's measure. The two differ " +
       'by less than this machine moves between rounds: a pair shares the moment, and the median leaves out the pairs a ' +
       'neighbour disturbed. Range: the smallest and largest pair.',
     '',

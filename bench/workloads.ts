@@ -4,25 +4,9 @@
  * the `-rest` workloads, the HTTP+JSON binding (§11: `POST <base>/message:send` with `{ message }`).
  */
 
-export type WorkloadId =
-  | 'send-message'
-  | 'send-message-rest'
-  | 'send-task'
-  | 'send-task-rest'
-  | 'stream'
-  | 'two-turn'
-  | 'get-task';
+export type WorkloadId = 'send-message' | 'send-message-rest' | 'send-task' | 'send-task-rest' | 'stream' | 'two-turn' | 'get-task';
 export type ServerId =
-  | 'ceiling'
-  | 'sdk'
-  | 'ours'
-  | 'stack'
-  | 'ours-latency'
-  | 'ours-sqlite'
-  | 'ours-redis'
-  | 'ours-2replicas'
-  | 'ours-postgres'
-  | 'ours-pg-2replicas';
+  'ceiling' | 'sdk' | 'ours' | 'stack' | 'ours-latency' | 'ours-sqlite' | 'ours-redis' | 'ours-2replicas' | 'ours-postgres' | 'ours-pg-2replicas';
 
 export interface WorkloadInfo {
   id: WorkloadId;
@@ -181,10 +165,7 @@ export function uniqueId(kind: string): string {
   return `${kind}-${prefix}-${counter}`;
 }
 
-export function sendMessageBody(
-  text: string,
-  opts: { streaming?: boolean; taskId?: string; contextId?: string } = {},
-): string {
+export function sendMessageBody(text: string, opts: { streaming?: boolean; taskId?: string; contextId?: string } = {}): string {
   const message: Record<string, unknown> = {
     messageId: uniqueId('m'),
     role: 'ROLE_USER',

@@ -84,9 +84,7 @@ function knownKeysAt(schema: z.core.$ZodType, path: readonly PropertyKey[]): str
  * those the one that got deepest into the value (e.g. the array branch for `[badSource]`).
  */
 function bestUnionBranch(issue: Extract<Issue, { code: 'invalid_union' }>): Issue[] | undefined {
-  const branches = issue.errors.filter(
-    (branch) => !branch.some((inner) => inner.path.length === 0 && inner.code === 'invalid_type'),
-  );
+  const branches = issue.errors.filter((branch) => !branch.some((inner) => inner.path.length === 0 && inner.code === 'invalid_type'));
   if (branches.length <= 1) return branches[0];
   const depth = (branch: Issue[]) => Math.min(...branch.map((inner) => inner.path.length));
   const deepest = Math.max(...branches.map(depth));
@@ -173,7 +171,9 @@ export function parseOptions<S extends z.ZodType>(factory: string, schema: S, in
     throw new A2AOptionsError(`${factory}: got a Promise instead of an options object: did you forget \`await\`?`);
   }
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-    throw new A2AOptionsError(`${factory}: expected an options object, got ${input === null ? 'null' : Array.isArray(input) ? 'an array' : typeof input}`);
+    throw new A2AOptionsError(
+      `${factory}: expected an options object, got ${input === null ? 'null' : Array.isArray(input) ? 'an array' : typeof input}`,
+    );
   }
   const spread = (input as Record<PropertyKey, unknown>)[UNAWAITED_SPREAD] as { factory: string; spreadInstead: string } | undefined;
   if (spread) {
@@ -229,7 +229,10 @@ function explain(schema: z.ZodType, input: unknown, issue: Issue, missing: boole
     const parent = valueAt(input, issue.path.slice(0, -1));
     if (isPlainObject(parent)) {
       const known = new Set(knownKeysAt(schema, issue.path.slice(0, -1)));
-      const nearMiss = closestKey(last, Object.keys(parent).filter((key) => !known.has(key)));
+      const nearMiss = closestKey(
+        last,
+        Object.keys(parent).filter((key) => !known.has(key)),
+      );
       if (nearMiss) return `${text} (the object has "${nearMiss}": did you mean "${last}"?)`;
     }
   }

@@ -51,7 +51,12 @@ async function main(): Promise<void> {
   console.log(formatReport(report));
   console.log(`peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MB`);
   const clean =
-    report.findings.length + report.unexpectedErrorLogs.length + report.prototypeChanges.length + report.processErrors.length + report.leaks.length === 0;
+    report.findings.length +
+      report.unexpectedErrorLogs.length +
+      report.prototypeChanges.length +
+      report.processErrors.length +
+      report.leaks.length ===
+    0;
   process.exitCode = clean ? 0 : 1;
 }
 

@@ -67,7 +67,9 @@ describe('examples/existing-app', () => {
     expect(missing.status).toBe(401);
     expect(missing.text).toBe('Unauthorized');
     const forged = await signDevToken({ sub: 'alice' }, 'another-secret-that-is-long-enough-0123456789');
-    const bad = await rpc(url, 'SendMessage', userMessage('file an expense'), { headers: { authorization: `Bearer ${forged}`, 'x-tenant-id': 't1' } });
+    const bad = await rpc(url, 'SendMessage', userMessage('file an expense'), {
+      headers: { authorization: `Bearer ${forged}`, 'x-tenant-id': 't1' },
+    });
     expect(bad.status).toBe(401);
     expect(audit).toEqual([]);
   });
@@ -85,7 +87,9 @@ describe('examples/existing-app', () => {
     expect(task.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
     expect(task.status.message.parts[0].text).toBe('Sure, Alice: how much, and what for?');
 
-    const second = await rpc(url, 'SendMessage', userMessage('42 EUR taxi', { taskId: task.id }), { headers: { ...alice, 'x-request-id': 'req-a2' } });
+    const second = await rpc(url, 'SendMessage', userMessage('42 EUR taxi', { taskId: task.id }), {
+      headers: { ...alice, 'x-request-id': 'req-a2' },
+    });
     const done = second.body.result.task;
     expect(done.status.state).toBe('TASK_STATE_COMPLETED');
     expect(done.artifacts[0].parts[0].text).toBe('Expense "42 EUR taxi" filed for Alice at t1.');

@@ -11,7 +11,9 @@ import { redisForTests } from '../helpers/redis';
 const ROOT = path.resolve(__dirname, '..', '..');
 const redis = redisForTests();
 
-async function startReplicas(url: string): Promise<{ urls: string[]; child: ChildProcessByStdio<null, Readable, Readable>; exited: Promise<number | null> }> {
+async function startReplicas(
+  url: string,
+): Promise<{ urls: string[]; child: ChildProcessByStdio<null, Readable, Readable>; exited: Promise<number | null> }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'examples/replicas/start.ts'], {
     cwd: ROOT,
     env: { ...process.env, REDIS_URL: url, PORT_A: '0', PORT_B: '0', HOST: '127.0.0.1' },

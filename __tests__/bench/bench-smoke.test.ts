@@ -13,7 +13,18 @@ const ROOT = path.resolve(__dirname, '..', '..');
 const WORKLOADS = ['send-message', 'send-message-rest', 'send-task', 'send-task-rest', 'stream', 'two-turn', 'get-task'];
 // ours-redis and ours-2replicas need a redis-server on the machine, ours-postgres and ours-pg-2replicas PostgreSQL:
 // without one they are skipped, with a note.
-const SERVERS = ['ceiling', 'sdk', 'ours', 'stack', 'ours-latency', 'ours-sqlite', 'ours-redis', 'ours-2replicas', 'ours-postgres', 'ours-pg-2replicas'];
+const SERVERS = [
+  'ceiling',
+  'sdk',
+  'ours',
+  'stack',
+  'ours-latency',
+  'ours-sqlite',
+  'ours-redis',
+  'ours-2replicas',
+  'ours-postgres',
+  'ours-pg-2replicas',
+];
 const REQUIRED_SERVERS = ['ceiling', 'sdk', 'ours', 'ours-latency', 'ours-sqlite'];
 /** The HTTP+JSON workloads run on these servers only (the SDK's REST handler, ours, ours + stack). */
 const REST_WORKLOADS = ['send-message-rest', 'send-task-rest'];
@@ -189,11 +200,9 @@ describe('bench smoke mode', () => {
     }
   });
 
-  it('judges the HTTP+JSON targets: ahead of the SDK\'s REST handler, ≥ 0.95× our JSON-RPC', () => {
+  it("judges the HTTP+JSON targets: ahead of the SDK's REST handler, ≥ 0.95× our JSON-RPC", () => {
     const report = JSON.parse(readFileSync(path.join(outDir, 'latest.json'), 'utf8'));
-    const byId = new Map<string, { measured: unknown; threshold: string; met: unknown }>(
-      report.targets.map((t: { id: string }) => [t.id, t]),
-    );
+    const byId = new Map<string, { measured: unknown; threshold: string; met: unknown }>(report.targets.map((t: { id: string }) => [t.id, t]));
     for (const [id, threshold] of [
       ['rest-message-vs-sdk', '> 1.00×'],
       ['rest-task-vs-sdk', '> 1.00×'],

@@ -63,7 +63,10 @@ function declaredNames(source: ts.SourceFile): Set<string> {
     } else if (ts.isVariableStatement(statement)) {
       for (const declaration of statement.declarationList.declarations) bind(declaration.name);
     } else if (
-      (ts.isFunctionDeclaration(statement) || ts.isClassDeclaration(statement) || ts.isInterfaceDeclaration(statement) || ts.isTypeAliasDeclaration(statement)) &&
+      (ts.isFunctionDeclaration(statement) ||
+        ts.isClassDeclaration(statement) ||
+        ts.isInterfaceDeclaration(statement) ||
+        ts.isTypeAliasDeclaration(statement)) &&
       statement.name
     ) {
       names.add(statement.name.text);
@@ -74,7 +77,9 @@ function declaredNames(source: ts.SourceFile): Set<string> {
 
 const preludeNames = (() => {
   const source = ts.createSourceFile(PRELUDE, ts.sys.readFile(PRELUDE)!, ts.ScriptTarget.ES2022, true);
-  return [...declaredNames(source)].filter((name) => new RegExp(`export (?:declare )?(?:const|interface|function|class) ${name}\\b`).test(source.text));
+  return [...declaredNames(source)].filter((name) =>
+    new RegExp(`export (?:declare )?(?:const|interface|function|class) ${name}\\b`).test(source.text),
+  );
 })();
 
 function snippet(block: CodeBlock, index: number): Snippet {

@@ -40,7 +40,15 @@ describe('generator', () => {
   });
 
   it('writes what a JS object cannot hold: repeated keys, a __proto__ key, raw numbers, 100,000 levels', () => {
-    expect(serialize(new Obj([['a', 1], ['a', 2], ['__proto__', tree({ x: 1 })]]))).toBe('{"a":1,"a":2,"__proto__":{"x":1}}');
+    expect(
+      serialize(
+        new Obj([
+          ['a', 1],
+          ['a', 2],
+          ['__proto__', tree({ x: 1 })],
+        ]),
+      ),
+    ).toBe('{"a":1,"a":2,"__proto__":{"x":1}}');
     expect(serialize(tree({ a: new Raw('1e999'), b: new Raw('123456789012345678901') }))).toBe('{"a":1e999,"b":123456789012345678901}');
     const deep = serialize(new Deep(100_000, 'mixed'));
     expect(deep.split('[').length - 1 + deep.split('{').length - 1).toBe(100_000);
@@ -51,7 +59,15 @@ describe('generator', () => {
     expect(caseSeed(1, 0)).not.toBe(caseSeed(1, 1));
     expect(caseSeed(1, 0)).not.toBe(caseSeed(2, 0));
     const rng = new Rng(3);
-    expect(Array.from({ length: 5 }, () => rng.int(10))).toEqual(Array.from({ length: 5 }, ((r) => () => r.int(10))(new Rng(3))));
+    expect(Array.from({ length: 5 }, () => rng.int(10))).toEqual(
+      Array.from(
+        { length: 5 },
+        (
+          (r) => () =>
+            r.int(10)
+        )(new Rng(3)),
+      ),
+    );
     expect(seedFrom('12345')).toBe(12345);
     expect(seedFrom('0xff')).toBe(255);
     expect(() => seedFrom('-1')).toThrow(/FUZZ_SEED/);

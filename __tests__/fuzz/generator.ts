@@ -91,7 +91,11 @@ export function tree(value: unknown): Json {
   if (value === null || typeof value === 'boolean' || typeof value === 'number' || typeof value === 'string') return value;
   if (value instanceof Obj || value instanceof Raw || value instanceof Deep) return value;
   if (Array.isArray(value)) return value.map(tree);
-  return new Obj(Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined).map(([k, v]) => [k, tree(v)]));
+  return new Obj(
+    Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .map(([k, v]) => [k, tree(v)]),
+  );
 }
 
 /** JSON text of `node`. The tree itself is shallow (deep values are Deep nodes), so recursion is fine. */
@@ -147,10 +151,35 @@ const METHOD_WEIGHTS: Readonly<Record<A2AMethod, number>> = {
 
 /** Method names that are not A2A v1.0 methods, several of them names every object has. */
 const UNKNOWN_METHODS = [
-  'message/send', 'message/stream', 'tasks/get', 'tasks/cancel', 'tasks/resubscribe', 'sendMessage', 'SENDMESSAGE',
-  ' SendMessage', 'SendMessage ', 'SendMessage\u0000', 'Send Message', 'rpc.discover', 'rpc.SendMessage',
-  '__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf', '__defineGetter__',
-  'isPrototypeOf', 'then', 'length', 'Sendmessage', 'GetTask/', '.', '*', 'SendMessage\n', 'ＳendMessage',
+  'message/send',
+  'message/stream',
+  'tasks/get',
+  'tasks/cancel',
+  'tasks/resubscribe',
+  'sendMessage',
+  'SENDMESSAGE',
+  ' SendMessage',
+  'SendMessage ',
+  'SendMessage\u0000',
+  'Send Message',
+  'rpc.discover',
+  'rpc.SendMessage',
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  'hasOwnProperty',
+  'valueOf',
+  '__defineGetter__',
+  'isPrototypeOf',
+  'then',
+  'length',
+  'Sendmessage',
+  'GetTask/',
+  '.',
+  '*',
+  'SendMessage\n',
+  'ＳendMessage',
 ];
 
 /** What the fuzz agent does for a message whose text is exactly this word (see harness.ts). */
@@ -171,27 +200,88 @@ const pollutingValue = (rng: Rng): Json =>
   ])();
 
 const ODD_STRINGS = [
-  '', ' ', '\t', '\u0000', '\u0000abc', 'a\nb', '\r\n', '\u202Eevil', '😀', '\uFEFF', 'é', 'ﬀ', 'null', 'undefined',
-  'true', '0', '-1', 'NaN', '[object Object]', '{}', '<script>alert(1)</script>', "'; DROP TABLE tasks; --",
-  '../../etc/passwd', '%00', '%s%s%s', '${x}', '\\', '"', 'TASK_STATE_COMPLETED', 'ROLE_AGENT', '__proto__',
+  '',
+  ' ',
+  '\t',
+  '\u0000',
+  '\u0000abc',
+  'a\nb',
+  '\r\n',
+  '\u202Eevil',
+  '😀',
+  '\uFEFF',
+  'é',
+  'ﬀ',
+  'null',
+  'undefined',
+  'true',
+  '0',
+  '-1',
+  'NaN',
+  '[object Object]',
+  '{}',
+  '<script>alert(1)</script>',
+  "'; DROP TABLE tasks; --",
+  '../../etc/passwd',
+  '%00',
+  '%s%s%s',
+  '${x}',
+  '\\',
+  '"',
+  'TASK_STATE_COMPLETED',
+  'ROLE_AGENT',
+  '__proto__',
 ];
 
 /** String literals JSON.parse accepts but that are odd in JS (lone surrogates) or simply long. */
 const ODD_STRING_TEXTS = ['"\\ud800"', '"\\udfff\\ud800"', '"\\u0000"', '"\\u005f\\u005fproto\\u005f\\u005f"', '"\\/"'];
 
 const ODD_NUMBERS = [
-  '1e999', '-1e999', '-0', '0.0', '1.5', '1E+2', '1e-400', '9007199254740993', '123456789012345678901234567890',
-  '-9223372036854775809', '2147483648', '4294967296', '0.1', '-1', '1e21', '5e-324',
+  '1e999',
+  '-1e999',
+  '-0',
+  '0.0',
+  '1.5',
+  '1E+2',
+  '1e-400',
+  '9007199254740993',
+  '123456789012345678901234567890',
+  '-9223372036854775809',
+  '2147483648',
+  '4294967296',
+  '0.1',
+  '-1',
+  '1e21',
+  '5e-324',
 ];
 
 /** Unusual JSON-RPC ids: floats, huge integers, containers, booleans, long strings. */
 const oddId = (rng: Rng): Json =>
   rng.pick<() => Json>([
-    () => 1.5, () => -0.25, () => 0, () => -1, () => new Raw('1e21'), () => new Raw('123456789012345678901234567890'),
-    () => new Raw('9007199254740993'), () => new Raw('1e999'), () => new Raw('-0'), () => 2 ** 53, () => '', () => ' ',
-    () => 'x'.repeat(rng.range(1_000, 100_000)), () => rng.pick(ODD_STRINGS), () => null, () => true, () => false,
-    () => tree({}), () => tree({ id: 1 }), () => [], () => [1], () => new Deep(rng.range(2, 5_000), 'array'),
-    () => new Raw('"\\ud800"'), () => new Obj([['__proto__', 1]]),
+    () => 1.5,
+    () => -0.25,
+    () => 0,
+    () => -1,
+    () => new Raw('1e21'),
+    () => new Raw('123456789012345678901234567890'),
+    () => new Raw('9007199254740993'),
+    () => new Raw('1e999'),
+    () => new Raw('-0'),
+    () => 2 ** 53,
+    () => '',
+    () => ' ',
+    () => 'x'.repeat(rng.range(1_000, 100_000)),
+    () => rng.pick(ODD_STRINGS),
+    () => null,
+    () => true,
+    () => false,
+    () => tree({}),
+    () => tree({ id: 1 }),
+    () => [],
+    () => [1],
+    () => new Deep(rng.range(2, 5_000), 'array'),
+    () => new Raw('"\\ud800"'),
+    () => new Obj([['__proto__', 1]]),
   ])();
 
 // ---------------------------------------------------------------------------
@@ -210,22 +300,31 @@ export function randomString(rng: Rng, maxLength = 24): string {
 /** A string of `length` UTF-16 units (mostly ASCII, some multi-byte). */
 export function hugeString(rng: Rng, length: number): string {
   const unit = randomString(rng, 64) || 'x';
-  return unit.repeat(Math.ceil(length / unit.length)).slice(0, length).replace(/[\ud800-\udbff]$/, 'x');
+  return unit
+    .repeat(Math.ceil(length / unit.length))
+    .slice(0, length)
+    .replace(/[\ud800-\udbff]$/, 'x');
 }
 
 /** Any JSON value, nested at most `depth` levels. */
 export function randomValue(rng: Rng, depth = 3): Json {
   const kind = depth <= 0 ? rng.int(5) : rng.int(8);
   switch (kind) {
-    case 0: return null;
-    case 1: return rng.chance(0.5);
-    case 2: return rng.chance(0.5) ? rng.range(-1_000, 1_000) : new Raw(rng.pick(ODD_NUMBERS));
-    case 3: return rng.chance(0.7) ? randomString(rng) : rng.pick(ODD_STRINGS);
-    case 4: return rng.chance(0.8) ? randomString(rng, 8) : new Raw(rng.pick(ODD_STRING_TEXTS));
+    case 0:
+      return null;
+    case 1:
+      return rng.chance(0.5);
+    case 2:
+      return rng.chance(0.5) ? rng.range(-1_000, 1_000) : new Raw(rng.pick(ODD_NUMBERS));
+    case 3:
+      return rng.chance(0.7) ? randomString(rng) : rng.pick(ODD_STRINGS);
+    case 4:
+      return rng.chance(0.8) ? randomString(rng, 8) : new Raw(rng.pick(ODD_STRING_TEXTS));
     case 5:
     case 6: {
       const obj = new Obj();
-      for (let i = rng.int(4); i > 0; i--) obj.entries.push([rng.chance(0.15) ? rng.pick(PROTO_KEYS) : randomString(rng, 10), randomValue(rng, depth - 1)]);
+      for (let i = rng.int(4); i > 0; i--)
+        obj.entries.push([rng.chance(0.15) ? rng.pick(PROTO_KEYS) : randomString(rng, 10), randomValue(rng, depth - 1)]);
       return obj;
     }
     default: {
@@ -260,7 +359,16 @@ export interface TaskPool {
   readonly contextIds: readonly string[];
 }
 
-const TASK_STATES = ['TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING', 'TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_INPUT_REQUIRED', 'TASK_STATE_REJECTED', 'TASK_STATE_AUTH_REQUIRED'];
+const TASK_STATES = [
+  'TASK_STATE_SUBMITTED',
+  'TASK_STATE_WORKING',
+  'TASK_STATE_COMPLETED',
+  'TASK_STATE_FAILED',
+  'TASK_STATE_CANCELED',
+  'TASK_STATE_INPUT_REQUIRED',
+  'TASK_STATE_REJECTED',
+  'TASK_STATE_AUTH_REQUIRED',
+];
 const MEDIA_TYPES = ['text/plain', 'application/json', 'image/png', 'application/octet-stream', 'text/*', '', 'nonsense'];
 
 const fuzzId = (rng: Rng) => `fz-${rng.int(1e9).toString(36)}-${rng.int(1e9).toString(36)}`;
@@ -396,8 +504,19 @@ function objects(root: Json): Obj[] {
 }
 
 export const MUTATIONS = [
-  'delete', 'retype', 'null', 'proto-key', 'proto-rename', 'duplicate-key', 'deep', 'huge-string', 'odd-string',
-  'odd-number', 'wrap-array', 'empty', 'random-key',
+  'delete',
+  'retype',
+  'null',
+  'proto-key',
+  'proto-rename',
+  'duplicate-key',
+  'deep',
+  'huge-string',
+  'odd-string',
+  'odd-number',
+  'wrap-array',
+  'empty',
+  'random-key',
 ] as const;
 export type Mutation = (typeof MUTATIONS)[number];
 
@@ -435,7 +554,13 @@ export function mutate(rng: Rng, root: Json): Mutation {
       }
       break;
     case 'deep':
-      slot?.set(new Deep(rng.pick([2, 10, 63, 64, 65, 66, 100, 1_000, 5_000, 20_000, 100_000]), rng.pick(['object', 'array', 'mixed'] as const), rng.chance(0.5) ? 1 : randomString(rng)));
+      slot?.set(
+        new Deep(
+          rng.pick([2, 10, 63, 64, 65, 66, 100, 1_000, 5_000, 20_000, 100_000]),
+          rng.pick(['object', 'array', 'mixed'] as const),
+          rng.chance(0.5) ? 1 : randomString(rng),
+        ),
+      );
       break;
     case 'huge-string':
       slot?.set(hugeString(rng, rng.pick([1_000, 10_000, 100_000, 400_000])));
@@ -520,9 +645,21 @@ const TRANSPORTS = {
 } as const;
 
 const CONTENT_TYPES = [
-  'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml', 'application/a2a+json',
-  'application/vnd.api+json', 'APPLICATION/JSON', 'application/json, text/plain', 'application/jsonx', 'application/json;',
-  'application/json; boundary=x', 'text/json', '*/*', 'application', '',
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=x',
+  'application/xml',
+  'application/a2a+json',
+  'application/vnd.api+json',
+  'APPLICATION/JSON',
+  'application/json, text/plain',
+  'application/jsonx',
+  'application/json;',
+  'application/json; boundary=x',
+  'text/json',
+  '*/*',
+  'application',
+  '',
 ];
 const CHARSETS = ['latin1', 'iso-8859-1', 'utf-16', 'utf-16le', 'UTF-8', 'utf8', '"utf-8"', 'us-ascii', 'koi8-r', 'nonsense'];
 const VERSIONS = [undefined, '', '0.3', '1.0.1', '1.1', '1', '2.0', 'v1.0', ' 1.0', '1.0, 1.0', 'abc', '1.0'.repeat(1000)];
@@ -598,7 +735,8 @@ export function generateCase(seed: number, index: number, pools: Readonly<Record
     }
     case 'batch': {
       const items: Json[] = [];
-      for (let i = rng.int(6); i > 0; i--) items.push(rng.chance(0.7) ? tree({ jsonrpc: '2.0', id: i, method: rng.pick(A2A_METHODS), params: {} }) : randomValue(rng, 2));
+      for (let i = rng.int(6); i > 0; i--)
+        items.push(rng.chance(0.7) ? tree({ jsonrpc: '2.0', id: i, method: rng.pick(A2A_METHODS), params: {} }) : randomValue(rng, 2));
       body = rng.chance(0.1) ? `[${serialize(envelope)},`.repeat(200) + '1' + ']'.repeat(200) : serialize(items);
       envelopeIntact = false;
       break;
@@ -631,8 +769,10 @@ export function generateCase(seed: number, index: number, pools: Readonly<Record
       const size = over ? BODY_LIMIT + rng.range(1, 64 * 1024) : rng.range(100_000, BODY_LIMIT - 4_096);
       const text = hugeString(rng, Math.floor(size * (rng.chance(0.3) ? 0.45 : 0.98)));
       const placement = rng.int(4);
-      if (placement === 0) envelope.entries[1][1] = text; // the id
-      else if (placement === 1) envelope.entries[2][1] = text; // the method
+      if (placement === 0)
+        envelope.entries[1][1] = text; // the id
+      else if (placement === 1)
+        envelope.entries[2][1] = text; // the method
       else {
         envelope.entries[2][1] = 'SendMessage';
         setParams(tree({ message: { messageId: fuzzId(rng), role: 'ROLE_USER', parts: [{ text }] } }));
@@ -698,7 +838,20 @@ function transportOf(rng: Rng, target: Target, body: Buffer) {
       break;
     }
     case 'encoding': {
-      const encoding = rng.pick(['gzip', 'gzip', 'deflate', 'br', 'identity', 'gzip-garbage', 'gzip-bomb', 'compress', 'foo', 'gzip, gzip', 'GZIP', 'x-gzip']);
+      const encoding = rng.pick([
+        'gzip',
+        'gzip',
+        'deflate',
+        'br',
+        'identity',
+        'gzip-garbage',
+        'gzip-bomb',
+        'compress',
+        'foo',
+        'gzip, gzip',
+        'GZIP',
+        'x-gzip',
+      ]);
       notes.push(`ce=${encoding}`);
       if (encoding === 'gzip' || encoding === 'GZIP' || encoding === 'x-gzip') bytes = gzipSync(bytes);
       else if (encoding === 'deflate') bytes = deflateSync(bytes);
@@ -728,12 +881,22 @@ function transportOf(rng: Rng, target: Target, body: Buffer) {
     }
     case 'headers': {
       const extra = rng.pick([
-        { accept: 'text/event-stream' }, { accept: 'application/json' }, { accept: 'image/png' },
-        { 'a2a-extensions': 'https://example.com/ext/v1, ,,' + 'x'.repeat(5_000) }, { 'a2a-extensions': '__proto__' },
-        { 'x-http-method-override': 'GET' }, { 'content-length-extra': '1' }, { 'x-a2a-extensions': 'a,b' },
-        { authorization: 'Bearer ' + 'x'.repeat(100) }, { authorization: 'Basic Og==' }, { 'x-request-id': '../../' + 'x'.repeat(300) },
-        { traceparent: '00-' + '0'.repeat(32) + '-' + '0'.repeat(16) + '-01' }, { traceparent: 'garbage' }, { expect: '100-continue' },
-        { 'x-tenant-id': rng.pick(['t1', '', '../t', 'x'.repeat(200), '__proto__', 'T 1']) }, { [STACK_KEY_HEADER]: 'wrong-key' },
+        { accept: 'text/event-stream' },
+        { accept: 'application/json' },
+        { accept: 'image/png' },
+        { 'a2a-extensions': 'https://example.com/ext/v1, ,,' + 'x'.repeat(5_000) },
+        { 'a2a-extensions': '__proto__' },
+        { 'x-http-method-override': 'GET' },
+        { 'content-length-extra': '1' },
+        { 'x-a2a-extensions': 'a,b' },
+        { authorization: 'Bearer ' + 'x'.repeat(100) },
+        { authorization: 'Basic Og==' },
+        { 'x-request-id': '../../' + 'x'.repeat(300) },
+        { traceparent: '00-' + '0'.repeat(32) + '-' + '0'.repeat(16) + '-01' },
+        { traceparent: 'garbage' },
+        { expect: '100-continue' },
+        { 'x-tenant-id': rng.pick(['t1', '', '../t', 'x'.repeat(200), '__proto__', 'T 1']) },
+        { [STACK_KEY_HEADER]: 'wrong-key' },
       ]);
       Object.assign(headers, extra);
       notes.push(`h=${Object.keys(extra)[0]}`);
@@ -754,11 +917,40 @@ function rawBody(rng: Rng, envelope: Obj): { body: string | Buffer; note: string
     ['truncated', () => text.slice(0, rng.int(text.length))],
     ['trailing', () => text + rng.pick(['x', '}', ',{}', ' {}', '\u0000', ' ', '\n'])],
     ['two', () => text + text],
-    ['js-not-json', () => rng.pick(["{'jsonrpc':'2.0'}", '{jsonrpc:"2.0"}', '{"a":NaN}', '{"a":Infinity}', '{"a":undefined}', '/* c */{}', '{"a":1,}', '[1,]', '{"a":01}', '{"a":.5}', '{"a":0x10}'])],
+    [
+      'js-not-json',
+      () =>
+        rng.pick([
+          "{'jsonrpc':'2.0'}",
+          '{jsonrpc:"2.0"}',
+          '{"a":NaN}',
+          '{"a":Infinity}',
+          '{"a":undefined}',
+          '/* c */{}',
+          '{"a":1,}',
+          '[1,]',
+          '{"a":01}',
+          '{"a":.5}',
+          '{"a":0x10}',
+        ]),
+    ],
     ['junk-bytes', () => Buffer.from(Array.from({ length: rng.range(1, 200) }, () => rng.int(256)))],
     ['invalid-utf8', () => Buffer.concat([Buffer.from(text.slice(0, -1)), Buffer.from([0xc3, 0x28, 0xff, 0xfe]), Buffer.from('}')])],
     ['escaped-keys', () => text.replace('"jsonrpc"', '"\\u006asonrpc"').replace('"method"', '"m\\u0065thod"')],
-    ['duplicate-envelope-keys', () => text.slice(0, -1) + rng.pick([',"method":"SendMessage"', ',"id":{}', ',"jsonrpc":"1.0"', ',"params":[]', ',"id":null', ',"params":{"__proto__":{"polluted":1}}']) + '}'],
+    [
+      'duplicate-envelope-keys',
+      () =>
+        text.slice(0, -1) +
+        rng.pick([
+          ',"method":"SendMessage"',
+          ',"id":{}',
+          ',"jsonrpc":"1.0"',
+          ',"params":[]',
+          ',"id":null',
+          ',"params":{"__proto__":{"polluted":1}}',
+        ]) +
+        '}',
+    ],
     ['bom-utf16', () => Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')])],
     ['nul-padded', () => text + '\u0000'.repeat(rng.range(1, 100))],
     ['lone-surrogate-key', () => text.slice(0, -1) + ',"\\ud800":1}'],

@@ -43,7 +43,10 @@ export const fuzzExecutor: AgentExecutor = {
       case 'echo':
         // What the client sent goes back through the store and the wire: metadata, data parts, odd keys.
         await events.start();
-        await events.artifact({ parts: ctx.userMessage.parts, metadata: { request: ctx.metadata ?? null, message: ctx.userMessage.metadata ?? null } });
+        await events.artifact({
+          parts: ctx.userMessage.parts,
+          metadata: { request: ctx.metadata ?? null, message: ctx.userMessage.metadata ?? null },
+        });
         return events.complete();
       case 'fail':
         await events.start();
@@ -143,14 +146,36 @@ async function createPool(server: TestServer): Promise<TaskPool> {
       method: 'SendMessage',
       params: { message: { messageId: `pool-${Math.random()}`, role: 'ROLE_USER', parts: [{ text }] } },
     });
-    const reply = await post(server, '/agent', { 'content-type': 'application/json', 'a2a-version': '1.0', [STACK_KEY_HEADER]: STACK_KEY }, Buffer.from(body));
+    const reply = await post(
+      server,
+      '/agent',
+      { 'content-type': 'application/json', 'a2a-version': '1.0', [STACK_KEY_HEADER]: STACK_KEY },
+      Buffer.from(body),
+    );
     const task = JSON.parse(reply.body.toString()).result.task;
     return { id: task.id, contextId: task.contextId };
   };
   const parked: string[] = [];
   const finished: string[] = [];
   const contextIds = new Set<string>();
-  for (const word of ['park', 'park', 'park', 'park', 'park', 'park', 'park', 'park', 'auth', 'auth', 'complete', 'complete', 'fail', 'reject', 'stream', 'throw']) {
+  for (const word of [
+    'park',
+    'park',
+    'park',
+    'park',
+    'park',
+    'park',
+    'park',
+    'park',
+    'auth',
+    'auth',
+    'complete',
+    'complete',
+    'fail',
+    'reject',
+    'stream',
+    'throw',
+  ]) {
     const task = await send(word);
     (word === 'park' || word === 'auth' ? parked : finished).push(task.id);
     contextIds.add(task.contextId);
@@ -187,7 +212,13 @@ const keepAliveAgent = (maxSockets: number) => new http.Agent({ keepAlive: true,
 let agent = keepAliveAgent(16);
 
 /** One POST; streams that stay open after an interrupted state are cut after `linger` ms. */
-function post(server: TestServer, path: string, headers: Record<string, string>, body: Buffer, options: { chunked?: boolean; timeoutMs?: number; lingerMs?: number } = {}): Promise<Reply> {
+function post(
+  server: TestServer,
+  path: string,
+  headers: Record<string, string>,
+  body: Buffer,
+  options: { chunked?: boolean; timeoutMs?: number; lingerMs?: number } = {},
+): Promise<Reply> {
   const { chunked = false, timeoutMs = 15_000, lingerMs = 200 } = options;
   const url = new URL(server.baseUrl);
   return new Promise((resolve) => {
@@ -198,7 +229,8 @@ function post(server: TestServer, path: string, headers: Record<string, string>,
       clearTimeout(timer);
       resolve(reply);
     };
-    const fail = (transportError: string) => finish({ transportError, status: 0, rawHeaders: '', contentType: '', body: Buffer.alloc(0), cut: false });
+    const fail = (transportError: string) =>
+      finish({ transportError, status: 0, rawHeaders: '', contentType: '', body: Buffer.alloc(0), cut: false });
     const req = http.request(
       {
         host: url.hostname,
@@ -230,7 +262,9 @@ function post(server: TestServer, path: string, headers: Record<string, string>,
         res.on('error', (err) => {
           clearTimeout(linger);
           const received = chunks.reduce((sum, c) => sum + c.length, 0);
-          fail(`response: ${(err as NodeJS.ErrnoException).code ?? err.message} after HTTP ${res.statusCode} ${contentType} and ${received} bytes of body`);
+          fail(
+            `response: ${(err as NodeJS.ErrnoException).code ?? err.message} after HTTP ${res.statusCode} ${contentType} and ${received} bytes of body`,
+          );
         });
       },
     );
@@ -263,7 +297,10 @@ export const SPEC_CODES = new Set([-32700, -32600, -32601, -32602, -32603, -3200
 /** Text that would show internals: stack frames, source paths, error class names. */
 const FORBIDDEN = ['/work', 'node_modules', '.ts:', '.js:', 'Error:', '\n    at ', 'at Object.', 'at async '];
 
-const RESULT_SCHEMAS: Record<string, { safeParse(value: unknown): { success: boolean; error?: { issues: { path: PropertyKey[]; message: string }[] } } }> = {
+const RESULT_SCHEMAS: Record<
+  string,
+  { safeParse(value: unknown): { success: boolean; error?: { issues: { path: PropertyKey[]; message: string }[] } } }
+> = {
   SendMessage: SendMessageResponseSchema,
   GetTask: TaskSchema,
   CancelTask: TaskSchema,
@@ -271,7 +308,10 @@ const RESULT_SCHEMAS: Record<string, { safeParse(value: unknown): { success: boo
 };
 
 const describeIssues = (result: { error?: { issues: { path: PropertyKey[]; message: string }[] } }) =>
-  (result.error?.issues ?? []).slice(0, 3).map((i) => `${i.path.map(String).join('.')}: ${i.message}`).join('; ');
+  (result.error?.issues ?? [])
+    .slice(0, 3)
+    .map((i) => `${i.path.map(String).join('.')}: ${i.message}`)
+    .join('; ');
 
 /** Problems with one JSON-RPC envelope (a reply body or an SSE event). */
 function checkEnvelope(c: FuzzCase, status: number, value: unknown, where: string, schema?: (typeof RESULT_SCHEMAS)[string]): string[] {
@@ -283,7 +323,8 @@ function checkEnvelope(c: FuzzCase, status: number, value: unknown, where: strin
   const id = envelope.id;
   if (!(id === null || typeof id === 'string' || typeof id === 'number')) problems.push(`${where}: id of type ${typeof id}`);
   // A middleware rejects before the body is read, with id null (and its own HTTP status).
-  if (c.echoId !== undefined && id !== c.echoId && !(status !== 200 && id === null)) problems.push(`${where}: id ${JSON.stringify(id)?.slice(0, 40)} instead of ${JSON.stringify(c.echoId)?.slice(0, 40)}`);
+  if (c.echoId !== undefined && id !== c.echoId && !(status !== 200 && id === null))
+    problems.push(`${where}: id ${JSON.stringify(id)?.slice(0, 40)} instead of ${JSON.stringify(c.echoId)?.slice(0, 40)}`);
   const hasResult = Object.hasOwn(envelope, 'result');
   const hasError = Object.hasOwn(envelope, 'error');
   if (hasResult === hasError) problems.push(`${where}: must have exactly one of result, error`);
@@ -355,7 +396,9 @@ export function checkReply(c: FuzzCase, reply: Reply): string[] {
   } catch {
     return [...problems, `body is not JSON: ${JSON.stringify(text.slice(0, 80))}`];
   }
-  problems.push(...checkEnvelope(c, reply.status, parsed, 'reply', c.method && Object.hasOwn(RESULT_SCHEMAS, c.method) ? RESULT_SCHEMAS[c.method] : undefined));
+  problems.push(
+    ...checkEnvelope(c, reply.status, parsed, 'reply', c.method && Object.hasOwn(RESULT_SCHEMAS, c.method) ? RESULT_SCHEMAS[c.method] : undefined),
+  );
   if (reply.status !== 200 && !Object.hasOwn(parsed as object, 'error')) problems.push(`HTTP ${reply.status} without a JSON-RPC error`);
   return problems;
 }
@@ -486,10 +529,27 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
               const outcome = outcomeOf(reply);
               outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
               if (reply.cut) cutStreams++;
-              if (problems.length) record({ index, label: c.label, target: c.target, problems, status: reply.status, request: snippet(c.body), reply: snippet(reply.body) });
+              if (problems.length)
+                record({
+                  index,
+                  label: c.label,
+                  target: c.target,
+                  problems,
+                  status: reply.status,
+                  request: snippet(c.body),
+                  reply: snippet(reply.body),
+                });
             } catch (error) {
               // A bug of the fuzzer itself: reported like a finding rather than abandoning the run.
-              record({ index, label: 'fuzzer error', target: 'router', problems: [String((error as Error).stack)], status: 0, request: '', reply: '' });
+              record({
+                index,
+                label: 'fuzzer error',
+                target: 'router',
+                problems: [String((error as Error).stack)],
+                status: 0,
+                request: '',
+                reply: '',
+              });
             }
             if (++done % progressEvery === 0) onProgress?.(done, findings.length);
           }
@@ -522,18 +582,39 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
 
 /** After a batch: both servers still complete a plain SendMessage, and nothing is left running. */
 async function checkServers(harness: Harness, record: (finding: Finding) => void, leaks: string[]): Promise<void> {
-  const alive = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 'alive', method: 'SendMessage', params: { message: { messageId: 'alive', role: 'ROLE_USER', parts: [{ text: 'complete' }] } } }));
+  const alive = Buffer.from(
+    JSON.stringify({
+      jsonrpc: '2.0',
+      id: 'alive',
+      method: 'SendMessage',
+      params: { message: { messageId: 'alive', role: 'ROLE_USER', parts: [{ text: 'complete' }] } },
+    }),
+  );
   for (const target of ['router', 'stack'] as const) {
-    const probe = await post(harness.servers[target], '/agent', { 'content-type': 'application/json', 'a2a-version': '1.0', [STACK_KEY_HEADER]: STACK_KEY }, alive);
+    const probe = await post(
+      harness.servers[target],
+      '/agent',
+      { 'content-type': 'application/json', 'a2a-version': '1.0', [STACK_KEY_HEADER]: STACK_KEY },
+      alive,
+    );
     if (!/"state":"TASK_STATE_COMPLETED"/.test(probe.body.toString())) {
-      record({ index: -1, label: 'liveness probe', target, problems: ['the server no longer completes a plain SendMessage'], status: probe.status, request: snippet(alive), reply: snippet(probe.body) });
+      record({
+        index: -1,
+        label: 'liveness probe',
+        target,
+        problems: ['the server no longer completes a plain SendMessage'],
+        status: probe.status,
+        request: snippet(alive),
+        reply: snippet(probe.body),
+      });
     }
   }
   for (const target of ['router', 'stack'] as const) {
     const router = harness.servers[target].router;
     const deadline = Date.now() + 5_000;
     while ((router.liveExecutions > 0 || router.liveObservers > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    if (router.liveExecutions > 0 || router.liveObservers > 0) leaks.push(`${target}: ${router.liveExecutions} live executions, ${router.liveObservers} live observers 5 s after the run`);
+    if (router.liveExecutions > 0 || router.liveObservers > 0)
+      leaks.push(`${target}: ${router.liveExecutions} live executions, ${router.liveObservers} live observers 5 s after the run`);
   }
 }
 
@@ -542,7 +623,10 @@ export function formatReport(report: FuzzReport): string {
   const lines = [
     `fuzz: seed ${report.seed} (FUZZ_SEED=${report.seed}), ${report.requests} requests in ${(report.durationMs / 1000).toFixed(1)} s, ` +
       `${report.findings.length} findings, ${report.unexpectedErrorLogs.length} unexpected error logs, ${report.cutStreams} open streams cut by the client`,
-    `outcomes: ${Object.entries(report.outcomes).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k}: ${v}`).join(', ')}`,
+    `outcomes: ${Object.entries(report.outcomes)
+      .sort((a, b) => b[1] - a[1])
+      .map(([k, v]) => `${k}: ${v}`)
+      .join(', ')}`,
   ];
   for (const f of report.findings) {
     lines.push('', `case ${f.index} (${f.target}; ${f.label}) → HTTP ${f.status}; replay: npm run fuzz -- --seed ${report.seed} --case ${f.index}`);

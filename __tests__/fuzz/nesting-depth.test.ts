@@ -42,7 +42,9 @@ describe('nesting depth of free-form JSON in params', () => {
     expect(reply.body.error.message).toContain(`${field}:`);
     expect(reply.body.error.message).toContain(`deeper than ${MAX_JSON_DEPTH} levels`);
     const violations = reply.body.error.data.find((d: { '@type': string }) => d['@type'].endsWith('BadRequest')).fieldViolations;
-    expect(violations).toEqual([{ field, description: `${field.split(/[.[]/).pop()!.replace(/\]$/, '')} must not nest deeper than ${MAX_JSON_DEPTH} levels` }]);
+    expect(violations).toEqual([
+      { field, description: `${field.split(/[.[]/).pop()!.replace(/\]$/, '')} must not nest deeper than ${MAX_JSON_DEPTH} levels` },
+    ]);
     expect(executions).toBe(0);
   };
 
@@ -51,16 +53,27 @@ describe('nesting depth of free-form JSON in params', () => {
   });
 
   it('refuses a data part, request metadata and part metadata one level past the limit', async () => {
-    await refused(send(`{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"t"},{"data":${arrays(MAX_JSON_DEPTH + 1)}}]}}`), 'message.parts[1].data');
-    await refused(send(`{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"t"}]},"metadata":{"k":${objects(MAX_JSON_DEPTH)}}}`), 'metadata');
-    await refused(send(`{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"t","metadata":${objects(MAX_JSON_DEPTH + 1)}}]}}`), 'message.parts[0].metadata');
+    await refused(
+      send(`{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"t"},{"data":${arrays(MAX_JSON_DEPTH + 1)}}]}}`),
+      'message.parts[1].data',
+    );
+    await refused(
+      send(`{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"t"}]},"metadata":{"k":${objects(MAX_JSON_DEPTH)}}}`),
+      'metadata',
+    );
+    await refused(
+      send(`{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"t","metadata":${objects(MAX_JSON_DEPTH + 1)}}]}}`),
+      'message.parts[0].metadata',
+    );
     await refused(send(`{"id":"t","metadata":${objects(100_000)}}`, 'CancelTask'), 'metadata');
     await refused(send(message(`,"metadata":${objects(MAX_JSON_DEPTH + 1)}`), 'SendStreamingMessage'), 'message.metadata');
   });
 
   it(`accepts exactly ${MAX_JSON_DEPTH} levels, and stores and returns them`, async () => {
     const reply = await rpc(server.url, '', undefined, {
-      raw: send(`{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"data":${arrays(MAX_JSON_DEPTH)}}],"metadata":${objects(MAX_JSON_DEPTH - 1, '{}')}}}`),
+      raw: send(
+        `{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"data":${arrays(MAX_JSON_DEPTH)}}],"metadata":${objects(MAX_JSON_DEPTH - 1, '{}')}}}`,
+      ),
     });
     expect(reply.body.result.task.status.state).toBe('TASK_STATE_COMPLETED');
     const artifact = reply.body.result.task.artifacts[0];

@@ -156,7 +156,11 @@ describe.each(BINDINGS)('a follow-up queued behind a running turn, over %s', (bi
     const server = await startAgent(executor, { before: [fromHeader] });
     const a2a = () => a2aClient(binding, server.url);
     try {
-      const first = await a2a().call('SendMessage', { ...userMessage('go'), configuration: { returnImmediately: true } }, { headers: { 'x-turn': 'first' } });
+      const first = await a2a().call(
+        'SendMessage',
+        { ...userMessage('go'), configuration: { returnImmediately: true } },
+        { headers: { 'x-turn': 'first' } },
+      );
       const taskId = first.result.task.id;
       expect(first.result.task.status.state).toBe('TASK_STATE_WORKING');
       const second = a2a().call('SendMessage', userMessage('follow-up', { taskId }), { headers: { 'x-turn': 'queued' } });

@@ -152,8 +152,16 @@ describe.each(BINDINGS)('background work handed off by execute(), over %s', (bin
     const rest: unknown[] = [];
     for await (const item of events) rest.push(item.event);
     expect(rest).toEqual([
-      { statusUpdate: expect.objectContaining({ status: expect.objectContaining({ state: 'TASK_STATE_WORKING', message: expect.objectContaining({ parts: [{ text: '1/2' }] }) }) }) },
-      { statusUpdate: expect.objectContaining({ status: expect.objectContaining({ state: 'TASK_STATE_WORKING', message: expect.objectContaining({ parts: [{ text: '2/2' }] }) }) }) },
+      {
+        statusUpdate: expect.objectContaining({
+          status: expect.objectContaining({ state: 'TASK_STATE_WORKING', message: expect.objectContaining({ parts: [{ text: '1/2' }] }) }),
+        }),
+      },
+      {
+        statusUpdate: expect.objectContaining({
+          status: expect.objectContaining({ state: 'TASK_STATE_WORKING', message: expect.objectContaining({ parts: [{ text: '2/2' }] }) }),
+        }),
+      },
       { statusUpdate: expect.objectContaining({ status: expect.objectContaining({ state: 'TASK_STATE_COMPLETED' }) }) },
     ]);
     await drained();

@@ -56,10 +56,14 @@ function fromLibrary(): boolean {
 function trackLibraryTimers(): void {
   global.setTimeout = ((callback: (...args: unknown[]) => void, ms?: number, ...args: unknown[]) => {
     if (!fromLibrary()) return real.setTimeout(callback, ms, ...args);
-    const timer = real.setTimeout((...fired: unknown[]) => {
-      libraryTimers.delete(timer);
-      callback(...fired);
-    }, ms, ...args);
+    const timer = real.setTimeout(
+      (...fired: unknown[]) => {
+        libraryTimers.delete(timer);
+        callback(...fired);
+      },
+      ms,
+      ...args,
+    );
     libraryTimers.add(timer);
     return timer;
   }) as typeof setTimeout;
@@ -143,12 +147,7 @@ describe.each(BINDINGS)('no leaked task state, over %s', (binding) => {
     expect(server.router.liveExecutions).toBe(0);
     const second = await a2a().call('SendMessage', userMessage('go on', { taskId }));
     expect(second.result.task.status.state).toBe('TASK_STATE_COMPLETED');
-    expect(second.result.task.history.map((m: { parts: { text: string }[] }) => m.parts[0].text)).toEqual([
-      'park',
-      'more?',
-      'go on',
-      'resumed',
-    ]);
+    expect(second.result.task.history.map((m: { parts: { text: string }[] }) => m.parts[0].text)).toEqual(['park', 'more?', 'go on', 'resumed']);
     expect(server.router.liveExecutions).toBe(0);
   });
 });

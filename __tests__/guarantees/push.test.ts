@@ -48,13 +48,16 @@ describe.each(BINDINGS)('push guarantees over %s', (binding) => {
   beforeAll(async () => {
     gate = deferred();
     receiver = await startReceiver();
-    server = await startAgent(pushAgent(() => gate), {
-      logger,
-      before: [fromHeader],
-      callContext: (req) => ({ caller: { id: String(req.headers['x-user']), authenticated: true }, tenant: String(req.headers['x-tenant']) }),
-      onTaskEvent: (info) => committed.push({ ...info, turn: als.getStore() }),
-      pushNotifications: { allow: ['127.0.0.1'], configStore: configs, outbox },
-    });
+    server = await startAgent(
+      pushAgent(() => gate),
+      {
+        logger,
+        before: [fromHeader],
+        callContext: (req) => ({ caller: { id: String(req.headers['x-user']), authenticated: true }, tenant: String(req.headers['x-tenant']) }),
+        onTaskEvent: (info) => committed.push({ ...info, turn: als.getStore() }),
+        pushNotifications: { allow: ['127.0.0.1'], configStore: configs, outbox },
+      },
+    );
   });
   afterAll(async () => {
     gate.resolve();
@@ -91,10 +94,7 @@ describe.each(BINDINGS)('push guarantees over %s', (binding) => {
     );
     const taskId: string = first.result.task.id;
     await a2a().call('SendMessage', userMessage('friday', { taskId }), { headers: as('alice') });
-    const states = () =>
-      receiver.delivered
-        .filter((r) => r.path === path)
-        .map((r) => (r.body.task ?? r.body.statusUpdate)?.status.state as string);
+    const states = () => receiver.delivered.filter((r) => r.path === path).map((r) => (r.body.task ?? r.body.statusUpdate)?.status.state as string);
     await until(() => states().length >= 3, 'three deliveries');
     expect(states()).toEqual(['TASK_STATE_INPUT_REQUIRED', 'TASK_STATE_WORKING', 'TASK_STATE_COMPLETED']);
   });

@@ -7,15 +7,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import express from 'express';
-import {
-  InMemoryTaskStore,
-  createA2ARouter,
-  silentLogger,
-  type AgentExecutor,
-  type Task,
-  type TaskChange,
-  type TaskScope,
-} from '../../lib';
+import { InMemoryTaskStore, createA2ARouter, silentLogger, type AgentExecutor, type Task, type TaskChange, type TaskScope } from '../../lib';
 import { aborted, deferred, until, type Deferred } from '../helpers/async';
 import { a2aClient, BINDINGS } from '../helpers/bindings';
 import { startAgent, testCard, testStore, type TestServer } from '../helpers/fixtures';

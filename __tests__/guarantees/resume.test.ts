@@ -132,10 +132,15 @@ describe('start-up settlement of a store one process owns', () => {
     const done = taskIn('TASK_STATE_COMPLETED');
     for (const task of [working, submitted, parked, done]) await store.create(scope, task);
 
-    const server = await startAgent(executor, { taskStore: store, callContext: () => ({ caller: { id: 'anonymous', authenticated: false }, tenant: '' }) });
+    const server = await startAgent(executor, {
+      taskStore: store,
+      callContext: () => ({ caller: { id: 'anonymous', authenticated: false }, tenant: '' }),
+    });
     try {
       const client = a2aClient('jsonrpc', server.url);
-      const states = await Promise.all([working, submitted, parked, done].map(async (task) => (await client.call('GetTask', { id: task.id })).result));
+      const states = await Promise.all(
+        [working, submitted, parked, done].map(async (task) => (await client.call('GetTask', { id: task.id })).result),
+      );
       expect(states.map((task) => task.status.state)).toEqual([
         'TASK_STATE_FAILED',
         'TASK_STATE_FAILED',

@@ -72,14 +72,18 @@ describe.each(BINDINGS)('owner and tenant scoping over %s', (binding) => {
 
   /** The raw answer (for byte identity) and its JSON-RPC error code. */
   type Attempt = (taskId: string, headers: Record<string, string>) => Promise<{ text?: string; code?: number }>;
-  const unary = (method: string, params: (id: string) => Record<string, unknown>): Attempt => async (id, headers) => {
-    const reply = await a2a().call(method, params(id), { headers, id: 7 });
-    return { text: reply.text, code: reply.error?.code };
-  };
-  const streaming = (method: string, params: (id: string) => Record<string, unknown>): Attempt => async (id, headers) => {
-    const reply = await a2a().stream(method, params(id), { headers, id: 7 });
-    return { text: reply.text, code: reply.error?.code };
-  };
+  const unary =
+    (method: string, params: (id: string) => Record<string, unknown>): Attempt =>
+    async (id, headers) => {
+      const reply = await a2a().call(method, params(id), { headers, id: 7 });
+      return { text: reply.text, code: reply.error?.code };
+    };
+  const streaming =
+    (method: string, params: (id: string) => Record<string, unknown>): Attempt =>
+    async (id, headers) => {
+      const reply = await a2a().stream(method, params(id), { headers, id: 7 });
+      return { text: reply.text, code: reply.error?.code };
+    };
   const attempts: Record<string, Attempt> = {
     GetTask: unary('GetTask', (id) => ({ id })),
     CancelTask: unary('CancelTask', (id) => ({ id })),

@@ -47,7 +47,9 @@ export interface CallOptions {
 
 type Params = Record<string, unknown>;
 
-const CODE_BY_REASON = new Map<string, number>(Object.values(ERROR_TABLE).flatMap((spec) => (spec.reason ? [[spec.reason, spec.code] as [string, number]] : [])));
+const CODE_BY_REASON = new Map<string, number>(
+  Object.values(ERROR_TABLE).flatMap((spec) => (spec.reason ? [[spec.reason, spec.code] as [string, number]] : [])),
+);
 
 /** A google.rpc.Status as the JSON-RPC error it stands for. */
 function fromStatus(status: any): A2AErrorReply {
@@ -93,7 +95,12 @@ function restFetch(url: string, method: string, params: Params, options: CallOpt
   const { verb, path, body } = restRequest(method, params);
   return fetch(`${url}${path}`, {
     method: verb,
-    headers: { ...(body ? { 'Content-Type': 'application/a2a+json' } : {}), ...(stream ? { Accept: 'text/event-stream' } : {}), ...V1, ...options.headers },
+    headers: {
+      ...(body ? { 'Content-Type': 'application/a2a+json' } : {}),
+      ...(stream ? { Accept: 'text/event-stream' } : {}),
+      ...V1,
+      ...options.headers,
+    },
     body: body ? JSON.stringify(body) : undefined,
     signal: options.signal,
   });
@@ -115,7 +122,13 @@ export function a2aClient(binding: Binding, url: string) {
       if (binding === 'jsonrpc') {
         const reply = await rpc(url, method, params, jsonRpcOptions(options));
         const error = reply.body?.error;
-        return { status: reply.status, headers: reply.headers, text: reply.text, result: reply.body?.result, error: error && { code: error.code, message: error.message, reason: error.data?.[0]?.reason } };
+        return {
+          status: reply.status,
+          headers: reply.headers,
+          text: reply.text,
+          result: reply.body?.result,
+          error: error && { code: error.code, message: error.message, reason: error.data?.[0]?.reason },
+        };
       }
       const response = await restFetch(url, method, params, options, false);
       const text = await response.text();
@@ -133,7 +146,9 @@ export function a2aClient(binding: Binding, url: string) {
         const data = JSON.parse(frame.data);
         const id = frame.id;
         if (binding === 'jsonrpc') {
-          yield data.error ? { frame: data, id, error: { code: data.error.code, message: data.error.message, reason: data.error.data?.[0]?.reason } } : { frame: data, id, event: data.result };
+          yield data.error
+            ? { frame: data, id, error: { code: data.error.code, message: data.error.message, reason: data.error.data?.[0]?.reason } }
+            : { frame: data, id, event: data.result };
         } else {
           yield frame.event === 'error' ? { frame: data, id, error: fromStatus(data.error) } : { frame: data, id, event: data };
         }
@@ -146,7 +161,17 @@ export function a2aClient(binding: Binding, url: string) {
       if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
         const text = await response.text();
         const body: any = JSON.parse(text);
-        return { status: response.status, headers: response.headers, frames: [], events: [], text, error: binding === 'jsonrpc' ? { code: body.error.code, message: body.error.message, reason: body.error.data?.[0]?.reason } : fromStatus(body.error) };
+        return {
+          status: response.status,
+          headers: response.headers,
+          frames: [],
+          events: [],
+          text,
+          error:
+            binding === 'jsonrpc'
+              ? { code: body.error.code, message: body.error.message, reason: body.error.data?.[0]?.reason }
+              : fromStatus(body.error),
+        };
       }
       const events: unknown[] = [];
       const frames: unknown[] = [];

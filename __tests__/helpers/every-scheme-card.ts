@@ -18,14 +18,23 @@ export const everySchemeCard: AgentCardInput = {
     key: { apiKeySecurityScheme: { location: 'header', name: 'x-api-key', description: 'An API key' } },
     code: {
       oauth2SecurityScheme: {
-        flows: { authorizationCode: { authorizationUrl: 'https://id.example.com/auth', tokenUrl: 'https://id.example.com/token', scopes: { read: 'Read' }, pkceRequired: true } },
+        flows: {
+          authorizationCode: {
+            authorizationUrl: 'https://id.example.com/auth',
+            tokenUrl: 'https://id.example.com/token',
+            scopes: { read: 'Read' },
+            pkceRequired: true,
+          },
+        },
         oauth2MetadataUrl: 'https://id.example.com/.well-known/oauth-authorization-server',
       },
     },
     machine: { oauth2SecurityScheme: { flows: { clientCredentials: { tokenUrl: 'https://id.example.com/token', scopes: { write: 'Write' } } } } },
     device: {
       oauth2SecurityScheme: {
-        flows: { deviceCode: { deviceAuthorizationUrl: 'https://id.example.com/device', tokenUrl: 'https://id.example.com/token', scopes: { read: 'Read' } } },
+        flows: {
+          deviceCode: { deviceAuthorizationUrl: 'https://id.example.com/device', tokenUrl: 'https://id.example.com/token', scopes: { read: 'Read' } },
+        },
       },
     },
     oidc: { openIdConnectSecurityScheme: { openIdConnectUrl: 'https://id.example.com/.well-known/openid-configuration' } },
@@ -34,4 +43,3 @@ export const everySchemeCard: AgentCardInput = {
   securityRequirements: [{ schemes: { bearer: { list: [] } } }, { schemes: { code: { list: ['read'] } } }],
   skills: [{ ...testCard.skills[0], examples: ['hi'], inputModes: ['text/plain'], securityRequirements: [{ schemes: { key: { list: [] } } }] }],
 };
-

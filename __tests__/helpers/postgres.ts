@@ -28,7 +28,8 @@ const BINARIES = ENV_URL === undefined ? serverBinaries() : undefined;
 
 /** Whether this run has a PostgreSQL to test against. */
 export const postgresAvailable = ENV_URL !== undefined || BINARIES !== undefined;
-if (!postgresAvailable && process.env.CI) throw new Error('PostgreSQL is not installed and A2A_TEST_PG_URL is not set; CI must run the PostgreSQL suites');
+if (!postgresAvailable && process.env.CI)
+  throw new Error('PostgreSQL is not installed and A2A_TEST_PG_URL is not set; CI must run the PostgreSQL suites');
 if (!postgresAvailable) warnOnce();
 
 function warnOnce(): void {
@@ -38,7 +39,9 @@ function warnOnce(): void {
   } catch {
     return;
   }
-  process.stderr.write('\n[a2a-express-kit tests] PostgreSQL (initdb/pg_ctl) is not installed and A2A_TEST_PG_URL is not set: the PostgreSQL suites are SKIPPED in this run\n\n');
+  process.stderr.write(
+    '\n[a2a-express-kit tests] PostgreSQL (initdb/pg_ctl) is not installed and A2A_TEST_PG_URL is not set: the PostgreSQL suites are SKIPPED in this run\n\n',
+  );
 }
 
 function freePort(): Promise<number> {

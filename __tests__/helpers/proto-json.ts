@@ -71,7 +71,13 @@ export function readProto(file: string): { messages: Map<string, ProtoMessage>; 
       const map = /^\s*map<\s*\w+\s*,\s*([\w.]+)\s*>\s+(\w+)\s*=\s*\d+(.*);/.exec(line);
       const field = map ? undefined : /^\s*(repeated\s+|optional\s+)?([\w.]+)\s+(\w+)\s*=\s*\d+(.*);/.exec(line);
       if (map) {
-        fields.set(jsonNameOf(map[2]), { jsonName: jsonNameOf(map[2]), type: 'map', repeated: false, mapValue: map[1], required: map[3].includes('REQUIRED') });
+        fields.set(jsonNameOf(map[2]), {
+          jsonName: jsonNameOf(map[2]),
+          type: 'map',
+          repeated: false,
+          mapValue: map[1],
+          required: map[3].includes('REQUIRED'),
+        });
       } else if (field) {
         const jsonName = jsonNameOf(field[3]);
         fields.set(jsonName, { jsonName, type: field[2], repeated: field[1]?.trim() === 'repeated', oneof, required: field[4].includes('REQUIRED') });

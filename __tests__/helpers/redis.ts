@@ -22,7 +22,8 @@ const BINARY = (process.env.PATH ?? '')
 
 /** Whether this run has a Redis to test against. */
 export const redisAvailable = ENV_URL !== undefined || BINARY !== undefined;
-if (!redisAvailable && process.env.CI) throw new Error('redis-server is not installed and A2A_TEST_REDIS_URL is not set; CI must run the Redis suites');
+if (!redisAvailable && process.env.CI)
+  throw new Error('redis-server is not installed and A2A_TEST_REDIS_URL is not set; CI must run the Redis suites');
 if (!redisAvailable) warnOnce();
 
 /**
@@ -36,7 +37,9 @@ function warnOnce(): void {
   } catch {
     return; // another file of this run warned already
   }
-  process.stderr.write('\n[a2a-express-kit tests] redis-server is not on PATH and A2A_TEST_REDIS_URL is not set: the Redis suites are SKIPPED in this run\n\n');
+  process.stderr.write(
+    '\n[a2a-express-kit tests] redis-server is not on PATH and A2A_TEST_REDIS_URL is not set: the Redis suites are SKIPPED in this run\n\n',
+  );
 }
 
 /** A free loopback port (closed again at once; redis-server binds it right after). */

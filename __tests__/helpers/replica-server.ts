@@ -79,15 +79,15 @@ async function main(): Promise<void> {
     : await createRedisBackend({ url: process.env.REDIS_URL!, keyPrefix: process.env.KEY_PREFIX, leaseTtlMs });
   const app = express();
   const router = createA2ARouter({
-      agentCard: testCard,
-      executor,
-      logger: silentLogger,
-      tracing: {},
-      callContext: (req) => ({
-        caller: { id: String(req.headers['x-user'] ?? 'nobody'), authenticated: true },
-        tenant: String(req.headers['x-tenant'] ?? 'acme'),
-      }),
-      ...backend.options,
+    agentCard: testCard,
+    executor,
+    logger: silentLogger,
+    tracing: {},
+    callContext: (req) => ({
+      caller: { id: String(req.headers['x-user'] ?? 'nobody'), authenticated: true },
+      tenant: String(req.headers['x-tenant'] ?? 'acme'),
+    }),
+    ...backend.options,
   });
   // What this replica holds for tasks right now: all 0 once every task parked or ended.
   app.get('/gauges', (_req, res) => {

@@ -42,7 +42,11 @@ const executor: AgentExecutor = {
 async function main(): Promise<void> {
   api.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   const provider = new BasicTracerProvider({ spanProcessors: [printer] });
-  const backend = await createRedisBackend({ url: process.env.REDIS_URL!, keyPrefix: process.env.KEY_PREFIX, leaseTtlMs: Number(process.env.LEASE_TTL_MS ?? 10_000) });
+  const backend = await createRedisBackend({
+    url: process.env.REDIS_URL!,
+    keyPrefix: process.env.KEY_PREFIX,
+    leaseTtlMs: Number(process.env.LEASE_TTL_MS ?? 10_000),
+  });
   const router = createA2ARouter({
     agentCard: testCard,
     executor,

@@ -26,7 +26,13 @@ describe('createA2ARouter in a Connect 3 app', () => {
   };
   let server: Listening;
   let agentUrl: string;
-  const router = createA2ARouter({ agentCard: testCard, executor, logger: silentLogger, security: true, auth: { user: bearerJwt({ key: HS_SECRET }) } });
+  const router = createA2ARouter({
+    agentCard: testCard,
+    executor,
+    logger: silentLogger,
+    security: true,
+    auth: { user: bearerJwt({ key: HS_SECRET }) },
+  });
 
   beforeAll(async () => {
     const app = connect!();

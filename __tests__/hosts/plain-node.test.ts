@@ -59,7 +59,9 @@ describe('a Connect-style host (mount path cut from req.url, req.originalUrl kep
     const card = await response.json();
     expect(card.supportedInterfaces.map((i: { url: string }) => i.url)).toContain(agentUrl);
     expect(response.headers.get('vary')).toBe('A2A-Version');
-    const again = await fetchAny(`${agentUrl}/.well-known/agent-card.json`, { headers: { 'A2A-Version': '1.0', 'If-None-Match': response.headers.get('etag')! } });
+    const again = await fetchAny(`${agentUrl}/.well-known/agent-card.json`, {
+      headers: { 'A2A-Version': '1.0', 'If-None-Match': response.headers.get('etag')! },
+    });
     expect(again.status).toBe(304);
   });
 
@@ -86,16 +88,25 @@ describe('a Connect-style host (mount path cut from req.url, req.originalUrl kep
   });
 
   it('serves v0.3 JSON-RPC (no A2A-Version) too', async () => {
-    const reply = await rpc(agentUrl, 'message/send', { message: { kind: 'message', messageId: 'm-03', role: 'user', parts: [{ kind: 'text', text: 'old' }] } }, {
-      headers: { ...(await authorized()), 'A2A-Version': '0.3' },
-    });
+    const reply = await rpc(
+      agentUrl,
+      'message/send',
+      { message: { kind: 'message', messageId: 'm-03', role: 'user', parts: [{ kind: 'text', text: 'old' }] } },
+      {
+        headers: { ...(await authorized()), 'A2A-Version': '0.3' },
+      },
+    );
     expect(reply.status).toBe(200);
     expect(reply.body.result.parts[0].text).toBe('carol@acme: old');
   });
 
   it('answers HTTP+JSON: message:send, then GET tasks/{id} with a query string', async () => {
     const headers = { ...(await authorized()), 'Content-Type': 'application/json', 'A2A-Version': '1.0' };
-    const sent = await fetchAny(`${agentUrl}/message:send`, { method: 'POST', headers, body: JSON.stringify({ ...userMessage('rest'), configuration: { returnImmediately: false } }) });
+    const sent = await fetchAny(`${agentUrl}/message:send`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ ...userMessage('rest'), configuration: { returnImmediately: false } }),
+    });
     expect(sent.status).toBe(200);
     const body = await sent.json();
     expect(body.message.parts[0].text).toBe('carol@acme: rest');

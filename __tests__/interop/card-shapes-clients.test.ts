@@ -53,20 +53,26 @@ describe('official clients and the card by A2A-Version', () => {
     posts.length = 0;
   });
 
-  it.each(['JSONRPC', 'HTTP+JSON'])('@a2a-js/sdk 1.x over %s: asks for the 1.0 card, reads its schemes and the extended card, sends in 1.0', async (transport) => {
-    const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { preferredTransports: [transport] }));
-    const client = await factory.createFromUrl(`${server.url}/`);
-    expect(cardRequests).toEqual(['1.0']);
-    // The extended card (the public one says there is one), over the 1.0 binding: the v1.0 shape too.
-    const card = await client.getAgentCard();
-    expect(card.name).toBe('Extended');
-    expect(Object.keys(card.securitySchemes).sort()).toEqual(Object.keys(everySchemeCard.securitySchemes!).sort());
-    expect(card.securitySchemes.bearer.scheme).toEqual({ $case: 'httpAuthSecurityScheme', value: expect.objectContaining({ scheme: 'Bearer', bearerFormat: 'JWT' }) });
-    const reply = (await client.sendMessage(clientSend('one'))) as Message;
-    expect(reply.parts[0].content).toEqual({ $case: 'text', value: 'hello, one' });
-    expect(posts.length).toBeGreaterThan(0);
-    expect(new Set(posts)).toEqual(new Set(['1.0']));
-  });
+  it.each(['JSONRPC', 'HTTP+JSON'])(
+    '@a2a-js/sdk 1.x over %s: asks for the 1.0 card, reads its schemes and the extended card, sends in 1.0',
+    async (transport) => {
+      const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { preferredTransports: [transport] }));
+      const client = await factory.createFromUrl(`${server.url}/`);
+      expect(cardRequests).toEqual(['1.0']);
+      // The extended card (the public one says there is one), over the 1.0 binding: the v1.0 shape too.
+      const card = await client.getAgentCard();
+      expect(card.name).toBe('Extended');
+      expect(Object.keys(card.securitySchemes).sort()).toEqual(Object.keys(everySchemeCard.securitySchemes!).sort());
+      expect(card.securitySchemes.bearer.scheme).toEqual({
+        $case: 'httpAuthSecurityScheme',
+        value: expect.objectContaining({ scheme: 'Bearer', bearerFormat: 'JWT' }),
+      });
+      const reply = (await client.sendMessage(clientSend('one'))) as Message;
+      expect(reply.parts[0].content).toEqual({ $case: 'text', value: 'hello, one' });
+      expect(posts.length).toBeGreaterThan(0);
+      expect(new Set(posts)).toEqual(new Set(['1.0']));
+    },
+  );
 
   it.each([
     ['JSON-RPC', () => new JsonRpcTransportFactory()],

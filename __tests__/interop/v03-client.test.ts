@@ -64,7 +64,8 @@ const send = (text: string, extra: Partial<Message> = {}, configuration?: Messag
 const textOf = (m: Message | undefined) => (m?.parts[0]?.kind === 'text' ? m.parts[0].text : undefined);
 
 /** Every request with the token; the server's callContext makes it alice. */
-const withToken: typeof fetch = (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), authorization: 'Bearer alice' } });
+const withToken: typeof fetch = (input, init) =>
+  fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), authorization: 'Bearer alice' } });
 
 const TRANSPORTS = [
   { name: 'JSON-RPC', transport: 'JSONRPC', factory: () => new JsonRpcTransportFactory({ fetchImpl: withToken }), type: JsonRpcTransport },
@@ -215,18 +216,27 @@ describe.each(TRANSPORTS)('official A2A v0.3 client (a2a-sdk-v03) over $name', (
     const task = (await client.sendMessage(send('report'))) as Task;
     // Through the transport: the Client refuses before sending, the card having no pushNotifications.
     const wire = client.transport;
-    await expect(wire.setTaskPushNotificationConfig({ taskId: task.id, pushNotificationConfig: { id: 'c-1', url: 'https://hooks.example.com/a2a' } })).rejects.toBeInstanceOf(
+    await expect(
+      wire.setTaskPushNotificationConfig({ taskId: task.id, pushNotificationConfig: { id: 'c-1', url: 'https://hooks.example.com/a2a' } }),
+    ).rejects.toBeInstanceOf(PushNotificationNotSupportedError);
+    await expect(wire.getTaskPushNotificationConfig({ id: task.id, pushNotificationConfigId: 'c-1' })).rejects.toBeInstanceOf(
       PushNotificationNotSupportedError,
     );
-    await expect(wire.getTaskPushNotificationConfig({ id: task.id, pushNotificationConfigId: 'c-1' })).rejects.toBeInstanceOf(PushNotificationNotSupportedError);
     await expect(wire.listTaskPushNotificationConfig({ id: task.id })).rejects.toBeInstanceOf(PushNotificationNotSupportedError);
-    await expect(wire.deleteTaskPushNotificationConfig({ id: task.id, pushNotificationConfigId: 'c-1' })).rejects.toBeInstanceOf(PushNotificationNotSupportedError);
+    await expect(wire.deleteTaskPushNotificationConfig({ id: task.id, pushNotificationConfigId: 'c-1' })).rejects.toBeInstanceOf(
+      PushNotificationNotSupportedError,
+    );
   });
 
   it(`reached the server on its ${transport} routes only`, () => {
     const reached = [...paths];
     if (transport === 'JSONRPC') expect(reached).toEqual(['POST /']);
-    else expect(reached.every((p) => / \/v1\/(message:send|message:stream|card|tasks\/[^/]+(:cancel|:subscribe|\/pushNotificationConfigs(\/c-1)?)?)$/.test(p))).toBe(true);
+    else
+      expect(
+        reached.every((p) =>
+          / \/v1\/(message:send|message:stream|card|tasks\/[^/]+(:cancel|:subscribe|\/pushNotificationConfigs(\/c-1)?)?)$/.test(p),
+        ),
+      ).toBe(true);
   });
 });
 

@@ -185,7 +185,12 @@ describe.each([false, true])('request context inside execute() and cancel() thro
     });
 
     it('cancel() sees the CancelTask request, not the one that started the task', async () => {
-      const started = await rpc(server.url, 'SendMessage', { ...userMessage('wait'), configuration: { returnImmediately: true } }, { headers: await headersFor(turn(5)) });
+      const started = await rpc(
+        server.url,
+        'SendMessage',
+        { ...userMessage('wait'), configuration: { returnImmediately: true } },
+        { headers: await headersFor(turn(5)) },
+      );
       const taskId = started.body.result.task.id;
       await until(() => seen.length === 1, 'execute started');
       const canceled = await rpc(server.url, 'CancelTask', { id: taskId }, { headers: await headersFor(turn(6)) });
@@ -194,7 +199,12 @@ describe.each([false, true])('request context inside execute() and cancel() thro
     });
 
     it('a follow-up queued behind a running turn sees its own request', async () => {
-      const started = await rpc(server.url, 'SendMessage', { ...userMessage('wait'), configuration: { returnImmediately: true } }, { headers: await headersFor(turn(7)) });
+      const started = await rpc(
+        server.url,
+        'SendMessage',
+        { ...userMessage('wait'), configuration: { returnImmediately: true } },
+        { headers: await headersFor(turn(7)) },
+      );
       const taskId = started.body.result.task.id;
       const followUp = rpc(server.url, 'SendMessage', userMessage('later', { taskId }), { headers: await headersFor(turn(8)) });
       await until(() => server.router.liveObservers === 2, 'follow-up queued');

@@ -124,11 +124,7 @@ describe.each(EXPRESS_VERSIONS)('auth defects on %s', (_name) => {
     it('with a JWK, an inline JWKS, a KeyObject secret and a CryptoKey', async () => {
       const jwk = await exportJWK(rsa.publicKey);
       const cryptoKey = await webcrypto.subtle.importKey('jwk', jwk, { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' }, true, ['verify']);
-      for (const user of [
-        bearerJwt({ key: jwk }),
-        bearerJwt({ jwks: { keys: [jwk] } }),
-        bearerJwt({ key: cryptoKey as unknown as KeyLike }),
-      ]) {
+      for (const user of [bearerJwt({ key: jwk }), bearerJwt({ jwks: { keys: [jwk] } }), bearerJwt({ key: cryptoKey as unknown as KeyLike })]) {
         const served = await serve(user);
         for (const alg of ['HS256', 'ES256', 'EdDSA']) await expectInvalid(served, await served.send(`Bearer ${await tokenFor(alg)}`));
         expect((await served.send(`Bearer ${await tokenFor('RS256')}`)).status).toBe(200);
@@ -146,7 +142,9 @@ describe.each(EXPRESS_VERSIONS)('auth defects on %s', (_name) => {
       );
       expect(() => bearerJwt({ key: HS_SECRET, algorithms: ['RS256', 'HS256'] })).toThrow('RS256 cannot be verified with the given key');
       const ecJwk = await exportJWK(ec.publicKey);
-      expect(() => bearerJwt({ jwks: { keys: [ecJwk] }, algorithms: ['ES384'] })).toThrow('ES384 cannot be verified with the given jwks (it verifies ES256)');
+      expect(() => bearerJwt({ jwks: { keys: [ecJwk] }, algorithms: ['ES384'] })).toThrow(
+        'ES384 cannot be verified with the given jwks (it verifies ES256)',
+      );
       const psJwk = { ...(await exportJWK(rsa.publicKey)), alg: 'PS256' };
       expect(() => bearerJwt({ key: psJwk, algorithms: ['RS256'] })).toThrow('it verifies PS256');
     });
@@ -157,16 +155,27 @@ describe.each(EXPRESS_VERSIONS)('auth defects on %s', (_name) => {
     const { privateKey } = await generateKeyPair('ES256');
     const { publicKey } = await generateKeyPair('RS256');
     const app = express();
-    app.use('/agent', createA2ARouter({ agentCard: testCard, executor, logger: recordingLogger(routerLog), auth: { user: bearerJwt({ key: publicKey }) } }));
+    app.use(
+      '/agent',
+      createA2ARouter({ agentCard: testCard, executor, logger: recordingLogger(routerLog), auth: { user: bearerJwt({ key: publicKey }) } }),
+    );
     running = await start(app);
     const res = await fetch(`${running.url}/agent`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'a2a-version': '1.0', authorization: `Bearer ${await signToken({ sub: 'x' }, { alg: 'ES256', key: privateKey })}` },
+      headers: {
+        'content-type': 'application/json',
+        'a2a-version': '1.0',
+        authorization: `Bearer ${await signToken({ sub: 'x' }, { alg: 'ES256', key: privateKey })}`,
+      },
       body: SEND,
     });
     expect(res.status).toBe(401);
     expect(routerLog).toEqual([
-      { level: 'warn', obj: expect.objectContaining({ reason: 'A2A_AUTH_INVALID', detail: 'The access token is invalid', cause: 'ERR_JOSE_ALG_NOT_ALLOWED' }), msg: 'A2A authentication failed' },
+      {
+        level: 'warn',
+        obj: expect.objectContaining({ reason: 'A2A_AUTH_INVALID', detail: 'The access token is invalid', cause: 'ERR_JOSE_ALG_NOT_ALLOWED' }),
+        msg: 'A2A authentication failed',
+      },
     ]);
     expect(JSON.stringify(routerLog)).not.toMatch(/\n\s+at /);
   });
@@ -196,10 +205,23 @@ describe.each(EXPRESS_VERSIONS)('auth defects on %s', (_name) => {
       // fromRequestUser, with a map (the default map treats an empty id as missing: a wiring error).
       const appErrors: unknown[] = [];
       const app = express();
-      app.use('/agent', fromUser(sub), createA2ARouter({ agentCard: testCard, executor, logger: silentLogger, auth: { user: fromRequestUser({ map: (u) => ({ id: u.sub as string }) }) } }));
+      app.use(
+        '/agent',
+        fromUser(sub),
+        createA2ARouter({
+          agentCard: testCard,
+          executor,
+          logger: silentLogger,
+          auth: { user: fromRequestUser({ map: (u) => ({ id: u.sub as string }) }) },
+        }),
+      );
       app.use(recordingErrorHandler(appErrors));
       running = await start(app);
-      const res = await fetch(`${running.url}/agent`, { method: 'POST', headers: { 'content-type': 'application/json', 'a2a-version': '1.0' }, body: SEND });
+      const res = await fetch(`${running.url}/agent`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
+        body: SEND,
+      });
       expect(res.status).toBe(401);
       expect(res.headers.get('content-type')).toMatch(/^application\/json/);
       expect(((await res.json()) as { error: { data: Array<{ reason: string }> } }).error.data[0].reason).toBe('A2A_AUTH_INVALID');
@@ -216,7 +238,10 @@ describe.each(EXPRESS_VERSIONS)('auth defects on %s', (_name) => {
       const served = await serve(fromVerify(() => ({ id: 42 as unknown as string })));
       const res = await served.send();
       expect(res.status).toBe(500);
-      expect(served.appErrors[0]).toMatchObject({ code: 'A2A_AUTH_MISCONFIGURED', message: 'fromVerify: the caller id must be a string (got number)' });
+      expect(served.appErrors[0]).toMatchObject({
+        code: 'A2A_AUTH_MISCONFIGURED',
+        message: 'fromVerify: the caller id must be a string (got number)',
+      });
     });
   });
 
@@ -247,7 +272,11 @@ describe.each(EXPRESS_VERSIONS)('auth defects on %s', (_name) => {
     it('are refused with 401 invalid_token, whichever one is valid', async () => {
       await serve(bearerJwt({ key: HS_SECRET }));
       const good = `Bearer ${await signToken({ sub: 'alice' })}`;
-      for (const values of [[good, 'Bearer junk'], ['Bearer junk', good], [good, good]]) {
+      for (const values of [
+        [good, 'Bearer junk'],
+        ['Bearer junk', good],
+        [good, good],
+      ]) {
         const res = await sendTwice(running!.port, values);
         expect(res.status).toBe(401);
         expect(res.headers['www-authenticate']).toBe(
@@ -262,7 +291,11 @@ describe.each(EXPRESS_VERSIONS)('auth defects on %s', (_name) => {
   describe('tokens without exp', () => {
     it('are refused by default', async () => {
       const served = await serve(bearerJwt({ key: HS_SECRET }));
-      await expectInvalid(served, await served.send(`Bearer ${await signToken({ sub: 'alice' }, { expiresIn: null })}`), 'The access token has no expiration time (exp)');
+      await expectInvalid(
+        served,
+        await served.send(`Bearer ${await signToken({ sub: 'alice' }, { expiresIn: null })}`),
+        'The access token has no expiration time (exp)',
+      );
     });
 
     it('are accepted with requireExpiration: false', async () => {

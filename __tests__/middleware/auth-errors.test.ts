@@ -51,7 +51,11 @@ describe.each(EXPRESS_VERSIONS)('a2aAuthErrors on %s', (_name) => {
     app.use(recordingErrorHandler(seen));
     running = await start(app);
     const send = (headers: Record<string, string> = {}) =>
-      fetch(`${running!.url}/agent`, { method: 'POST', headers: { 'content-type': 'application/json', 'a2a-version': '1.0', ...headers }, body: SEND });
+      fetch(`${running!.url}/agent`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'a2a-version': '1.0', ...headers },
+        body: SEND,
+      });
     return { send, seen, warnings };
   }
 
@@ -125,7 +129,9 @@ describe.each(EXPRESS_VERSIONS)('a2aAuthErrors on %s', (_name) => {
     const { seen } = await serve({ realm: 'corp', scope: 'app' });
     const account = await fetch(`${running!.url}/account`);
     expect(account.status).toBe(401);
-    expect(account.headers.get('www-authenticate')).toBe('Bearer realm="corp", error="invalid_token", error_description="The access token is invalid"');
+    expect(account.headers.get('www-authenticate')).toBe(
+      'Bearer realm="corp", error="invalid_token", error_description="The access token is invalid"',
+    );
     const forbidden = await fetch(`${running!.url}/forbidden`);
     expect(forbidden.status).toBe(403);
     expect(((await forbidden.json()) as { error: { status: string } }).error.status).toBe('PERMISSION_DENIED');
@@ -137,7 +143,10 @@ describe.each(EXPRESS_VERSIONS)('a2aAuthErrors on %s', (_name) => {
     const app = express();
     app.use(express.json());
     app.get('/account', (_req: Request, _res: Response, next: NextFunction) => next(Object.assign(new Error('log in first'), { status: 401 })));
-    app.use(expressjwt({ secret: Buffer.from(HS_SECRET), algorithms: ['HS256'] }), createA2ARouter({ agentCard: testCard, executor, logger: silentLogger }));
+    app.use(
+      expressjwt({ secret: Buffer.from(HS_SECRET), algorithms: ['HS256'] }),
+      createA2ARouter({ agentCard: testCard, executor, logger: silentLogger }),
+    );
     app.use(a2aAuthErrors());
     app.use(recordingErrorHandler(seen));
     running = await start(app);
@@ -156,14 +165,22 @@ describe.each(EXPRESS_VERSIONS)('a2aAuthErrors on %s', (_name) => {
     const seen: unknown[] = [];
     const app = express();
     const api = express.Router();
-    api.use('/agent', expressjwt({ secret: Buffer.from(HS_SECRET), algorithms: ['HS256'] }), createA2ARouter({ agentCard: testCard, executor, logger: silentLogger }));
+    api.use(
+      '/agent',
+      expressjwt({ secret: Buffer.from(HS_SECRET), algorithms: ['HS256'] }),
+      createA2ARouter({ agentCard: testCard, executor, logger: silentLogger }),
+    );
     api.get('/account', (_req: Request, _res: Response, next: NextFunction) => next(Object.assign(new Error('log in first'), { status: 401 })));
     app.use(express.json());
     app.use('/api', api);
     app.use(a2aAuthErrors());
     app.use(recordingErrorHandler(seen));
     running = await start(app);
-    const rpc = await fetch(`${running.url}/api/agent`, { method: 'POST', headers: { 'content-type': 'application/json', 'a2a-version': '1.0' }, body: SEND });
+    const rpc = await fetch(`${running.url}/api/agent`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
+      body: SEND,
+    });
     expect(rpc.status).toBe(401);
     expect(((await rpc.json()) as { id: string }).id).toBe('r-1');
     const account = await fetch(`${running.url}/api/account`);

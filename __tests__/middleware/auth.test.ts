@@ -73,23 +73,39 @@ describe.each(EXPRESS_VERSIONS)('a2aAuth on %s', (_name, express) => {
       expect(missing.headers.get('www-authenticate')).toBe('Bearer realm="corp"');
       const invalid = await post(url, rpc(2), { authorization: 'Bearer not.a.jwt' });
       expect(invalid.status).toBe(401);
-      expect(invalid.headers.get('www-authenticate')).toBe('Bearer realm="corp", error="invalid_token", error_description="The access token is invalid"');
+      expect(invalid.headers.get('www-authenticate')).toBe(
+        'Bearer realm="corp", error="invalid_token", error_description="The access token is invalid"',
+      );
     });
 
     it.each([
-      ['a bad signature', async () => signToken({ sub: 'a' }, { key: new TextEncoder().encode('another-secret-that-is-at-least-32-bytes!!'), issuer: 'https://idp.example', audience: 'agent' }), 'The access token is invalid'],
-      ['an expired token', async () => signToken({ sub: 'a' }, { expiresIn: Math.floor(Date.now() / 1000) - 60, issuer: 'https://idp.example', audience: 'agent' }), 'The access token expired'],
+      [
+        'a bad signature',
+        async () =>
+          signToken(
+            { sub: 'a' },
+            { key: new TextEncoder().encode('another-secret-that-is-at-least-32-bytes!!'), issuer: 'https://idp.example', audience: 'agent' },
+          ),
+        'The access token is invalid',
+      ],
+      [
+        'an expired token',
+        async () => signToken({ sub: 'a' }, { expiresIn: Math.floor(Date.now() / 1000) - 60, issuer: 'https://idp.example', audience: 'agent' }),
+        'The access token expired',
+      ],
       ['the wrong issuer', async () => signToken({ sub: 'a' }, { issuer: 'https://evil.example' }), 'The access token is invalid'],
-      ['the wrong audience', async () => signToken({ sub: 'a' }, { issuer: 'https://idp.example', audience: 'other' }), 'The access token is invalid'],
+      [
+        'the wrong audience',
+        async () => signToken({ sub: 'a' }, { issuer: 'https://idp.example', audience: 'other' }),
+        'The access token is invalid',
+      ],
       ['no subject', async () => signToken({ name: 'x' }, { issuer: 'https://idp.example', audience: 'agent' }), 'The access token has no subject'],
       ['garbage', async () => 'not.a.jwt', 'The access token is invalid'],
     ])('rejects %s with 401 invalid_token', async (_case, makeToken, description) => {
       const url = await serve(a2aAuth({ user: bearerJwt({ key: HS_SECRET, issuer: 'https://idp.example', audience: 'agent' }) }));
       const res = await post(url, rpc(1), { authorization: `Bearer ${await makeToken()}` });
       expect(res.status).toBe(401);
-      expect(res.headers.get('www-authenticate')).toBe(
-        `Bearer realm="a2a", error="invalid_token", error_description="${description}"`,
-      );
+      expect(res.headers.get('www-authenticate')).toBe(`Bearer realm="a2a", error="invalid_token", error_description="${description}"`);
       const json = await body(res);
       expect(json.error).toMatchObject({ code: -32600, message: description });
       expect(json.error.data[0].reason).toBe('A2A_AUTH_INVALID');
@@ -178,8 +194,7 @@ describe.each(EXPRESS_VERSIONS)('a2aAuth on %s', (_name, express) => {
       const url = await serve(a2aAuth({ allowAnonymous: { sessionHeader: 'X-A2A-Anonymous-Session' } }));
       const keyA = 'a'.repeat(20) + 'session-key-A-0123456789';
       const keyB = 'b'.repeat(20) + 'session-key-B-0123456789';
-      const idOf = async (key?: string) =>
-        (await body(post(url, rpc(1), key ? { 'x-a2a-anonymous-session': key } : {}))).state.caller.id as string;
+      const idOf = async (key?: string) => (await body(post(url, rpc(1), key ? { 'x-a2a-anonymous-session': key } : {}))).state.caller.id as string;
       const a1 = await idOf(keyA);
       const a2 = await idOf(keyA);
       const b = await idOf(keyB);
@@ -321,7 +336,8 @@ describe.each(EXPRESS_VERSIONS)('a2aAuth on %s', (_name, express) => {
         a2aAuth({
           user: bearerJwt({ key: HS_SECRET }),
           logger: { warn: (obj, msg) => lines.push([obj, msg]) },
-          challenge: ({ code, realm }) => (code === 'A2A_AUTH_INVALID' ? `Bearer realm="${realm}", error="invalid_token"` : `Bearer realm="${realm}", scope="agent"`),
+          challenge: ({ code, realm }) =>
+            code === 'A2A_AUTH_INVALID' ? `Bearer realm="${realm}", error="invalid_token"` : `Bearer realm="${realm}", scope="agent"`,
         }),
       );
       const none = await post(url, rpc(1));
@@ -417,7 +433,9 @@ describe('a2aAuth options', () => {
     );
     expect(() => a2aAuth({} as never)).toThrow('a2aAuth: option "user" is required unless allowAnonymous is true');
     expect(() => a2aAuth(undefined as never)).toThrow('a2aAuth: expected an options object, got undefined');
-    expect(() => a2aAuth({ user: fromRequestUser } as never)).toThrow(/option "user": .*"fromRequestUser" looks like a helper passed without being called/);
+    expect(() => a2aAuth({ user: fromRequestUser } as never)).toThrow(
+      /option "user": .*"fromRequestUser" looks like a helper passed without being called/,
+    );
     expect(() => a2aAuth({ user: fromRequestUser(), errors: 'throw' } as never)).toThrow(/a2aAuth: option "errors"/);
     expect(() => a2aAuth({ user: fromRequestUser(), realm: 7 } as never)).toThrow(A2AOptionsError);
   });

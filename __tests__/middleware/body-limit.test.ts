@@ -39,7 +39,13 @@ function upload(port: number, total: number): Promise<{ status: number; body: st
       }
     };
     const req = http.request(
-      { host: '127.0.0.1', port, method: 'POST', path: '/agent', headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'content-length': total } },
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: '/agent',
+        headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'content-length': total },
+      },
       (res) => {
         let body = '';
         res.setEncoding('utf8');
@@ -80,7 +86,7 @@ describe('jsonSizeAbove', () => {
     }
   });
 
-  it("counts a Buffer (express.raw()) by its bytes", () => {
+  it('counts a Buffer (express.raw()) by its bytes', () => {
     expect(jsonSizeAbove(Buffer.alloc(5000), 4999)).toBe(true);
     expect(jsonSizeAbove(Buffer.alloc(5000), 5000)).toBe(false);
   });
@@ -109,7 +115,11 @@ describe.each(EXPRESS_VERSIONS)('body limit on %s', (_name) => {
     running = await start(app);
     const big = await chunked(running.port, sendMessage('x'.repeat(5000)));
     expect(big.status).toBe(413);
-    expect(big.json()).toMatchObject({ jsonrpc: '2.0', id: 9, error: { ...TOO_LARGE, data: [{ reason: 'A2A_BODY_TOO_LARGE', metadata: { limit: '2048' } }] } });
+    expect(big.json()).toMatchObject({
+      jsonrpc: '2.0',
+      id: 9,
+      error: { ...TOO_LARGE, data: [{ reason: 'A2A_BODY_TOO_LARGE', metadata: { limit: '2048' } }] },
+    });
     const small = await chunked(running.port, sendMessage('hi'));
     expect(small.status).toBe(200);
     expect(small.json().result.message.parts[0].text).toBe('ran');
@@ -203,7 +213,10 @@ describe.each(EXPRESS_VERSIONS)('body limit on %s', (_name) => {
         } as RequestInit);
         expect(res.status).toBe(413);
         // The same answer as for a declared length: the reason and the limit.
-        expect(await res.json()).toMatchObject({ jsonrpc: '2.0', error: { ...TOO_LARGE, data: [{ reason: 'A2A_BODY_TOO_LARGE', metadata: { limit: '65536' } }] } });
+        expect(await res.json()).toMatchObject({
+          jsonrpc: '2.0',
+          error: { ...TOO_LARGE, data: [{ reason: 'A2A_BODY_TOO_LARGE', metadata: { limit: '65536' } }] },
+        });
       }
     });
 

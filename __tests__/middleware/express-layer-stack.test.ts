@@ -82,9 +82,12 @@ describe(`the Express router internals on Express ${version}`, () => {
 
   it("reads the app's stack (Express 4 `_router.stack`, Express 5 `router.stack`)", () => {
     probe("layersOf(app) returns the app's router stack", layers.length >= 5);
-    probe('each middleware mounted with app.use is a layer whose handle is that function', byHandle(everywhere) !== undefined && byHandle(underApi) !== undefined);
+    probe(
+      'each middleware mounted with app.use is a layer whose handle is that function',
+      byHandle(everywhere) !== undefined && byHandle(underApi) !== undefined,
+    );
     probe('a Router mounted with app.use is a layer whose handle is the Router', byHandle(nested) !== undefined);
-    probe('layersOf(router) returns a Router\'s own stack', layersOf(nested)?.length === 1);
+    probe("layersOf(router) returns a Router's own stack", layersOf(nested)?.length === 1);
   });
 
   it('matches a layer against a path without running it', () => {
@@ -121,10 +124,16 @@ describe(`the Express router internals on Express ${version}`, () => {
     const inner = express();
     inner.use('/a2a', handler);
     outer.use('/tenant', inner);
-    probeSubApp("Express emits 'mount' once, with the parent app and the mount path set", mounts.length === 1 && mounts[0].parent === inner && mounts[0].mountpath === '/a2a');
+    probeSubApp(
+      "Express emits 'mount' once, with the parent app and the mount path set",
+      mounts.length === 1 && mounts[0].parent === inner && mounts[0].mountpath === '/a2a',
+    );
     probeSubApp("the path through the parent apps is the parents' mount paths and its own", mountedPath() === '/tenant/a2a');
     const wrapper = layersOf(inner)?.at(-1);
-    probeSubApp('Express puts it in the mounted_app wrapper layer at its path', wrapper !== undefined && isMountedAppLayer(wrapper) && matchedPrefix(wrapper, '/a2a/x') === '/a2a');
+    probeSubApp(
+      'Express puts it in the mounted_app wrapper layer at its path',
+      wrapper !== undefined && isMountedAppLayer(wrapper) && matchedPrefix(wrapper, '/a2a/x') === '/a2a',
+    );
 
     const atRootHandler = (req: Request, res: Response, next: NextFunction) => pass(req, res, next);
     const atRoot = mountAsSubApp(atRootHandler, () => undefined);

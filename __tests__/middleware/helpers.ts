@@ -97,7 +97,14 @@ export const HS_SECRET = new TextEncoder().encode('a-test-secret-that-is-at-leas
 /** Signs an HS256 token with HS_SECRET (or the given key/alg), valid for 5 minutes unless `expiresIn` says otherwise (null: no `exp`). */
 export async function signToken(
   claims: JWTPayload,
-  options: { key?: Parameters<SignJWT['sign']>[0]; alg?: string; kid?: string; expiresIn?: string | number | null; issuer?: string; audience?: string } = {},
+  options: {
+    key?: Parameters<SignJWT['sign']>[0];
+    alg?: string;
+    kid?: string;
+    expiresIn?: string | number | null;
+    issuer?: string;
+    audience?: string;
+  } = {},
 ): Promise<string> {
   let jwt = new SignJWT(claims).setProtectedHeader({ alg: options.alg ?? 'HS256', ...(options.kid ? { kid: options.kid } : {}) }).setIssuedAt();
   const expiresIn = options.expiresIn === undefined ? '5m' : options.expiresIn;

@@ -1,13 +1,5 @@
 /** Wiring mistakes: a factory passed to app.use() uncalled, and middleware identification. */
-import {
-  a2aAuth,
-  a2aMiddlewareKind,
-  a2aSecurity,
-  a2aTenant,
-  a2aTracing,
-  fromRequestUser,
-  header,
-} from '../../lib/middleware';
+import { a2aAuth, a2aMiddlewareKind, a2aSecurity, a2aTenant, a2aTracing, fromRequestUser, header } from '../../lib/middleware';
 import { EXPRESS_VERSIONS, echoState, recordingErrorHandler, start, type Running } from './helpers';
 
 describe.each(EXPRESS_VERSIONS)('uncalled factories on %s', (_name, express) => {

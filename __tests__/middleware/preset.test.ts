@@ -47,7 +47,12 @@ describe('a2aMiddlewareChain in front of the router', () => {
 describe('a2aMiddlewareChain options', () => {
   it('builds only what is configured, accepts built middlewares in their slot', () => {
     expect(a2aMiddlewareChain({}).length).toBe(0);
-    const chain = a2aMiddlewareChain({ security: true, tracing: a2aTracing({ opentelemetry: false }), auth: false, tenant: a2aTenant({ from: header('x-t') }) });
+    const chain = a2aMiddlewareChain({
+      security: true,
+      tracing: a2aTracing({ opentelemetry: false }),
+      auth: false,
+      tenant: a2aTenant({ from: header('x-t') }),
+    });
     expect(chain.map(a2aMiddlewareKind)).toEqual(['security', 'tracing', 'tenant']);
   });
 

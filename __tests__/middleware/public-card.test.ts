@@ -62,7 +62,9 @@ describe.each(layouts)('a2aAuth + a2aTenant %s', (_layout, build) => {
 
   // App-wide, only the card at the origin root is at the middleware's own card path; the copy under
   // /agent is then behind auth like every other route (no suffix match can open other routes).
-  const open = _layout.startsWith('app-wide') ? ['/.well-known/agent-card.json'] : ['/agent/.well-known/agent-card.json', '/.well-known/agent-card.json'];
+  const open = _layout.startsWith('app-wide')
+    ? ['/.well-known/agent-card.json']
+    : ['/agent/.well-known/agent-card.json', '/.well-known/agent-card.json'];
   it.each(open)('GET and HEAD %s need no credentials or tenant', async (path) => {
     const got = await fetch(`${server.baseUrl}${path}`);
     expect(got.status).toBe(200);
@@ -79,7 +81,11 @@ describe.each(layouts)('a2aAuth + a2aTenant %s', (_layout, build) => {
     expect((await rpc(`${server.baseUrl}/agent`, 'ListTasks', {})).status).toBe(401);
     // Only GET and HEAD are exempt: a POST there is refused by a2aAuth in front of the router, and
     // the preset only runs for what the router serves (405 with Allow).
-    const post = await fetch(`${server.baseUrl}/agent/.well-known/agent-card.json`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const post = await fetch(`${server.baseUrl}/agent/.well-known/agent-card.json`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect([401, 405]).toContain(post.status);
   });
 });

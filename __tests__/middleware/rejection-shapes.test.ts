@@ -29,9 +29,17 @@ function requestOf(binding: Binding, pad: number): { path: string; headers: Reco
   const padding = 'x'.repeat(pad);
   switch (binding) {
     case 'JSON-RPC 1.0':
-      return { path: '/agent', headers: { 'A2A-Version': '1.0' }, body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'SendMessage', params: { message: v1Message }, padding }) };
+      return {
+        path: '/agent',
+        headers: { 'A2A-Version': '1.0' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'SendMessage', params: { message: v1Message }, padding }),
+      };
     case 'JSON-RPC 0.3':
-      return { path: '/agent', headers: {}, body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'message/send', params: { message: v03Message }, padding }) };
+      return {
+        path: '/agent',
+        headers: {},
+        body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'message/send', params: { message: v03Message }, padding }),
+      };
     case 'HTTP+JSON 1.0':
       return { path: '/agent/message:send', headers: { 'A2A-Version': '1.0' }, body: JSON.stringify({ message: v1Message, padding }) };
     case 'HTTP+JSON 0.3':

@@ -81,7 +81,7 @@ describe('task scoping with a2aAuth + a2aTenant in front of the router', () => {
     expect((await rpc(server.url, 'ListTasks', {}, { headers })).body.result.tasks).toEqual([]);
   });
 
-  it("the owner in another tenant does not see the task, and a params.tenant that contradicts the resolved one is refused", async () => {
+  it('the owner in another tenant does not see the task, and a params.tenant that contradicts the resolved one is refused', async () => {
     const elsewhere = { ...principals.alice, 'x-tenant': 't2' };
     expect((await rpc(server.url, 'GetTask', { id: tasks.alice }, { headers: elsewhere })).body.error.code).toBe(-32001);
     expect((await rpc(server.url, 'ListTasks', {}, { headers: elsewhere })).body.result.tasks).toEqual([]);

@@ -1,13 +1,6 @@
 /** a2aSecurity: the helmet preset and the body size limit, over real HTTP. */
 import type { NextFunction, Request, Response } from 'express';
-import {
-  A2A_DEFAULT_BODY_LIMIT,
-  a2aSecurity,
-  bodyTooLargeError,
-  parseByteSize,
-  readA2ABodyLimit,
-  sendMiddlewareError,
-} from '../../lib/middleware';
+import { A2A_DEFAULT_BODY_LIMIT, a2aSecurity, bodyTooLargeError, parseByteSize, readA2ABodyLimit, sendMiddlewareError } from '../../lib/middleware';
 import { createA2ARouter, silentLogger, type AgentExecutor } from '../../lib';
 import { testCard } from '../helpers/fixtures';
 import { EXPRESS_VERSIONS, body, echoState, rawRequest, rpc, start, type Running } from './helpers';
@@ -107,7 +100,14 @@ describe.each(EXPRESS_VERSIONS)('a2aSecurity on %s', (_name, express) => {
       error: {
         code: -32600,
         message: 'Request body too large',
-        data: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'A2A_BODY_TOO_LARGE', domain: 'a2a-express-kit', metadata: { limit: '1024' } }],
+        data: [
+          {
+            '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+            reason: 'A2A_BODY_TOO_LARGE',
+            domain: 'a2a-express-kit',
+            metadata: { limit: '1024' },
+          },
+        ],
       },
     });
     const small = await fetch(`${url}/agent`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: rpc(2) });
@@ -134,7 +134,14 @@ describe.each(EXPRESS_VERSIONS)('a2aSecurity on %s', (_name, express) => {
       error: {
         code: -32600,
         message: 'Request body too large',
-        data: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'A2A_BODY_TOO_LARGE', domain: 'a2a-express-kit', metadata: { limit: '100' } }],
+        data: [
+          {
+            '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+            reason: 'A2A_BODY_TOO_LARGE',
+            domain: 'a2a-express-kit',
+            metadata: { limit: '100' },
+          },
+        ],
       },
     });
   });

@@ -113,7 +113,10 @@ describe.each(EXPRESS_VERSIONS)('a2aTenant on %s', (_name, express) => {
     app.use(recordingErrorHandler(seen));
     running = await start(app);
     expect((await fetch(`${running.url}/agent`)).status).toBe(500);
-    expect(seen[0]).toMatchObject({ code: 'A2A_MIDDLEWARE_ORDER', message: "claim(tid) reads the caller's claims: install a2aAuth() before a2aTenant()" });
+    expect(seen[0]).toMatchObject({
+      code: 'A2A_MIDDLEWARE_ORDER',
+      message: "claim(tid) reads the caller's claims: install a2aAuth() before a2aTenant()",
+    });
   });
 
   it('reads the subdomain, with and without a base domain', async () => {
@@ -144,7 +147,7 @@ describe.each(EXPRESS_VERSIONS)('a2aTenant on %s', (_name, express) => {
   });
 
   it('resolves the same through synchronous and asynchronous sources, in order, and reports their failures', async () => {
-    const later = <T,>(value: T) => new Promise<T>((resolve) => setImmediate(() => resolve(value)));
+    const later = <T>(value: T) => new Promise<T>((resolve) => setImmediate(() => resolve(value)));
     const { url } = await serve(
       '/agent',
       a2aTenant({

@@ -107,14 +107,22 @@ describe.each(EXPRESS_VERSIONS)('a2aTracing on %s', (_name, express) => {
     expect(await body(res)).toMatchObject({
       jsonrpc: '2.0',
       id: null,
-      error: { code: -32600, message: 'The X-Request-Id header must be 1-128 characters of [A-Za-z0-9._:-]', data: [{ reason: 'A2A_INVALID_REQUEST_ID' }] },
+      error: {
+        code: -32600,
+        message: 'The X-Request-Id header must be 1-128 characters of [A-Za-z0-9._:-]',
+        data: [{ reason: 'A2A_INVALID_REQUEST_ID' }],
+      },
     });
     expect((await post(url, { 'x-request-id': 'fine' })).status).toBe(200);
   });
 
   it('supports a custom header, no echo, a shorter maximum and untrusted clients', async () => {
     const app = express();
-    app.use('/custom', a2aTracing({ opentelemetry: false, requestIdHeader: 'X-Correlation-Id', echoHeader: false, maxRequestIdLength: 8 }), echoState);
+    app.use(
+      '/custom',
+      a2aTracing({ opentelemetry: false, requestIdHeader: 'X-Correlation-Id', echoHeader: false, maxRequestIdLength: 8 }),
+      echoState,
+    );
     app.use('/untrusted', a2aTracing({ opentelemetry: false, trustIncomingRequestId: false }), echoState);
     running = await start(app);
     const short = await fetch(`${running.url}/custom`, { headers: { 'x-correlation-id': 'abcd1234' } });
@@ -220,10 +228,14 @@ describe.each(EXPRESS_VERSIONS)('a2aTracing on %s', (_name, express) => {
 
 describe('a2aTracing options', () => {
   it('names the bad option', () => {
-    expect(() => a2aTracing({ requestIdHeadr: 'x' } as never)).toThrow('a2aTracing: option "requestIdHeadr" is unknown (did you mean "requestIdHeader"?)');
+    expect(() => a2aTracing({ requestIdHeadr: 'x' } as never)).toThrow(
+      'a2aTracing: option "requestIdHeadr" is unknown (did you mean "requestIdHeader"?)',
+    );
     expect(() => a2aTracing({ maxRequestIdLength: 5000 })).toThrow(/a2aTracing: option "maxRequestIdLength"/);
     expect(() => a2aTracing({ invalidRequestId: 'drop' } as never)).toThrow(/a2aTracing: option "invalidRequestId"/);
-    expect(() => a2aTracing({ opentelemetry: {} } as never)).toThrow(`a2aTracing: option "opentelemetry": must be 'auto', false, or the @opentelemetry/api module`);
+    expect(() => a2aTracing({ opentelemetry: {} } as never)).toThrow(
+      `a2aTracing: option "opentelemetry": must be 'auto', false, or the @opentelemetry/api module`,
+    );
     expect(() => a2aTracing({ requestIdHeader: 'X Request' })).toThrow('a2aTracing: option "requestIdHeader": must be an HTTP header name');
   });
 });

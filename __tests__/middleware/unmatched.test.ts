@@ -43,11 +43,16 @@ describe.each(EXPRESS_VERSIONS)('unmatched requests on %s', (_name) => {
       error: {
         code: 404,
         status: 'NOT_FOUND',
-        message: 'Not found: this agent serves JSON-RPC at its base URL, HTTP+JSON below it (message:send, tasks, ...) and its card at .well-known/agent-card.json below it',
+        message:
+          'Not found: this agent serves JSON-RPC at its base URL, HTTP+JSON below it (message:send, tasks, ...) and its card at .well-known/agent-card.json below it',
         details: [],
       },
     });
-    const post = await fetch(`${url}/agent/nope`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":3,"method":"GetTask"}' });
+    const post = await fetch(`${url}/agent/nope`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"jsonrpc":"2.0","id":3,"method":"GetTask"}',
+    });
     expect(post.status).toBe(404);
     expect(post.headers.get('content-type')).toMatch(/^application\/json/);
     expect(await post.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32601, message: expect.stringContaining('Not found') } });
@@ -61,7 +66,11 @@ describe.each(EXPRESS_VERSIONS)('unmatched requests on %s', (_name) => {
     expect(await get.json()).toEqual({
       error: { code: 405, status: 'UNIMPLEMENTED', message: 'Method GET is not allowed here (allowed: POST, OPTIONS)', details: [] },
     });
-    const put = await fetch(`${url}/agent/.well-known/agent-card.json`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const put = await fetch(`${url}/agent/.well-known/agent-card.json`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(put.status).toBe(405);
     expect(put.headers.get('allow')).toBe('GET, HEAD, OPTIONS');
     expect(((await put.json()) as { error: { code: number } }).error.code).toBe(405);
@@ -92,7 +101,12 @@ describe.each(EXPRESS_VERSIONS)('unmatched requests on %s', (_name) => {
 
   it('warns once, naming the fix, when it answers a request that a route registered after it would serve', async () => {
     const warnings: Array<{ obj: unknown; msg?: string }> = [];
-    const logger = { debug: () => undefined, info: () => undefined, error: () => undefined, warn: (obj: object | string, msg?: string) => void warnings.push({ obj, msg }) };
+    const logger = {
+      debug: () => undefined,
+      info: () => undefined,
+      error: () => undefined,
+      warn: (obj: object | string, msg?: string) => void warnings.push({ obj, msg }),
+    };
     const app = express();
     app.get('/agent/health', (_req, res) => {
       res.json({ ok: true });

@@ -41,7 +41,10 @@ describe.each(EXPRESS_VERSIONS)('wiring warnings on %s', (_name) => {
   });
 
   /** Builds the app, sends `requests` SendMessages (and a card GET), returns the warnings. */
-  async function warningsOf(build: (app: express.Express, router: ReturnType<typeof createA2ARouter>) => void, options: { path?: string; requests?: number; headers?: Record<string, string> } = {}) {
+  async function warningsOf(
+    build: (app: express.Express, router: ReturnType<typeof createA2ARouter>) => void,
+    options: { path?: string; requests?: number; headers?: Record<string, string> } = {},
+  ) {
     const logger = warningLogger();
     const app = express();
     build(app, createA2ARouter({ agentCard: testCard, executor, logger }));
@@ -135,7 +138,13 @@ describe.each(EXPRESS_VERSIONS)('wiring warnings on %s', (_name) => {
     running = await start(app);
     const token = await signToken({ sub: 'alice' });
     for (let i = 0; i < 3; i++) {
-      await (await fetch(`${running.url}/agent`, { method: 'POST', headers: { 'content-type': 'application/json', 'a2a-version': '1.0', authorization: `Bearer ${token}` }, body: SEND })).text();
+      await (
+        await fetch(`${running.url}/agent`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'a2a-version': '1.0', authorization: `Bearer ${token}` },
+          body: SEND,
+        })
+      ).text();
     }
     expect(logger.warnings).toEqual([expect.objectContaining({ code: 'A2A_WIRING_AUTH_TWICE', msg: expect.stringContaining('Configure it once') })]);
   });
@@ -178,7 +187,11 @@ describe.each(EXPRESS_VERSIONS)('wiring warnings on %s', (_name) => {
       const { port } = server.address() as AddressInfo;
       try {
         for (let i = 0; i < 3; i++) {
-          const res = await fetch(`http://127.0.0.1:${port}/agent`, { method: 'POST', headers: { 'content-type': 'application/json', 'a2a-version': '1.0' }, body: SEND });
+          const res = await fetch(`http://127.0.0.1:${port}/agent`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
+            body: SEND,
+          });
           await res.text();
         }
       } finally {
@@ -204,9 +217,13 @@ describe.each(EXPRESS_VERSIONS)('wiring warnings on %s', (_name) => {
     it('stays quiet on loopback, with a2aAuth, and with a callContext hook', async () => {
       expect(await listenOn('127.0.0.1', plain)).toEqual([]);
       expect(await listenOn('0.0.0.0', plain, [anonymous()])).toEqual([]);
-      expect(await listenOn('0.0.0.0', (logger) => createA2ARouter({ agentCard: testCard, executor, logger, auth: { allowAnonymous: true } }))).toEqual([]);
       expect(
-        await listenOn('0.0.0.0', (logger) => createA2ARouter({ agentCard: testCard, executor, logger, callContext: () => ({ caller: { id: 'svc', authenticated: true } }) })),
+        await listenOn('0.0.0.0', (logger) => createA2ARouter({ agentCard: testCard, executor, logger, auth: { allowAnonymous: true } })),
+      ).toEqual([]);
+      expect(
+        await listenOn('0.0.0.0', (logger) =>
+          createA2ARouter({ agentCard: testCard, executor, logger, callContext: () => ({ caller: { id: 'svc', authenticated: true } }) }),
+        ),
       ).toEqual([]);
     });
   });

@@ -56,7 +56,10 @@ export function testMeter(): TestMeter {
       return {
         metric,
         points,
-        value: (name, attributes = {}) => points(name).filter((p) => matches(p.attributes, attributes)).reduce((n, p) => n + p.value, 0),
+        value: (name, attributes = {}) =>
+          points(name)
+            .filter((p) => matches(p.attributes, attributes))
+            .reduce((n, p) => n + p.value, 0),
       };
     },
   };

@@ -9,14 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import express from 'express';
-import {
-  a2aTracing,
-  createA2ARouter,
-  getA2ARequestContext,
-  readA2AState,
-  type AgentExecutor,
-  type Logger,
-} from '../../lib';
+import { a2aTracing, createA2ARouter, getA2ARequestContext, readA2AState, type AgentExecutor, type Logger } from '../../lib';
 import { testCard } from '../helpers/fixtures';
 import { listen, rpc, userMessage, type Listening } from '../helpers/http';
 
@@ -29,7 +22,13 @@ interface LogLine {
 /** A pino-like logger that records lines with its child bindings. */
 function recordingLogger(lines: LogLine[], bindings: Record<string, unknown> = {}) {
   const write = (fields: object | string, msg?: string) => void lines.push({ bindings, fields, msg });
-  return { debug: write, info: write, warn: write, error: write, child: (more: Record<string, unknown>) => recordingLogger(lines, { ...bindings, ...more }) };
+  return {
+    debug: write,
+    info: write,
+    warn: write,
+    error: write,
+    child: (more: Record<string, unknown>) => recordingLogger(lines, { ...bindings, ...more }),
+  };
 }
 type RecordingLogger = ReturnType<typeof recordingLogger>;
 type WithLog = express.Request & { id?: unknown; log?: RecordingLogger };
@@ -105,7 +104,9 @@ describe('request-scope recipes', () => {
     ['an invalid X-Request-Id (replaced, never echoed)', { 'X-Request-Id': 'bad id <script>' }, undefined],
     ['an X-Request-Id too long for a2aTracing', { 'X-Request-Id': 'x'.repeat(129) }, undefined],
   ] as const;
-  const cases = (['tracing-first', 'pino-first'] as const).flatMap((order) => headerCases.map(([name, headers, expected]) => [order, name, headers, expected] as const));
+  const cases = (['tracing-first', 'pino-first'] as const).flatMap((order) =>
+    headerCases.map(([name, headers, expected]) => [order, name, headers, expected] as const),
+  );
 
   it.each(cases)('%s, with %s: pino-http, the kit and the response share one id', async (order, _name, headers, expected) => {
     const { url, lines, seen, reqIds } = await start(order);

@@ -35,9 +35,9 @@ describe('instrumentTaskStore', () => {
 
     const collected = await otel.collect();
     const calls = (operation: string, errorType?: string) =>
-      collected.points(A2A_METRICS.storeDuration).filter(
-        (p) => p.attributes['a2a.store.operation'] === operation && p.attributes['error.type'] === errorType,
-      )[0]?.value ?? 0;
+      collected
+        .points(A2A_METRICS.storeDuration)
+        .filter((p) => p.attributes['a2a.store.operation'] === operation && p.attributes['error.type'] === errorType)[0]?.value ?? 0;
     expect([calls('create'), calls('get'), calls('update'), calls('list')]).toEqual([1, 1, 1, 1]);
     expect(calls('create', 'exists')).toBe(1);
     expect(calls('update', 'conflict')).toBe(1);

@@ -35,8 +35,14 @@ describe('the retention option', () => {
   });
 
   it('refuses a task store without removeFinished(), naming the option', () => {
-    const store: TaskStore = { get: async () => undefined, create: async () => 1, update: async () => 2, list: async () => ({ tasks: [], nextPageToken: '', totalSize: 0 }) };
-    const build = () => createA2ARouter({ agentCard: testCard, executor, logger: silentLogger, taskStore: store, retention: { finishedTaskTtlMs: 60_000 } });
+    const store: TaskStore = {
+      get: async () => undefined,
+      create: async () => 1,
+      update: async () => 2,
+      list: async () => ({ tasks: [], nextPageToken: '', totalSize: 0 }),
+    };
+    const build = () =>
+      createA2ARouter({ agentCard: testCard, executor, logger: silentLogger, taskStore: store, retention: { finishedTaskTtlMs: 60_000 } });
     expect(build).toThrow(A2AOptionsError);
     expect(build).toThrow(/option "retention": the task store has no removeFinished/);
   });

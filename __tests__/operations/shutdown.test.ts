@@ -136,7 +136,13 @@ describe('router.close()', () => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'examples/basic/server.ts'], {
       cwd: root,
       // npm start's default store (SQLite), in a file of this run's own.
-      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', SHUTDOWN_GRACE_MS: '5000', A2A_SQLITE_FILE: path.join(mkdtempSync(path.join(tmpdir(), 'a2a-start-')), 'tasks.sqlite') },
+      env: {
+        ...process.env,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        SHUTDOWN_GRACE_MS: '5000',
+        A2A_SQLITE_FILE: path.join(mkdtempSync(path.join(tmpdir(), 'a2a-start-')), 'tasks.sqlite'),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
@@ -151,7 +157,9 @@ describe('router.close()', () => {
         child.on('exit', () => reject(new Error(`server exited early: ${out}`)));
       });
       // Five subscribers on parked tasks (they stay open until the task ends) and a running turn.
-      const parked = await Promise.all(Array.from({ length: 5 }, async () => (await rpc(url, 'SendMessage', userMessage('book a flight'))).body.result.task as Task));
+      const parked = await Promise.all(
+        Array.from({ length: 5 }, async () => (await rpc(url, 'SendMessage', userMessage('book a flight'))).body.result.task as Task),
+      );
       const streams = await Promise.all(parked.map((task) => openStream(url, 'SubscribeToTask', { id: task.id })));
       const reads = streams.map(readAll);
       const counting = openStream(url, 'SendStreamingMessage', userMessage('count to five')).then(readAll);

@@ -161,7 +161,12 @@ describe('slow SSE readers', () => {
 
   it('streams together hold at most streamBufferTotalBytes: the non-readers are cut, a reading client is not', async () => {
     const logger = recordingLogger();
-    server = await startAgent(floodInStep, { logger, streamBufferBytes: 64 * 1024 * 1024, streamBufferTotalBytes: 2 * 1024 * 1024, streamStallMs: 600_000 });
+    server = await startAgent(floodInStep, {
+      logger,
+      streamBufferBytes: 64 * 1024 * 1024,
+      streamBufferTotalBytes: 2 * 1024 * 1024,
+      streamStallMs: 600_000,
+    });
     const client = a2aClient('jsonrpc', server.url);
     const taskId = (await client.call('SendMessage', { ...userMessage('flood'), configuration: { returnImmediately: true } })).result.task.id;
     readerSeen = 0;

@@ -35,11 +35,20 @@ class FakeResponse {
   }
 }
 
-function streams(count: number, budgetBytes: number): { writers: SseWriter[]; responses: FakeResponse[]; budget: StreamBufferBudget; cuts: string[] } {
+function streams(
+  count: number,
+  budgetBytes: number,
+): { writers: SseWriter[]; responses: FakeResponse[]; budget: StreamBufferBudget; cuts: string[] } {
   const cuts: string[] = [];
   const budget = new StreamBufferBudget(budgetBytes);
   // Each stream's own bound is far away: only the budget cuts here.
-  const limits: SseLimits = { heartbeat: new Heartbeat(0), maxBufferedBytes: 1 << 30, stallMs: 600_000, budget, onOverflow: (cause) => cuts.push(cause) };
+  const limits: SseLimits = {
+    heartbeat: new Heartbeat(0),
+    maxBufferedBytes: 1 << 30,
+    stallMs: 600_000,
+    budget,
+    onOverflow: (cause) => cuts.push(cause),
+  };
   const responses = Array.from({ length: count }, () => new FakeResponse());
   const writers = responses.map((res) => new SseWriter(res as unknown as Response, limits));
   return { writers, responses, budget, cuts };

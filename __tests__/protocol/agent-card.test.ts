@@ -63,7 +63,10 @@ describe('agent card', () => {
   it('warns at app.use time, before any request, when the stated interface path does not match the mount path', () => {
     const logger = mockLogger();
     const router = createA2ARouter({
-      agentCard: { ...testCard, supportedInterfaces: [{ url: 'https://agents.example.com/a2a/v1', protocolBinding: 'JSONRPC', protocolVersion: '1.0' }] },
+      agentCard: {
+        ...testCard,
+        supportedInterfaces: [{ url: 'https://agents.example.com/a2a/v1', protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
+      },
       executor,
       logger,
     });
@@ -79,7 +82,10 @@ describe('agent card', () => {
   it('does not warn when the stated interface path matches the mount path', () => {
     const logger = mockLogger();
     const router = createA2ARouter({
-      agentCard: { ...testCard, supportedInterfaces: [{ url: 'https://agents.example.com/agent/', protocolBinding: 'JSONRPC', protocolVersion: '1.0' }] },
+      agentCard: {
+        ...testCard,
+        supportedInterfaces: [{ url: 'https://agents.example.com/agent/', protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
+      },
       executor,
       logger,
     });
@@ -145,7 +151,11 @@ describe('agent card', () => {
 describe('the card at the origin root', () => {
   it('router.wellKnownCard serves the card with the JSON-RPC URL of the mount path', async () => {
     const app = express();
-    const agent = createA2ARouter({ agentCard: testCard, executor: { execute: (_ctx: unknown, events: TaskEvents) => events.reply('hi') }, logger: silentLogger });
+    const agent = createA2ARouter({
+      agentCard: testCard,
+      executor: { execute: (_ctx: unknown, events: TaskEvents) => events.reply('hi') },
+      logger: silentLogger,
+    });
     const api = express();
     api.use('/agent', agent);
     app.use('/api', api);

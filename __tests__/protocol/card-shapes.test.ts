@@ -24,7 +24,8 @@ const V03_FIELDS = ['url', 'preferredTransport', 'additionalInterfaces', 'protoc
 function expectV1Card(card: Card): void {
   expectProtoJson('AgentCard', card);
   for (const field of V03_FIELDS) expect(card).not.toHaveProperty(field);
-  for (const [name, scheme] of Object.entries(card.securitySchemes as Record<string, object>)) expect({ name, keys: Object.keys(scheme).length }).toEqual({ name, keys: 1 });
+  for (const [name, scheme] of Object.entries(card.securitySchemes as Record<string, object>))
+    expect({ name, keys: Object.keys(scheme).length }).toEqual({ name, keys: 1 });
   for (const skill of card.skills as object[]) expect(skill).not.toHaveProperty('security');
 }
 

@@ -54,7 +54,10 @@ describe('defineAgentCard', () => {
       description: 'Books flights.',
       version: '2.3.0',
       capabilities: {},
-      skills: [{ name: 'Book a flight', description: 'Asks for the day, then books.' }, { id: 'x', name: 'X', description: 'x', tags: ['t'] }],
+      skills: [
+        { name: 'Book a flight', description: 'Asks for the day, then books.' },
+        { id: 'x', name: 'X', description: 'x', tags: ['t'] },
+      ],
       securitySchemes: { bearer: { httpAuthSecurityScheme: { scheme: 'Bearer' } } },
     });
     expect(agentCard.version).toBe('2.3.0');
@@ -91,7 +94,13 @@ describe('defineAgentCard', () => {
 
 describe('createA2ARouter and a hand-written card with several problems', () => {
   it('reports all of them in one A2AOptionsError, each with its path and fix', () => {
-    const agentCard = { name: 'Travel agent', description: 'Books flights.', capabilities: {}, skills: [], securitySchemes: { bearer: { scheme: 'Bearer' } } };
+    const agentCard = {
+      name: 'Travel agent',
+      description: 'Books flights.',
+      capabilities: {},
+      skills: [],
+      securitySchemes: { bearer: { scheme: 'Bearer' } },
+    };
     const error = optionsErrorOf(() => createA2ARouter({ agentCard, executor } as unknown as A2ARouterOptions));
     const lines = error.message.split('\n');
     expect(lines[0]).toBe('createA2ARouter: 5 problems in the options:');

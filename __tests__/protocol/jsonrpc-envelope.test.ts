@@ -156,9 +156,7 @@ describe('an executor that throws', () => {
       expect(fetched.text).not.toMatch(/\bat\s/);
 
       const logged = (logger.error as jest.Mock).mock.calls.map((call) => call[0]);
-      expect(logged).toEqual(
-        expect.arrayContaining([expect.objectContaining({ err: expect.objectContaining({ message: 'secret-db-password' }) })]),
-      );
+      expect(logged).toEqual(expect.arrayContaining([expect.objectContaining({ err: expect.objectContaining({ message: 'secret-db-password' }) })]));
     } finally {
       await server.close();
     }

@@ -85,7 +85,9 @@ describe('the publicUrl option', () => {
 
   it('is checked as an options error when it is not an absolute http(s) URL', () => {
     expect(() => createA2ARouter({ agentCard: testCard, executor, logger: silentLogger, publicUrl: '/agent' })).toThrow(/publicUrl/);
-    expect(() => createA2ARouter({ agentCard: testCard, executor, logger: silentLogger, publicUrl: 'https://a.example/agent?x=1' })).toThrow(/publicUrl/);
+    expect(() => createA2ARouter({ agentCard: testCard, executor, logger: silentLogger, publicUrl: 'https://a.example/agent?x=1' })).toThrow(
+      /publicUrl/,
+    );
   });
 });
 

@@ -199,7 +199,11 @@ describe('SendMessage', () => {
     });
 
     it('answers -32005 for a part media type the card does not accept', async () => {
-      const message = { messageId: 'm-img', role: 'ROLE_USER', parts: [{ text: 'see image' }, { url: 'https://example.com/x.png', mediaType: 'image/png' }] };
+      const message = {
+        messageId: 'm-img',
+        role: 'ROLE_USER',
+        parts: [{ text: 'see image' }, { url: 'https://example.com/x.png', mediaType: 'image/png' }],
+      };
       const reply = await rpc(server.url, 'SendMessage', { message });
       expect(reply.body.error.code).toBe(-32005);
       expect(reply.body.error.data[0]).toMatchObject({ reason: 'CONTENT_TYPE_NOT_SUPPORTED' });

@@ -28,7 +28,9 @@ const card: AgentCardInput = {
   ...testCard,
   capabilities: { streaming: true, pushNotifications: false, extendedAgentCard: true },
   documentationUrl: 'https://docs.example.com/agent',
-  securitySchemes: { oauth: { oauth2SecurityScheme: { flows: { clientCredentials: { tokenUrl: 'https://id.example.com/token', scopes: { read: 'Read' } } } } } },
+  securitySchemes: {
+    oauth: { oauth2SecurityScheme: { flows: { clientCredentials: { tokenUrl: 'https://id.example.com/token', scopes: { read: 'Read' } } } } },
+  },
   securityRequirements: [{ schemes: { oauth: { list: ['read'] } } }],
 };
 
@@ -177,7 +179,10 @@ describe('signCard keys and options', () => {
   });
 
   it('takes a Web Crypto CryptoKey', async () => {
-    const { privateKey, publicKey } = (await webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
+    const { privateKey, publicKey } = (await webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, [
+      'sign',
+      'verify',
+    ])) as webcrypto.CryptoKeyPair;
     const received = await signedCard({ signCard: { key: privateKey } });
     expect(await verify(received, 0, publicKey as unknown as KeyObject)).toMatchObject({ alg: 'ES256' });
   });
@@ -187,7 +192,11 @@ describe('signCard keys and options', () => {
   it.each([
     ['a string that is no key', { key: 'not a key' }, /signCard\.key.*not a usable private key/],
     ['a public key', { key: generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey }, /signCard\.key.*must be a private key/],
-    ['an alg the key cannot sign with', { key: generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey, alg: 'RS256' }, /signCard\.alg.*cannot sign with alg RS256/],
+    [
+      'an alg the key cannot sign with',
+      { key: generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey, alg: 'RS256' },
+      /signCard\.alg.*cannot sign with alg RS256/,
+    ],
     ['an unknown alg', { key: generateKeyPairSync('ed25519').privateKey, alg: 'HS256' }, /signCard\.alg/],
     ['a typo', { key: generateKeyPairSync('ed25519').privateKey, kd: 'x' }, /"signCard\.kd" is unknown \(did you mean "signCard\.kid"\?\)/],
     ['a jku that is no URL', { key: generateKeyPairSync('ed25519').privateKey, jku: 'jwks.json' }, /signCard\.jku/],

@@ -23,7 +23,13 @@ const executor: AgentExecutor = {
         status: {
           state,
           timestamp: plan.ts ?? new Date().toISOString(),
-          message: { messageId: `s-${ctx.taskId}`, role: 'ROLE_AGENT', parts: [{ text: `now ${state}` }], taskId: ctx.taskId, contextId: ctx.contextId },
+          message: {
+            messageId: `s-${ctx.taskId}`,
+            role: 'ROLE_AGENT',
+            parts: [{ text: `now ${state}` }],
+            taskId: ctx.taskId,
+            contextId: ctx.contextId,
+          },
         },
       },
     });

@@ -23,7 +23,14 @@ const securedCard: AgentCardInput = {
     key: { apiKeySecurityScheme: { location: 'header', name: 'x-api-key', description: 'An API key' } },
     oauth: {
       oauth2SecurityScheme: {
-        flows: { authorizationCode: { authorizationUrl: 'https://id.example.com/auth', tokenUrl: 'https://id.example.com/token', scopes: { read: 'Read' }, pkceRequired: true } },
+        flows: {
+          authorizationCode: {
+            authorizationUrl: 'https://id.example.com/auth',
+            tokenUrl: 'https://id.example.com/token',
+            scopes: { read: 'Read' },
+            pkceRequired: true,
+          },
+        },
       },
     },
     oidc: { openIdConnectSecurityScheme: { openIdConnectUrl: 'https://id.example.com/.well-known/openid-configuration' } },
@@ -70,7 +77,11 @@ describe('the card with v0.3 compatibility on (the default)', () => {
     const endpoint = `${server.baseUrl}/agent`;
     expect(card.preferredTransport).toBe(transports[0]);
     expect(card.additionalInterfaces).toEqual(transports.map((transport) => ({ url: endpoint, transport })));
-    expect(card.supportedInterfaces.filter((i: { protocolVersion: string }) => i.protocolVersion === '0.3').map((i: { protocolBinding: string }) => i.protocolBinding)).toEqual(transports);
+    expect(
+      card.supportedInterfaces
+        .filter((i: { protocolVersion: string }) => i.protocolVersion === '0.3')
+        .map((i: { protocolBinding: string }) => i.protocolBinding),
+    ).toEqual(transports);
     expectV03('AgentCard', card);
   });
 
@@ -78,11 +89,18 @@ describe('the card with v0.3 compatibility on (the default)', () => {
     server = await startAgent(executor, { agentCard: securedCard });
     const card = await getCard(`${server.url}/.well-known/agent-card.json`);
     expectV03('AgentCard', card);
-    expect(card.securitySchemes.bearer).toEqual({ type: 'http', scheme: 'Bearer', bearerFormat: 'JWT', httpAuthSecurityScheme: { scheme: 'Bearer', bearerFormat: 'JWT' } });
+    expect(card.securitySchemes.bearer).toEqual({
+      type: 'http',
+      scheme: 'Bearer',
+      bearerFormat: 'JWT',
+      httpAuthSecurityScheme: { scheme: 'Bearer', bearerFormat: 'JWT' },
+    });
     expect(card.securitySchemes.key).toMatchObject({ type: 'apiKey', in: 'header', name: 'x-api-key', description: 'An API key' });
     expect(card.securitySchemes.oauth).toMatchObject({
       type: 'oauth2',
-      flows: { authorizationCode: { authorizationUrl: 'https://id.example.com/auth', tokenUrl: 'https://id.example.com/token', scopes: { read: 'Read' } } },
+      flows: {
+        authorizationCode: { authorizationUrl: 'https://id.example.com/auth', tokenUrl: 'https://id.example.com/token', scopes: { read: 'Read' } },
+      },
     });
     expect(card.securitySchemes.oauth.flows.authorizationCode).not.toHaveProperty('pkceRequired');
     expect(card.securitySchemes.oidc).toMatchObject({ type: 'openIdConnect' });
@@ -125,7 +143,8 @@ describe('the card with v0.3 compatibility on (the default)', () => {
     // The same card without the v0.3 fields: what a v1.0 parser keeps of the merged one.
     expect(v1.name).toBe('Extended');
     expect(AgentCardSchema.parse(v1)).toEqual(AgentCardSchema.parse(v03));
-    for (const field of ['url', 'preferredTransport', 'additionalInterfaces', 'protocolVersion', 'supportsAuthenticatedExtendedCard', 'security']) expect(v1).not.toHaveProperty(field);
+    for (const field of ['url', 'preferredTransport', 'additionalInterfaces', 'protocolVersion', 'supportsAuthenticatedExtendedCard', 'security'])
+      expect(v1).not.toHaveProperty(field);
   });
 });
 

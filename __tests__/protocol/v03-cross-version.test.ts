@@ -67,7 +67,10 @@ describe('a task across protocol versions', () => {
 
     const again = await v03('tasks/get', { id: created.id });
     expectV03('GetTaskSuccessResponse', again.body);
-    expect(again.body.result).toMatchObject({ id: created.id, status: { state: 'completed', message: { parts: [{ kind: 'text', text: 'booked for Friday' }] } } });
+    expect(again.body.result).toMatchObject({
+      id: created.id,
+      status: { state: 'completed', message: { parts: [{ kind: 'text', text: 'booked for Friday' }] } },
+    });
     expect(again.body.result.history.map((m: { role: string }) => m.role)).toEqual(['user', 'agent', 'user', 'agent']);
   });
 

@@ -74,8 +74,20 @@ describe('v0.3 over JSON-RPC (compatibility on by default)', () => {
     expect(reply.status).toBe(200);
     expectV03('SendMessageSuccessResponse', reply.body);
     const task = reply.body.result;
-    expect(task).toMatchObject({ kind: 'task', status: { state: 'completed', message: { kind: 'message', role: 'agent', parts: [{ kind: 'text', text: 'report ready' }] } } });
-    expect(task.artifacts).toEqual([{ artifactId: 'r-1', name: 'report.txt', parts: [{ kind: 'text', text: 'line 1\n' }, { kind: 'text', text: 'line 2\n' }] }]);
+    expect(task).toMatchObject({
+      kind: 'task',
+      status: { state: 'completed', message: { kind: 'message', role: 'agent', parts: [{ kind: 'text', text: 'report ready' }] } },
+    });
+    expect(task.artifacts).toEqual([
+      {
+        artifactId: 'r-1',
+        name: 'report.txt',
+        parts: [
+          { kind: 'text', text: 'line 1\n' },
+          { kind: 'text', text: 'line 2\n' },
+        ],
+      },
+    ]);
     expect(task.history[0]).toMatchObject({ kind: 'message', role: 'user', parts: [{ kind: 'text', text: 'report' }] });
   });
 
@@ -106,7 +118,10 @@ describe('v0.3 over JSON-RPC (compatibility on by default)', () => {
     const first = (await call('message/send', v03Message('book'))).body.result;
     expect(first.status.state).toBe('input-required');
     const second = await call('message/send', v03Message('Friday', { taskId: first.id, contextId: first.contextId }));
-    expect(second.body.result).toMatchObject({ id: first.id, status: { state: 'completed', message: { parts: [{ kind: 'text', text: 'booked for Friday' }] } } });
+    expect(second.body.result).toMatchObject({
+      id: first.id,
+      status: { state: 'completed', message: { parts: [{ kind: 'text', text: 'booked for Friday' }] } },
+    });
   });
 
   it('errors carry v0.3 codes: unknown task -32001, not cancelable -32002, push -32003, invalid params -32602', async () => {
@@ -206,15 +221,28 @@ describe('v0.3 extensions', () => {
           await events.complete('ok');
         },
       },
-      { agentCard: { ...testCard, capabilities: { ...testCard.capabilities, extensions: [{ uri: 'urn:x:a' }, { uri: 'urn:x:req', required: true }] } } },
+      {
+        agentCard: {
+          ...testCard,
+          capabilities: { ...testCard.capabilities, extensions: [{ uri: 'urn:x:a' }, { uri: 'urn:x:req', required: true }] },
+        },
+      },
     );
   });
   afterAll(() => server.close());
 
   it('reads X-A2A-Extensions and echoes the active ones in it; a missing required one is -32600 with its reason', async () => {
-    const reply = await rpc(server.url, 'message/send', v03Message('x'), { headers: { ...NONE, 'X-A2A-Extensions': 'urn:x:req, urn:x:a, urn:x:other' } });
+    const reply = await rpc(server.url, 'message/send', v03Message('x'), {
+      headers: { ...NONE, 'X-A2A-Extensions': 'urn:x:req, urn:x:a, urn:x:other' },
+    });
     expect(reply.body.result.status.state).toBe('completed');
-    expect(reply.headers.get('x-a2a-extensions')?.split(',').map((s) => s.trim()).sort()).toEqual(['urn:x:a', 'urn:x:req']);
+    expect(
+      reply.headers
+        .get('x-a2a-extensions')
+        ?.split(',')
+        .map((s) => s.trim())
+        .sort(),
+    ).toEqual(['urn:x:a', 'urn:x:req']);
     expect([...seen.at(-1)!].sort()).toEqual(['urn:x:a', 'urn:x:req']);
     const refused = await rpc(server.url, 'message/send', v03Message('x'), { headers: NONE });
     expectV03('JSONRPCErrorResponse', refused.body);
@@ -230,7 +258,10 @@ describe('compatibility: { v0_3: false }', () => {
   });
   afterAll(() => server.close());
 
-  it.each([['no header', NONE], ['0.3', { 'A2A-Version': '0.3' }]])('answers VersionNotSupported (-32009) with %s', async (_what, headers) => {
+  it.each([
+    ['no header', NONE],
+    ['0.3', { 'A2A-Version': '0.3' }],
+  ])('answers VersionNotSupported (-32009) with %s', async (_what, headers) => {
     const reply = await rpc(server.url, 'message/send', v03Message('hello'), { headers });
     expect(reply.body.error.code).toBe(-32009);
     expect(reply.body.error.data[0]).toMatchObject({ reason: 'VERSION_NOT_SUPPORTED', metadata: { supportedVersions: '1.0' } });

@@ -110,7 +110,10 @@ describe('A2A-Extensions', () => {
       headers: { 'A2A-Extensions': 'urn:x:a, urn:x:unknown,urn:x:req' },
     });
     expect(reply.body.result.task.status.state).toBe('TASK_STATE_COMPLETED');
-    const echoed = (reply.headers.get('a2a-extensions') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+    const echoed = (reply.headers.get('a2a-extensions') ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     expect(echoed.sort()).toEqual(['urn:x:a', 'urn:x:req']);
     expect(seenExtensions).toHaveLength(1);
     expect([...seenExtensions[0]].sort()).toEqual(['urn:x:a', 'urn:x:req']);

@@ -122,7 +122,10 @@ describe('push delivery bounds', () => {
 
   it('a receiver that trickles its answer holds at most maxInFlightPerHost connections, and none once each delivery deadline passed', async () => {
     receiver = await startCountingReceiver('trickle');
-    server = await startAgent(pushAgent(() => gate), { pushNotifications: { allow: ['127.0.0.1'], timeoutMs: 150, maxInFlightPerHost: PER_HOST } });
+    server = await startAgent(
+      pushAgent(() => gate),
+      { pushNotifications: { allow: ['127.0.0.1'], timeoutMs: 150, maxInFlightPerHost: PER_HOST } },
+    );
     await reportTasks(server, receiver.url, 8);
     // Every event is delivered (the status counts), each connection cut at its deadline.
     await until(() => receiver!.requests >= 8 * 4 && server!.router.livePushDeliveries === 0, 'deliveries done', 20_000);
@@ -133,7 +136,10 @@ describe('push delivery bounds', () => {
 
   it('a receiver that answers an endless body is read a few bytes, then its connection is closed', async () => {
     receiver = await startCountingReceiver('endless');
-    server = await startAgent(pushAgent(() => gate), { pushNotifications: { allow: ['127.0.0.1'], timeoutMs: 60_000, maxInFlightPerHost: PER_HOST } });
+    server = await startAgent(
+      pushAgent(() => gate),
+      { pushNotifications: { allow: ['127.0.0.1'], timeoutMs: 60_000, maxInFlightPerHost: PER_HOST } },
+    );
     await reportTasks(server, receiver.url, 8);
     // Cut by bytes, not by the (distant) deadline.
     await until(() => receiver!.requests >= 8 * 4 && server!.router.livePushDeliveries === 0, 'deliveries done', 20_000);
@@ -143,7 +149,10 @@ describe('push delivery bounds', () => {
 
   it('router.close() closes the connections of deliveries still reading an answer', async () => {
     receiver = await startCountingReceiver('trickle');
-    server = await startAgent(pushAgent(() => gate), { pushNotifications: { allow: ['127.0.0.1'], timeoutMs: 60_000, maxInFlightPerHost: PER_HOST } });
+    server = await startAgent(
+      pushAgent(() => gate),
+      { pushNotifications: { allow: ['127.0.0.1'], timeoutMs: 60_000, maxInFlightPerHost: PER_HOST } },
+    );
     await reportTasks(server, receiver.url, 8);
     await until(() => receiver!.open === PER_HOST, 'every slot held by a trickling answer');
     await server.router.close({ graceMs: 0 });
@@ -154,7 +163,10 @@ describe('push delivery bounds', () => {
 
   it('a receiver answering normally gets every delivery, within the same bound', async () => {
     receiver = await startCountingReceiver('normal');
-    server = await startAgent(pushAgent(() => gate), { pushNotifications: { allow: ['127.0.0.1'], maxInFlightPerHost: PER_HOST } });
+    server = await startAgent(
+      pushAgent(() => gate),
+      { pushNotifications: { allow: ['127.0.0.1'], maxInFlightPerHost: PER_HOST } },
+    );
     await reportTasks(server, receiver.url, 8);
     await until(() => receiver!.requests >= 8 * 4 && server!.router.livePushDeliveries === 0, 'deliveries done', 20_000);
     await until(() => receiver!.open === 0, 'connections closed');

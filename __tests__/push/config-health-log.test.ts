@@ -30,7 +30,10 @@ const settings = { allow: ['127.0.0.1'], retryBaseMs: 1, retryMaxMs: 2, maxAttem
 describe('push config health in the log', () => {
   it('a dead receiver: one warning with the cause (ECONNREFUSED) when the config starts failing, none per later event', async () => {
     const logger = recordingLogger();
-    const server = await startAgent(pushAgent(() => gate), { logger, pushNotifications: settings });
+    const server = await startAgent(
+      pushAgent(() => gate),
+      { logger, pushNotifications: settings },
+    );
     try {
       const url = `http://127.0.0.1:${await deadPort()}/hook`;
       // Working, two artifact chunks, completed: four events, each not delivered.
@@ -60,7 +63,10 @@ describe('push config health in the log', () => {
     // The first event's two attempts fail; everything after is delivered.
     const receiver = await startReceiver((index) => ({ status: index < 2 ? 503 : 200 }));
     const logger = recordingLogger();
-    const server = await startAgent(pushAgent(() => gate), { logger, pushNotifications: settings });
+    const server = await startAgent(
+      pushAgent(() => gate),
+      { logger, pushNotifications: settings },
+    );
     try {
       const reply = await a2aClient('jsonrpc', server.url).call('SendMessage', {
         ...userMessage('wait'),

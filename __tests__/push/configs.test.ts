@@ -28,10 +28,13 @@ describe('push notification configs', () => {
 
   beforeAll(async () => {
     receiver = await startReceiver();
-    server = await startAgent(pushAgent(() => gate), {
-      callContext: identity,
-      pushNotifications: { allow: ['127.0.0.1'], maxConfigsPerTask: 3, retryBaseMs: 1 },
-    });
+    server = await startAgent(
+      pushAgent(() => gate),
+      {
+        callContext: identity,
+        pushNotifications: { allow: ['127.0.0.1'], maxConfigsPerTask: 3, retryBaseMs: 1 },
+      },
+    );
   });
   afterAll(async () => {
     await server.close();
@@ -72,7 +75,12 @@ describe('push notification configs', () => {
         authentication: { scheme: 'Bearer', credentials: 's3cr3t' },
       });
       expect(created.id).not.toBe('');
-      expect(created).toMatchObject({ taskId: task.id, url: receiver.url, token: 'tok-1', authentication: { scheme: 'Bearer', credentials: '********' } });
+      expect(created).toMatchObject({
+        taskId: task.id,
+        url: receiver.url,
+        token: 'tok-1',
+        authentication: { scheme: 'Bearer', credentials: '********' },
+      });
 
       const got = await client.getTaskPushNotificationConfig({ tenant: '', taskId: task.id, id: created.id });
       expect(got).toEqual(created);
@@ -119,7 +127,8 @@ describe('push notification configs', () => {
 
     it('several configs per task, up to the bound (maxConfigsPerTask: 3)', async () => {
       const taskId = await parkedTask();
-      for (let i = 0; i < 3; i++) expect((await call('CreateTaskPushNotificationConfig', { taskId, url: `${receiver.url}?n=${i}` })).result).toBeDefined();
+      for (let i = 0; i < 3; i++)
+        expect((await call('CreateTaskPushNotificationConfig', { taskId, url: `${receiver.url}?n=${i}` })).result).toBeDefined();
       const over = await call('CreateTaskPushNotificationConfig', { taskId, url: receiver.url });
       expect(reasonOf(over)).toBe('UNSUPPORTED_OPERATION');
       const list = await call('ListTaskPushNotificationConfigs', { taskId });
@@ -209,8 +218,15 @@ describe('push notifications off', () => {
 
   it.each(BINDINGS)('%s: the four methods and an inline config answer PushNotificationNotSupported', async (binding) => {
     const taskId = (await a2aClient('jsonrpc', server.url).call('SendMessage', userMessage('park'))).result.task.id;
-    for (const method of ['CreateTaskPushNotificationConfig', 'GetTaskPushNotificationConfig', 'ListTaskPushNotificationConfigs', 'DeleteTaskPushNotificationConfig']) {
-      expect(reasonOf(await pushCall(binding, server.url, method, { taskId, id: 'c', url: 'https://hooks.example.com' }))).toBe('PUSH_NOTIFICATION_NOT_SUPPORTED');
+    for (const method of [
+      'CreateTaskPushNotificationConfig',
+      'GetTaskPushNotificationConfig',
+      'ListTaskPushNotificationConfigs',
+      'DeleteTaskPushNotificationConfig',
+    ]) {
+      expect(reasonOf(await pushCall(binding, server.url, method, { taskId, id: 'c', url: 'https://hooks.example.com' }))).toBe(
+        'PUSH_NOTIFICATION_NOT_SUPPORTED',
+      );
     }
     const inline = await a2aClient(binding, server.url).call('SendMessage', {
       ...userMessage('park'),
@@ -231,7 +247,9 @@ describe('the pushNotifications option and the card', () => {
 
   it('accepts true for every default, and names a typo or a bad allow-list entry', () => {
     expect(() => createA2ARouter({ ...base, pushNotifications: true })).not.toThrow();
-    expect(() => createA2ARouter({ ...base, pushNotifications: { maxAtempts: 3 } as never })).toThrow(/"pushNotifications\.maxAtempts" is unknown \(did you mean "pushNotifications\.maxAttempts"\?\)/);
+    expect(() => createA2ARouter({ ...base, pushNotifications: { maxAtempts: 3 } as never })).toThrow(
+      /"pushNotifications\.maxAtempts" is unknown \(did you mean "pushNotifications\.maxAttempts"\?\)/,
+    );
     expect(() => createA2ARouter({ ...base, pushNotifications: { allow: ['10.0.0.0/99'] } })).toThrow(/pushNotifications\.allow.*not a CIDR range/);
     expect(() => createA2ARouter({ ...base, pushNotifications: { timeoutMs: 0 } })).toThrow(/pushNotifications\.timeoutMs/);
   });

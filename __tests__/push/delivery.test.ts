@@ -41,10 +41,13 @@ describe('push delivery', () => {
 
     beforeAll(async () => {
       receiver = await startReceiver();
-      server = await startAgent(pushAgent(() => gate), {
-        onTaskEvent: (info) => committed.push(info),
-        pushNotifications: { allow: ['127.0.0.1'], configStore: configs, outbox },
-      });
+      server = await startAgent(
+        pushAgent(() => gate),
+        {
+          onTaskEvent: (info) => committed.push(info),
+          pushNotifications: { allow: ['127.0.0.1'], configStore: configs, outbox },
+        },
+      );
     });
     afterAll(async () => {
       await server.close();
@@ -52,7 +55,11 @@ describe('push delivery', () => {
     });
 
     it('POSTs every committed event of the task, in order, as a StreamResponse with the credentials and token', async () => {
-      const reply = await send(server, 'report', { url: receiver.url, token: 'tok-123', authentication: { scheme: 'Bearer', credentials: 's3cr3t' } });
+      const reply = await send(server, 'report', {
+        url: receiver.url,
+        token: 'tok-123',
+        authentication: { scheme: 'Bearer', credentials: 's3cr3t' },
+      });
       const taskId = reply.result.task.id;
       const events = committed.filter((info) => info.taskId === taskId).map((info) => info.event);
       expect(events.length).toBeGreaterThanOrEqual(4);
@@ -65,7 +72,9 @@ describe('push delivery', () => {
         expect(request.headers['x-a2a-notification-token']).toBe('tok-123');
       }
       // The last one is the terminal status; then the task's configs are gone, and nothing is held.
-      expect((received[received.length - 1].body as { statusUpdate: { status: { state: string } } }).statusUpdate.status.state).toBe('TASK_STATE_COMPLETED');
+      expect((received[received.length - 1].body as { statusUpdate: { status: { state: string } } }).statusUpdate.status.state).toBe(
+        'TASK_STATE_COMPLETED',
+      );
       await until(() => server.router.livePushDeliveries === 0 && configs.size === 0, 'configs removed after the final delivery');
       expect(outbox.size).toBe(0);
       expect((await pushCall('jsonrpc', server.url, 'ListTaskPushNotificationConfigs', { taskId })).result.configs).toEqual([]);
@@ -80,7 +89,10 @@ describe('push delivery', () => {
       const before = committed.filter((i) => i.taskId === taskId).length;
       gate.resolve();
       await until(() => committed.some((i) => i.taskId === taskId && i.task.status.state === 'TASK_STATE_COMPLETED'), 'completed');
-      const after = committed.filter((i) => i.taskId === taskId).slice(before).map((i) => i.event);
+      const after = committed
+        .filter((i) => i.taskId === taskId)
+        .slice(before)
+        .map((i) => i.event);
       expect((await receiver.deliveredCount(after.length)).map((r) => r.body)).toEqual(after);
       await until(() => server.router.livePushDeliveries === 0 && configs.size === 0, 'idle');
     });
@@ -100,10 +112,13 @@ describe('push delivery', () => {
   it('retries with backoff: a receiver failing 3 times then succeeding gets each event delivered once, in order', async () => {
     const receiver = await startReceiver((index) => ({ status: index < 3 ? 503 : 200 }));
     const committed: A2ATaskEventInfo[] = [];
-    const server = await startAgent(pushAgent(() => gate), {
-      onTaskEvent: (info) => committed.push(info),
-      pushNotifications: { allow: ['127.0.0.1'], retryBaseMs: 5, retryMaxMs: 20, maxAttempts: 5 },
-    });
+    const server = await startAgent(
+      pushAgent(() => gate),
+      {
+        onTaskEvent: (info) => committed.push(info),
+        pushNotifications: { allow: ['127.0.0.1'], retryBaseMs: 5, retryMaxMs: 20, maxAttempts: 5 },
+      },
+    );
     try {
       const taskId = (await send(server, 'report', { url: receiver.url })).result.task.id;
       const events = committed.filter((i) => i.taskId === taskId).map((i) => i.event);
@@ -123,18 +138,23 @@ describe('push delivery', () => {
     const receiver = await startReceiver(() => ({ status: 500 }));
     const logger = recordingLogger();
     const configs = new InMemoryPushConfigStore();
-    const server = await startAgent(pushAgent(() => gate), {
-      logger,
-      pushNotifications: { allow: ['127.0.0.1'], retryBaseMs: 1, retryMaxMs: 2, maxAttempts: 3, configStore: configs },
-    });
+    const server = await startAgent(
+      pushAgent(() => gate),
+      {
+        logger,
+        pushNotifications: { allow: ['127.0.0.1'], retryBaseMs: 1, retryMaxMs: 2, maxAttempts: 3, configStore: configs },
+      },
+    );
     try {
       const taskId = (await send(server, 'wait', undefined, true)).result.task.id;
-      const created = (await pushCall('jsonrpc', server.url, 'CreateTaskPushNotificationConfig', {
-        taskId,
-        url: `${receiver.url}?key=in-the-query`,
-        token: 'the-token',
-        authentication: { scheme: 'Bearer', credentials: 'top-secret' },
-      })).result;
+      const created = (
+        await pushCall('jsonrpc', server.url, 'CreateTaskPushNotificationConfig', {
+          taskId,
+          url: `${receiver.url}?key=in-the-query`,
+          token: 'the-token',
+          authentication: { scheme: 'Bearer', credentials: 'top-secret' },
+        })
+      ).result;
       gate.resolve();
       // Artifact (3 attempts, gives up), then completed (failing: 1 attempt).
       await receiver.requestCount(4);
@@ -156,10 +176,13 @@ describe('push delivery', () => {
     const receiver = await startReceiver((index) => ({ status: index === 0 ? 500 : 200 }));
     const failing = await startReceiver(() => ({ status: 500 }));
     const { meter, collect } = testMeter();
-    const server = await startAgent(pushAgent(() => gate), {
-      metrics: { meter },
-      pushNotifications: { allow: ['127.0.0.1'], retryBaseMs: 1, retryMaxMs: 2, maxAttempts: 2 },
-    });
+    const server = await startAgent(
+      pushAgent(() => gate),
+      {
+        metrics: { meter },
+        pushNotifications: { allow: ['127.0.0.1'], retryBaseMs: 1, retryMaxMs: 2, maxAttempts: 2 },
+      },
+    );
     try {
       await send(server, 'park', { url: receiver.url });
       await receiver.deliveredCount(1);
@@ -182,10 +205,13 @@ describe('push delivery', () => {
     const dead = await startReceiver(() => 'hang');
     const alive = await startReceiver();
     const committed: A2ATaskEventInfo[] = [];
-    const server = await startAgent(pushAgent(() => gate), {
-      onTaskEvent: (info) => committed.push(info),
-      pushNotifications: { allow: ['127.0.0.1'], timeoutMs: 60_000, maxInFlightPerHost: 1 },
-    });
+    const server = await startAgent(
+      pushAgent(() => gate),
+      {
+        onTaskEvent: (info) => committed.push(info),
+        pushNotifications: { allow: ['127.0.0.1'], timeoutMs: 60_000, maxInFlightPerHost: 1 },
+      },
+    );
     try {
       await send(server, 'report', { url: dead.url });
       await dead.requestCount(1);
@@ -208,9 +234,12 @@ describe('push delivery', () => {
   it('does not follow a redirect (a 3xx is a failed attempt)', async () => {
     const target = await startReceiver();
     const redirecting = await startReceiver(() => ({ status: 302, location: target.url }));
-    const server = await startAgent(pushAgent(() => gate), {
-      pushNotifications: { allow: ['127.0.0.1'], retryBaseMs: 1, retryMaxMs: 2, maxAttempts: 2 },
-    });
+    const server = await startAgent(
+      pushAgent(() => gate),
+      {
+        pushNotifications: { allow: ['127.0.0.1'], retryBaseMs: 1, retryMaxMs: 2, maxAttempts: 2 },
+      },
+    );
     try {
       await send(server, 'report', { url: redirecting.url });
       await redirecting.requestCount(2);
@@ -226,16 +255,19 @@ describe('push delivery', () => {
   it('DNS rebinding: a name that resolved to a public address at Create is checked again at delivery, and not connected to', async () => {
     const logger = recordingLogger();
     let lookups = 0;
-    const server = await startAgent(pushAgent(() => gate), {
-      logger,
-      pushNotifications: {
-        retryBaseMs: 1,
-        retryMaxMs: 2,
-        maxAttempts: 2,
-        // First a public address (accepted at Create), then loopback (when the delivery resolves it).
-        lookup: async () => (lookups++ === 0 ? [{ address: '93.184.216.34', family: 4 }] : [{ address: '127.0.0.1', family: 4 }]),
+    const server = await startAgent(
+      pushAgent(() => gate),
+      {
+        logger,
+        pushNotifications: {
+          retryBaseMs: 1,
+          retryMaxMs: 2,
+          maxAttempts: 2,
+          // First a public address (accepted at Create), then loopback (when the delivery resolves it).
+          lookup: async () => (lookups++ === 0 ? [{ address: '93.184.216.34', family: 4 }] : [{ address: '127.0.0.1', family: 4 }]),
+        },
       },
-    });
+    );
     try {
       const taskId = (await send(server, 'wait', undefined, true)).result.task.id;
       const created = await pushCall('jsonrpc', server.url, 'CreateTaskPushNotificationConfig', { taskId, url: 'http://hooks.rebind.test/hook' });
@@ -265,12 +297,15 @@ describe('push delivery', () => {
     } as never;
     const receiver = await startReceiver();
     const committed: (A2ATaskEventInfo & { turn: string | undefined })[] = [];
-    const server = await startAgent(pushAgent(() => gate), {
-      logger,
-      before: [fromHeader],
-      onTaskEvent: (info) => committed.push({ ...info, turn: als.getStore() }),
-      pushNotifications: { allow: ['127.0.0.1'] },
-    });
+    const server = await startAgent(
+      pushAgent(() => gate),
+      {
+        logger,
+        before: [fromHeader],
+        onTaskEvent: (info) => committed.push({ ...info, turn: als.getStore() }),
+        pushNotifications: { allow: ['127.0.0.1'] },
+      },
+    );
     try {
       const first = await send(server, 'park', { url: receiver.url }, false, { 'x-turn': 'one' });
       const taskId = first.result.task.id;

@@ -78,11 +78,14 @@ describe.each(STORES)('a push config on an ended task, %s store', (_name, setup,
     beforeAll(async () => {
       receiver = await startReceiver();
       const options = await stores.open();
-      server = await startAgent(pushAgent(() => gate), {
-        ...options,
-        onTaskEvent: (info) => committed.push(info),
-        pushNotifications: { allow: ['127.0.0.1'], retryBaseMs: 1, ...options.pushNotifications },
-      });
+      server = await startAgent(
+        pushAgent(() => gate),
+        {
+          ...options,
+          onTaskEvent: (info) => committed.push(info),
+          pushNotifications: { allow: ['127.0.0.1'], retryBaseMs: 1, ...options.pushNotifications },
+        },
+      );
     });
     afterAll(async () => {
       await server.close();
@@ -156,7 +159,9 @@ describe.each(STORES)('a push config on an ended task, %s store', (_name, setup,
       expect(received.map((r) => r.path)).toEqual(events.map(() => '/live'));
       expect(receiver.requests.filter((r) => r.path === '/ended')).toEqual([]);
       // Still there for Get and Delete.
-      expect((await pushCall('jsonrpc', server.url, 'GetTaskPushNotificationConfig', { taskId: ended, id: created.result.id })).result).toEqual(created.result);
+      expect((await pushCall('jsonrpc', server.url, 'GetTaskPushNotificationConfig', { taskId: ended, id: created.result.id })).result).toEqual(
+        created.result,
+      );
     });
   });
 });

@@ -16,7 +16,14 @@ export interface PushReply {
 type Params = { taskId: string; id?: string; tenant?: string; [field: string]: unknown };
 
 /** One of the four push methods over `binding`, with `headers` (the caller). */
-export async function pushCall(binding: Binding, url: string, method: string, params: Params, headers: Record<string, string> = {}, id?: number): Promise<PushReply> {
+export async function pushCall(
+  binding: Binding,
+  url: string,
+  method: string,
+  params: Params,
+  headers: Record<string, string> = {},
+  id?: number,
+): Promise<PushReply> {
   if (binding === 'jsonrpc') {
     const reply = await rpc(url, method, params, { headers, ...(id === undefined ? {} : { id }) });
     return { status: reply.status, text: reply.text, result: reply.body?.result, error: reply.body?.error };

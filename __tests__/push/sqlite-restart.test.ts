@@ -54,7 +54,12 @@ describe('push delivery on SQLite across a SIGKILL', () => {
     expect(created.body.error).toBeUndefined();
 
     // The follow-up's events are committed while the receiver refuses them, then the process dies.
-    const followUp = await rpc(first.url, 'SendMessage', { ...userMessage('work:3', { taskId }), configuration: { returnImmediately: true } }, { headers: HEADERS });
+    const followUp = await rpc(
+      first.url,
+      'SendMessage',
+      { ...userMessage('work:3', { taskId }), configuration: { returnImmediately: true } },
+      { headers: HEADERS },
+    );
     expect(followUp.body.error).toBeUndefined();
     await first.printed((line) => line.kind === 'holding' && line.taskId === taskId);
     await receiver.requestCount(1);
@@ -69,7 +74,9 @@ describe('push delivery on SQLite across a SIGKILL', () => {
     // The follow-up's return to WORKING (announced like every committed change, issue 19 item 4),
     // then the agent's updates: WORKING, 3 progress ones.
     expect(committed.length).toBe(5);
-    expect(committed[0]).toEqual({ statusUpdate: expect.objectContaining({ taskId, status: expect.objectContaining({ state: 'TASK_STATE_WORKING' }) }) });
+    expect(committed[0]).toEqual({
+      statusUpdate: expect.objectContaining({ taskId, status: expect.objectContaining({ state: 'TASK_STATE_WORKING' }) }),
+    });
 
     const second = await startServer(file);
     started.push(second);

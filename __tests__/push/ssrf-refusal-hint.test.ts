@@ -19,7 +19,10 @@ describe('the SSRF refusal says what to do', () => {
   beforeAll(async () => {
     gate = deferred();
     // Push on, no allow-list: loopback is refused, as it is for a new user's first local receiver.
-    server = await startAgent(pushAgent(() => gate), { logger, pushNotifications: { retryBaseMs: 1 } });
+    server = await startAgent(
+      pushAgent(() => gate),
+      { logger, pushNotifications: { retryBaseMs: 1 } },
+    );
   });
   afterAll(async () => {
     gate.resolve();
@@ -34,7 +37,7 @@ describe('the SSRF refusal says what to do', () => {
       const before = refusals().length;
       const reply = await pushCall(binding, server.url, 'CreateTaskPushNotificationConfig', { taskId, url: 'http://127.0.0.1:9/hook?token=secret' });
       expect(binding === 'jsonrpc' ? reply.error.code : reply.status).toBe(binding === 'jsonrpc' ? -32602 : 400);
-      expect(reply.error.message).toContain("url: points to a non-public address (loopback)");
+      expect(reply.error.message).toContain('url: points to a non-public address (loopback)');
       expect(reply.error.message).toContain("pushNotifications: { allow: ['127.0.0.1'] }");
       expect(reply.text).not.toContain('secret');
       const logged = refusals().slice(before);
@@ -76,7 +79,9 @@ describe('SsrfGuard refusal messages', () => {
   it('with publicAddresses: false, a public address is "not on the allow-list"', async () => {
     await expect(new SsrfGuard({ publicAddresses: false }).resolve('http://93.184.216.34/hook')).rejects.toMatchObject({
       addressClass: 'not allow-listed',
-      message: expect.stringContaining("is not on the allow-list of webhook hosts; an operator who trusts it adds it to the agent's allow-list: pushNotifications: { allow: ['93.184.216.34'] }"),
+      message: expect.stringContaining(
+        "is not on the allow-list of webhook hosts; an operator who trusts it adds it to the agent's allow-list: pushNotifications: { allow: ['93.184.216.34'] }",
+      ),
     });
   });
 });

@@ -27,7 +27,13 @@ it('delivers each event of a task with a v0.3 config with the task as it was com
     dispatcher.expectV03(scope, 't-1');
     await configs.put(scope, { id: 'c-1', taskId: 't-1', url: receiver.url, protocol: '0.3' }, 10);
     const artifact = { artifactId: 'a', parts: [{ text: 'one' }] };
-    const task: Task = { id: 't-1', contextId: 'ctx', status: { state: 'TASK_STATE_WORKING', timestamp: '2026-01-01T00:00:00.000Z' }, artifacts: [artifact], history: [] };
+    const task: Task = {
+      id: 't-1',
+      contextId: 'ctx',
+      status: { state: 'TASK_STATE_WORKING', timestamp: '2026-01-01T00:00:00.000Z' },
+      artifacts: [artifact],
+      history: [],
+    };
     const run = <R>(fn: () => R): R => fn();
     dispatcher.eventCommitted(scope, 't-1', { artifactUpdate: { taskId: 't-1', contextId: 'ctx', artifact } }, task, 2, run);
     // The writer folds the next chunk into the same arrays (TaskWriter / foldTaskInPlace), synchronously.

@@ -41,10 +41,13 @@ describe.each(TRANSPORTS)('official A2A v0.3 client over $name: push notificatio
 
   beforeAll(async () => {
     receiver = await startReceiver();
-    server = await startAgent(pushAgent(() => gate), {
-      onTaskEvent: (info) => committed.push(info),
-      pushNotifications: { allow: ['127.0.0.1'] },
-    });
+    server = await startAgent(
+      pushAgent(() => gate),
+      {
+        onTaskEvent: (info) => committed.push(info),
+        pushNotifications: { allow: ['127.0.0.1'] },
+      },
+    );
     const card = await AgentCardResolver.default.resolve(`${server.url}/`);
     expect(card.capabilities.pushNotifications).toBe(true);
     client = await new ClientFactory({ ...ClientFactoryOptions.default, transports: [factory()] }).createFromAgentCard(card);
@@ -83,12 +86,16 @@ describe.each(TRANSPORTS)('official A2A v0.3 client over $name: push notificatio
 
   it('an inline config gets every event as the v0.3 Task, in order, with the token', async () => {
     receiver.delivered.length = 0;
-    const task = (await client.sendMessage(send('report', { blocking: true, pushNotificationConfig: { url: receiver.url, token: 'inline-tok' } }))) as Task;
+    const task = (await client.sendMessage(
+      send('report', { blocking: true, pushNotificationConfig: { url: receiver.url, token: 'inline-tok' } }),
+    )) as Task;
     expect(task.status.state).toBe('completed');
     const mine = committed.filter((i) => i.taskId === task.id);
     const delivered = await receiver.deliveredCount(mine.length);
     expect(delivered.map((r) => r.body.kind)).toEqual(mine.map(() => 'task'));
-    expect(delivered.map((r) => r.body.status.state)).toEqual(mine.map((i) => i.task.status.state.replace('TASK_STATE_', '').toLowerCase().replace('_', '-')));
+    expect(delivered.map((r) => r.body.status.state)).toEqual(
+      mine.map((i) => i.task.status.state.replace('TASK_STATE_', '').toLowerCase().replace('_', '-')),
+    );
     for (const request of delivered) {
       expect(request.headers['content-type']).toBe('application/json');
       expect(request.headers['x-a2a-notification-token']).toBe('inline-tok');

@@ -53,7 +53,12 @@ pg.describe('push deliveries taken over by another replica on PostgreSQL', () =>
     const taskId: string = parked.body.result.task.id;
     const created = await rpc(a.url, 'CreateTaskPushNotificationConfig', { taskId, url: receiver.url, token: 'tok-a' }, { headers: HEADERS });
     expect(created.body.error).toBeUndefined();
-    const followUp = await rpc(a.url, 'SendMessage', { ...userMessage('work:3', { taskId }), configuration: { returnImmediately: true } }, { headers: HEADERS });
+    const followUp = await rpc(
+      a.url,
+      'SendMessage',
+      { ...userMessage('work:3', { taskId }), configuration: { returnImmediately: true } },
+      { headers: HEADERS },
+    );
     expect(followUp.body.error).toBeUndefined();
     await a.printed((line) => line.kind === 'holding' && line.taskId === taskId);
     await receiver.requestCount(1);

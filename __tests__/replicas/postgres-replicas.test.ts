@@ -38,7 +38,10 @@ pg.describe('two replicas on one PostgreSQL', () => {
   /** Replicas started by the test that kills one (a retry gets new ones); ended after the file. */
   const extra: AgentProcess<Report>[] = [];
   const replica = (name: string) =>
-    startAgentProcess<Report>(SERVER, { label: `replica ${name}`, env: { PG_URL: pg.url(), PG_SCHEMA: pg.schema, LEASE_TTL_MS: String(LEASE_TTL_MS), NAME: name } });
+    startAgentProcess<Report>(SERVER, {
+      label: `replica ${name}`,
+      env: { PG_URL: pg.url(), PG_SCHEMA: pg.schema, LEASE_TTL_MS: String(LEASE_TTL_MS), NAME: name },
+    });
   beforeAll(async () => {
     [a, b] = await Promise.all([replica('A'), replica('B')]);
   }, 60_000);
@@ -120,7 +123,9 @@ pg.describe('two replicas on one PostgreSQL', () => {
     expect(onA.error).toBeUndefined();
     expect(onB.error).toBeUndefined();
     const final = await on(b).call('GetTask', { id: taskId }, as('alice'));
-    const userTexts = final.result.history.filter((m: { role: string }) => m.role === 'ROLE_USER').map((m: { parts: { text: string }[] }) => m.parts[0].text);
+    const userTexts = final.result.history
+      .filter((m: { role: string }) => m.role === 'ROLE_USER')
+      .map((m: { parts: { text: string }[] }) => m.parts[0].text);
     expect(userTexts.slice(1).sort()).toEqual(['first', 'second']);
   });
 

@@ -211,7 +211,9 @@ const redis = redisForTests();
       expect(onA.error).toBeUndefined();
       expect(onB.error).toBeUndefined();
       const final = await on(b).call('GetTask', { id: taskId }, as('alice'));
-      const userTexts = final.result.history.filter((m: { role: string }) => m.role === 'ROLE_USER').map((m: { parts: { text: string }[] }) => m.parts[0].text);
+      const userTexts = final.result.history
+        .filter((m: { role: string }) => m.role === 'ROLE_USER')
+        .map((m: { parts: { text: string }[] }) => m.parts[0].text);
       expect(userTexts.slice(1).sort()).toEqual(['first', 'second']);
       const runs = [...a.reports, ...b.reports].filter((r) => r.hook === 'execute' && r.taskId === taskId && r.text !== 'park');
       expect(runs.map((r) => `${r.replica}:${r.text}`).sort()).toEqual(['A:first', 'B:second']);

@@ -88,13 +88,20 @@ const redis = redisForTests();
     expect(done.body.result.task.status.state).toBe('TASK_STATE_COMPLETED');
 
     const SEND = 'a2a.v1.A2AService/SendMessage';
-    await until(() => a.spans.some((s) => s.name === SEND) && b.spans.filter((s) => s.name === 'a2a.turn' || s.name === SEND).length === 2, 'the spans of both replicas');
+    await until(
+      () => a.spans.some((s) => s.name === SEND) && b.spans.filter((s) => s.name === 'a2a.turn' || s.name === SEND).length === 2,
+      'the spans of both replicas',
+    );
     const opening = a.spans.find((s) => s.name === SEND)!;
     expect(opening.traceId).toBe(first.traceId);
     const followUp = b.spans.find((s) => s.name === SEND)!;
     const turn = b.spans.find((s) => s.name === 'a2a.turn')!;
     expect(followUp.traceId).toBe(second.traceId);
-    expect(turn).toMatchObject({ traceId: second.traceId, parentSpanId: followUp.spanId, attributes: { 'a2a.task.id': task.id, 'a2a.turn.follow_up': true, 'a2a.turn.outcome': 'completed' } });
+    expect(turn).toMatchObject({
+      traceId: second.traceId,
+      parentSpanId: followUp.spanId,
+      attributes: { 'a2a.task.id': task.id, 'a2a.turn.follow_up': true, 'a2a.turn.outcome': 'completed' },
+    });
     expect(turn.links).toEqual([{ traceId: first.traceId, spanId: opening.spanId, attributes: { 'a2a.link': 'task.origin' } }]);
     // The lease B took for the turn is an event on it; its store updates are counted.
     expect(turn.events).toContain('a2a.lease.acquire');

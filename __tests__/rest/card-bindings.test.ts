@@ -67,7 +67,11 @@ describe('the bindings option', () => {
       const card = await getCard(`${server.url}/.well-known/agent-card.json`);
       expect(v1(card)).toEqual([{ url: server.url, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }]);
       expect(card.supportedInterfaces.some((i) => i.protocolBinding === 'HTTP+JSON')).toBe(false);
-      for (const [method, path] of [['GET', '/tasks'], ['POST', '/message:send'], ['GET', '/acme/tasks/t-1']]) {
+      for (const [method, path] of [
+        ['GET', '/tasks'],
+        ['POST', '/message:send'],
+        ['GET', '/acme/tasks/t-1'],
+      ]) {
         const reply = await rest(server.url, method, path, { body: method === 'POST' ? sendBody('x') : undefined });
         expect([path, reply.status]).toEqual([path, 404]);
         expect(reply.body.error).toMatchObject({ code: 404, status: 'NOT_FOUND' });
@@ -94,7 +98,7 @@ describe('the bindings option', () => {
     }
   });
 
-  it("the extended card lists what the router serves, over either binding", async () => {
+  it('the extended card lists what the router serves, over either binding', async () => {
     const agentCard = { ...testCard, capabilities: { ...testCard.capabilities, extendedAgentCard: true } };
     const options = { agentCard, extendedAgentCard: agentCard, callContext: () => ({ caller: { id: 'a', authenticated: true } }) };
     const rpcOnly = await startAgent(executor, { ...options, bindings: { rest: false } });

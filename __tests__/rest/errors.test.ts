@@ -28,7 +28,11 @@ describe('HTTP+JSON errors', () => {
     expect(reply.headers.get('content-type')).toBe('application/a2a+json');
     expect(reply.body.error).toMatchObject({ code: 400, status: 'INVALID_ARGUMENT' });
     expect(reply.body.error.message).toMatch(/^Invalid params: /);
-    expect(fieldViolations(reply.body).map((v) => v.field).sort()).toEqual(['message.messageId', 'message.parts']);
+    expect(
+      fieldViolations(reply.body)
+        .map((v) => v.field)
+        .sort(),
+    ).toEqual(['message.messageId', 'message.parts']);
     expect(errorInfo(reply.body)).toBeUndefined();
   });
 
@@ -83,7 +87,11 @@ describe('HTTP+JSON errors', () => {
         expect(reply.status).toBe(415);
         expect(reply.headers.get('content-type')).toBe('application/a2a+json');
         expect(reply.body.error).toMatchObject({ code: 415, status: 'INVALID_ARGUMENT' });
-        expect(errorInfo(reply.body)).toMatchObject({ reason: 'CONTENT_TYPE_NOT_SUPPORTED', domain: 'a2a-protocol.org', metadata: { contentType: type } });
+        expect(errorInfo(reply.body)).toMatchObject({
+          reason: 'CONTENT_TYPE_NOT_SUPPORTED',
+          domain: 'a2a-protocol.org',
+          metadata: { contentType: type },
+        });
       },
     );
 
@@ -136,7 +144,10 @@ describe('HTTP+JSON errors', () => {
     let extended: TestServer;
     beforeAll(async () => {
       extended = await startAgent(executor, {
-        agentCard: { ...testCard, capabilities: { ...testCard.capabilities, extensions: [{ uri: 'urn:x:a' }, { uri: 'urn:x:req', required: true }] } },
+        agentCard: {
+          ...testCard,
+          capabilities: { ...testCard.capabilities, extensions: [{ uri: 'urn:x:a' }, { uri: 'urn:x:req', required: true }] },
+        },
       });
     });
     afterAll(() => extended.close());
@@ -148,7 +159,10 @@ describe('HTTP+JSON errors', () => {
     });
 
     it('activates the declared ones and echoes them in A2A-Extensions', async () => {
-      const reply = await rest(extended.url, 'POST', '/message:send', { body: sendBody('hi'), headers: { 'A2A-Extensions': 'urn:x:req, urn:x:unknown,urn:x:a' } });
+      const reply = await rest(extended.url, 'POST', '/message:send', {
+        body: sendBody('hi'),
+        headers: { 'A2A-Extensions': 'urn:x:req, urn:x:unknown,urn:x:a' },
+      });
       expect(reply.status).toBe(200);
       expect(reply.headers.get('a2a-extensions')).toBe('urn:x:req, urn:x:a');
       expect(reply.body.message.parts[0].text).toBe('anonymous [urn:x:req,urn:x:a]');
@@ -163,7 +177,11 @@ describe('HTTP+JSON errors', () => {
     afterAll(() => guarded.close());
 
     it('a missing token: 401 as a google.rpc.Status with a challenge', async () => {
-      for (const [method, path] of [['GET', '/tasks'], ['POST', '/message:send'], ['GET', '/acme/tasks/t-1']]) {
+      for (const [method, path] of [
+        ['GET', '/tasks'],
+        ['POST', '/message:send'],
+        ['GET', '/acme/tasks/t-1'],
+      ]) {
         const reply = await rest(guarded.url, method, path, { body: method === 'POST' ? sendBody('hi') : undefined });
         expect([path, reply.status]).toEqual([path, 401]);
         expect(reply.headers.get('www-authenticate')).toMatch(/^Bearer /);

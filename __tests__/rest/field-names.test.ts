@@ -61,7 +61,9 @@ describe('withJsonNames', () => {
   });
 
   it('a field given under both names is an invalid request naming it', () => {
-    expect(() => withJsonNames('GetTask', { historyLength: 1, history_length: 2 })).toThrow('historyLength: is given twice (as history_length and historyLength)');
+    expect(() => withJsonNames('GetTask', { historyLength: 1, history_length: 2 })).toThrow(
+      'historyLength: is given twice (as history_length and historyLength)',
+    );
     expect(() => withJsonNames('SendMessage', { message: { message_id: 'a', messageId: 'b' } })).toThrow('message.messageId: is given twice');
   });
 
@@ -126,7 +128,9 @@ describe('proto names over the wire', () => {
     it('a field under both names: -32602 naming it', async () => {
       const reply = await rpc(server.url, 'GetTask', { id: 't', history_length: 1, historyLength: 1 });
       expect(reply.body.error).toMatchObject({ code: -32602 });
-      expect(reply.body.error.data[0].fieldViolations).toEqual([{ field: 'historyLength', description: 'is given twice (as history_length and historyLength)' }]);
+      expect(reply.body.error.data[0].fieldViolations).toEqual([
+        { field: 'historyLength', description: 'is given twice (as history_length and historyLength)' },
+      ]);
     });
   });
 

@@ -140,7 +140,10 @@ describe('official @a2a-js/sdk client, HTTP+JSON transport', () => {
     const options = { serviceParameters: { 'A2A-Version': '1.0' } };
     const transport = client.transport;
     const calls = [
-      transport.createTaskPushNotificationConfig({ tenant: '', id: '', taskId: 't-1', url: 'https://client.example.com/hook', token: '', authentication: undefined }, options),
+      transport.createTaskPushNotificationConfig(
+        { tenant: '', id: '', taskId: 't-1', url: 'https://client.example.com/hook', token: '', authentication: undefined },
+        options,
+      ),
       transport.getTaskPushNotificationConfig({ tenant: '', taskId: 't-1', id: 'c-1' }, options),
       transport.listTaskPushNotificationConfig({ tenant: '', taskId: 't-1', pageSize: 0, pageToken: '' }, options),
       transport.deleteTaskPushNotificationConfig({ tenant: '', taskId: 't-1', id: 'c-1' }, options),

@@ -31,9 +31,13 @@ describe('matchRestRoute', () => {
   });
 
   it('prefers the un-prefixed reading, then the prefixed one that serves the method', () => {
-    expect(matchRestRoute('GET', '/tasks/tasks')).toEqual({ match: expect.objectContaining({ operation: 'GetTask', taskId: 'tasks', tenant: undefined }) });
+    expect(matchRestRoute('GET', '/tasks/tasks')).toEqual({
+      match: expect.objectContaining({ operation: 'GetTask', taskId: 'tasks', tenant: undefined }),
+    });
     expect(matchRestRoute('POST', '/tasks/message:send')).toEqual({ match: expect.objectContaining({ operation: 'SendMessage', tenant: 'tasks' }) });
-    expect(matchRestRoute('GET', '/tasks/tasks/t-1')).toEqual({ match: expect.objectContaining({ operation: 'GetTask', tenant: 'tasks', taskId: 't-1' }) });
+    expect(matchRestRoute('GET', '/tasks/tasks/t-1')).toEqual({
+      match: expect.objectContaining({ operation: 'GetTask', tenant: 'tasks', taskId: 't-1' }),
+    });
   });
 
   it('a served path with another method: the allowed ones', () => {
@@ -44,14 +48,27 @@ describe('matchRestRoute', () => {
   });
 
   it('anything else: undefined', () => {
-    for (const path of ['/', '', 'tasks', '/message', '/message:sendx', '/a/b/tasks', '/tasks/t/x', '/tasks/t/pushNotificationConfigs/c/x', '/.well-known/agent-card.json', '//tasks/t']) {
+    for (const path of [
+      '/',
+      '',
+      'tasks',
+      '/message',
+      '/message:sendx',
+      '/a/b/tasks',
+      '/tasks/t/x',
+      '/tasks/t/pushNotificationConfigs/c/x',
+      '/.well-known/agent-card.json',
+      '//tasks/t',
+    ]) {
       expect([path, matchRestRoute('GET', path)]).toEqual([path, undefined]);
     }
   });
 
   it('ignores one trailing slash', () => {
     expect(matchRestRoute('GET', '/tasks/')).toEqual({ match: expect.objectContaining({ operation: 'ListTasks' }) });
-    expect(matchRestRoute('GET', '/acme/tasks/t-1/')).toEqual({ match: expect.objectContaining({ operation: 'GetTask', tenant: 'acme', taskId: 't-1' }) });
+    expect(matchRestRoute('GET', '/acme/tasks/t-1/')).toEqual({
+      match: expect.objectContaining({ operation: 'GetTask', tenant: 'acme', taskId: 't-1' }),
+    });
   });
 });
 

@@ -19,7 +19,11 @@ describe('queryParams', () => {
   });
 
   it('leaves text that is no integer or boolean for zod to name', () => {
-    expect(queryParams('ListTasks', 'pageSize=5.5&includeArtifacts=yes&historyLength=')).toEqual({ pageSize: '5.5', includeArtifacts: 'yes', historyLength: '' });
+    expect(queryParams('ListTasks', 'pageSize=5.5&includeArtifacts=yes&historyLength=')).toEqual({
+      pageSize: '5.5',
+      includeArtifacts: 'yes',
+      historyLength: '',
+    });
   });
 
   it('decodes values, and refuses a parameter given twice', () => {

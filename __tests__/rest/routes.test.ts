@@ -95,7 +95,14 @@ describe('HTTP+JSON routes', () => {
           code: 404,
           status: 'NOT_FOUND',
           message: 'Task no-such-task not found',
-          details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'TASK_NOT_FOUND', domain: 'a2a-protocol.org', metadata: { taskId: 'no-such-task' } }],
+          details: [
+            {
+              '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+              reason: 'TASK_NOT_FOUND',
+              domain: 'a2a-protocol.org',
+              metadata: { taskId: 'no-such-task' },
+            },
+          ],
         },
       });
     });
@@ -130,7 +137,11 @@ describe('HTTP+JSON routes', () => {
       const first = await rest(server.url, 'GET', `/tasks?contextId=${contextId}&pageSize=2`);
       expect(first.body.tasks).toHaveLength(2);
       expect(first.body.nextPageToken).not.toBe('');
-      const second = await rest(server.url, 'GET', `/tasks?contextId=${contextId}&pageSize=2&pageToken=${encodeURIComponent(first.body.nextPageToken)}`);
+      const second = await rest(
+        server.url,
+        'GET',
+        `/tasks?contextId=${contextId}&pageSize=2&pageToken=${encodeURIComponent(first.body.nextPageToken)}`,
+      );
       expect(second.body.tasks).toHaveLength(1);
       expect(second.body.nextPageToken).toBe('');
     });
@@ -219,7 +230,11 @@ describe('HTTP+JSON routes', () => {
       const agentCard = { ...testCard, capabilities: { ...testCard.capabilities, extendedAgentCard: true } };
       const extendedAgentCard = { ...agentCard, name: 'Test Agent (extended)' };
       const anonymous = await startAgent(executor, { agentCard, extendedAgentCard });
-      const signedIn = await startAgent(executor, { agentCard, extendedAgentCard, callContext: () => ({ caller: { id: 'alice', authenticated: true } }) });
+      const signedIn = await startAgent(executor, {
+        agentCard,
+        extendedAgentCard,
+        callContext: () => ({ caller: { id: 'alice', authenticated: true } }),
+      });
       try {
         const refused = await rest(anonymous.url, 'GET', '/extendedAgentCard');
         expect(refused.status).toBe(401);

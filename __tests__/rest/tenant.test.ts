@@ -96,7 +96,9 @@ describe('the prefix against the resolved tenant (the call layer check)', () => 
   });
 
   it('the same tenant, or no prefix, is served in the resolved tenant', async () => {
-    expect(textOf(await rest(server.url, 'POST', '/acme/message:send', { body: sendBody('hi'), headers: { 'x-tenant': 'acme' } }))).toBe('tenant acme');
+    expect(textOf(await rest(server.url, 'POST', '/acme/message:send', { body: sendBody('hi'), headers: { 'x-tenant': 'acme' } }))).toBe(
+      'tenant acme',
+    );
     expect(textOf(await rest(server.url, 'POST', '/message:send', { body: sendBody('hi'), headers: { 'x-tenant': 'acme' } }))).toBe('tenant acme');
   });
 

@@ -34,10 +34,21 @@ const card: AgentCardInput = {
     bearer: { httpAuthSecurityScheme: { scheme: 'Bearer', bearerFormat: 'JWT' } },
     oauth: {
       oauth2SecurityScheme: {
-        flows: { authorizationCode: { authorizationUrl: 'https://id.example.com/auth', tokenUrl: 'https://id.example.com/token', scopes: { read: 'Read' }, pkceRequired: true } },
+        flows: {
+          authorizationCode: {
+            authorizationUrl: 'https://id.example.com/auth',
+            tokenUrl: 'https://id.example.com/token',
+            scopes: { read: 'Read' },
+            pkceRequired: true,
+          },
+        },
       },
     },
-    device: { oauth2SecurityScheme: { flows: { deviceCode: { deviceAuthorizationUrl: 'https://id.example.com/device', tokenUrl: 'https://id.example.com/token', scopes: {} } } } },
+    device: {
+      oauth2SecurityScheme: {
+        flows: { deviceCode: { deviceAuthorizationUrl: 'https://id.example.com/device', tokenUrl: 'https://id.example.com/token', scopes: {} } },
+      },
+    },
   },
   securityRequirements: [{ schemes: { bearer: { list: [] } } }],
   skills: [{ ...testCard.skills[0], securityRequirements: [{ schemes: { oauth: { list: ['read'] } } }] }],
@@ -69,7 +80,8 @@ async function v03Stream(base: string, method: string, path: string, body?: unkn
   });
   const events: any[] = [];
   const types: string[] = [];
-  if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) return { status: response.status, events, types, json: await response.json() };
+  if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream'))
+    return { status: response.status, events, types, json: await response.json() };
   for await (const frame of sseFrames(response)) {
     if (frame.data === undefined) continue;
     events.push(JSON.parse(frame.data));
@@ -86,7 +98,11 @@ const protoSend = (text: string, message: Record<string, unknown> = {}, extra: R
 
 /** Every key of a JSON value, nested (to check that no `kind` or v1.0 spelling slipped in). */
 const keysOf = (value: unknown): string[] =>
-  Array.isArray(value) ? value.flatMap(keysOf) : typeof value === 'object' && value !== null ? Object.entries(value).flatMap(([k, v]) => [k, ...keysOf(v)]) : [];
+  Array.isArray(value)
+    ? value.flatMap(keysOf)
+    : typeof value === 'object' && value !== null
+      ? Object.entries(value).flatMap(([k, v]) => [k, ...keysOf(v)])
+      : [];
 
 describe('v0.3 over HTTP+JSON (compatibility on by default)', () => {
   let server: TestServer;
@@ -108,7 +124,9 @@ describe('v0.3 over HTTP+JSON (compatibility on by default)', () => {
       const reply = await v03(server.url, 'POST', '/v1/message:send', protoSend('hello'));
       expect(reply.status).toBe(200);
       expect(reply.headers.get('content-type')).toBe('application/json');
-      expect(reply.body).toEqual({ message: { messageId: expect.any(String), contextId: expect.any(String), role: 'ROLE_AGENT', content: [{ text: 'hello, anonymous' }] } });
+      expect(reply.body).toEqual({
+        message: { messageId: expect.any(String), contextId: expect.any(String), role: 'ROLE_AGENT', content: [{ text: 'hello, anonymous' }] },
+      });
     });
 
     it('answers a Task: TASK_STATE_* states, status.message, artifacts with parts, history with content', async () => {
@@ -129,7 +147,9 @@ describe('v0.3 over HTTP+JSON (compatibility on by default)', () => {
         { file: { fileWithUri: 'https://files.example.com/notes.txt', mimeType: 'text/plain' } },
         { data: { data: { amount: 12, currency: 'EUR' } } },
       ];
-      const { status, body } = await v03(server.url, 'POST', '/v1/message:send', { message: { messageId: randomUUID(), role: 'ROLE_USER', content: [{ text: 'echo' }, ...parts] } });
+      const { status, body } = await v03(server.url, 'POST', '/v1/message:send', {
+        message: { messageId: randomUUID(), role: 'ROLE_USER', content: [{ text: 'echo' }, ...parts] },
+      });
       expect(status).toBe(200);
       expect(body.task.artifacts).toEqual([{ artifactId: 'echo', parts }]);
       // The same task through v1.0: the parts as v1.0 has them.
@@ -142,19 +162,35 @@ describe('v0.3 over HTTP+JSON (compatibility on by default)', () => {
     });
 
     it('accepts proto field names (message_id, context_id, accepted_output_modes) and `request` for message', async () => {
-      const first = await v03(server.url, 'POST', '/v1/message:send', { request: { message_id: randomUUID(), role: 'ROLE_USER', content: [{ text: 'book' }] } });
+      const first = await v03(server.url, 'POST', '/v1/message:send', {
+        request: { message_id: randomUUID(), role: 'ROLE_USER', content: [{ text: 'book' }] },
+      });
       expect(first.body.task.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
       const second = await v03(server.url, 'POST', '/v1/message:send', {
-        message: { message_id: randomUUID(), role: 'ROLE_USER', task_id: first.body.task.id, context_id: first.body.task.contextId, content: [{ text: 'Friday' }] },
+        message: {
+          message_id: randomUUID(),
+          role: 'ROLE_USER',
+          task_id: first.body.task.id,
+          context_id: first.body.task.contextId,
+          content: [{ text: 'Friday' }],
+        },
         configuration: { accepted_output_modes: ['text/plain'], blocking: true },
       });
-      expect(second.body.task).toMatchObject({ id: first.body.task.id, status: { state: 'TASK_STATE_COMPLETED', message: { content: [{ text: 'booked for Friday' }] } } });
+      expect(second.body.task).toMatchObject({
+        id: first.body.task.id,
+        status: { state: 'TASK_STATE_COMPLETED', message: { content: [{ text: 'booked for Friday' }] } },
+      });
     });
 
     it('blocking: a body without configuration waits; a configuration without blocking (proto3 false) does not', async () => {
       const waiting = await v03(server.url, 'POST', '/v1/message:send', protoSend('report'));
       expect(waiting.body.task.status.state).toBe('TASK_STATE_COMPLETED');
-      const immediate = await v03(server.url, 'POST', '/v1/message:send', protoSend('long', {}, { configuration: { acceptedOutputModes: ['text/plain'] } }));
+      const immediate = await v03(
+        server.url,
+        'POST',
+        '/v1/message:send',
+        protoSend('long', {}, { configuration: { acceptedOutputModes: ['text/plain'] } }),
+      );
       expect(immediate.body.task.status.state).toBe('TASK_STATE_WORKING');
       expect(await g.running.promise).toBe(immediate.body.task.id);
     });
@@ -183,9 +219,17 @@ describe('v0.3 over HTTP+JSON (compatibility on by default)', () => {
       const { body } = await v03(server.url, 'POST', '/v1/message:send', protoSend('book'));
       const id = body.task.id;
       expect((await rest(server.url, 'GET', `/tasks/${id}`)).body.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
-      const continued = await rpc(server.url, 'message/send', { message: { kind: 'message', messageId: randomUUID(), role: 'user', taskId: id, parts: [{ kind: 'text', text: 'Monday' }] } }, { headers: { 'A2A-Version': '' } });
+      const continued = await rpc(
+        server.url,
+        'message/send',
+        { message: { kind: 'message', messageId: randomUUID(), role: 'user', taskId: id, parts: [{ kind: 'text', text: 'Monday' }] } },
+        { headers: { 'A2A-Version': '' } },
+      );
       expect(continued.body.result).toMatchObject({ kind: 'task', id, status: { state: 'completed' } });
-      expect((await v03(server.url, 'GET', `/v1/tasks/${id}`)).body.status).toMatchObject({ state: 'TASK_STATE_COMPLETED', message: { content: [{ text: 'booked for Monday' }] } });
+      expect((await v03(server.url, 'GET', `/v1/tasks/${id}`)).body.status).toMatchObject({
+        state: 'TASK_STATE_COMPLETED',
+        message: { content: [{ text: 'booked for Monday' }] },
+      });
     });
   });
 
@@ -195,7 +239,11 @@ describe('v0.3 over HTTP+JSON (compatibility on by default)', () => {
       expect(reply.status).toBe(200);
       expect(reply.events.map((e) => Object.keys(e)[0])).toEqual(['task', 'artifactUpdate', 'artifactUpdate', 'statusUpdate']);
       expect(reply.events[0].task.status.state).toMatch(/^TASK_STATE_(SUBMITTED|WORKING)$/);
-      expect(reply.events[2].artifactUpdate).toMatchObject({ artifact: { artifactId: 'r-1', parts: [{ text: 'line 2\n' }] }, append: true, lastChunk: true });
+      expect(reply.events[2].artifactUpdate).toMatchObject({
+        artifact: { artifactId: 'r-1', parts: [{ text: 'line 2\n' }] },
+        append: true,
+        lastChunk: true,
+      });
       expect(reply.events[3].statusUpdate).toMatchObject({ taskId: reply.events[0].task.id, status: { state: 'TASK_STATE_COMPLETED' }, final: true });
       expect(keysOf(reply.events)).not.toContain('kind');
     });
@@ -211,7 +259,10 @@ describe('v0.3 over HTTP+JSON (compatibility on by default)', () => {
     it.each(['GET', 'POST'])('%s /v1/tasks/{id}:subscribe: the task, then its follow-up to the terminal state', async (method) => {
       const { body } = await v03(server.url, 'POST', '/v1/message:send', protoSend('book'));
       const following = followStream(
-        fetch(`${server.url}/v1/tasks/${body.task.id}:subscribe`, { method, headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream' } }),
+        fetch(`${server.url}/v1/tasks/${body.task.id}:subscribe`, {
+          method,
+          headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream' },
+        }),
       );
       await following.firstEvent;
       await v03(server.url, 'POST', '/v1/message:send', protoSend('Sunday', { taskId: body.task.id }));
@@ -247,7 +298,17 @@ describe('v0.3 over HTTP+JSON (compatibility on by default)', () => {
       });
       expect(body.securitySchemes).toEqual({
         bearer: { httpAuthSecurityScheme: { scheme: 'Bearer', bearerFormat: 'JWT' } },
-        oauth: { oauth2SecurityScheme: { flows: { authorizationCode: { authorizationUrl: 'https://id.example.com/auth', tokenUrl: 'https://id.example.com/token', scopes: { read: 'Read' } } } } },
+        oauth: {
+          oauth2SecurityScheme: {
+            flows: {
+              authorizationCode: {
+                authorizationUrl: 'https://id.example.com/auth',
+                tokenUrl: 'https://id.example.com/token',
+                scopes: { read: 'Read' },
+              },
+            },
+          },
+        },
         // A deviceCode-only scheme has no v0.3 form: left out.
       });
       for (const v1Only of ['supportedInterfaces', 'securityRequirements', 'signatures']) expect(body).not.toHaveProperty(v1Only);
@@ -269,7 +330,14 @@ describe('v0.3 over HTTP+JSON (compatibility on by default)', () => {
       expect(reply.body).toEqual({
         code: -32001,
         message: 'Task no-such-task not found',
-        data: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'TASK_NOT_FOUND', domain: 'a2a-protocol.org', metadata: { taskId: 'no-such-task' } }],
+        data: [
+          {
+            '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+            reason: 'TASK_NOT_FOUND',
+            domain: 'a2a-protocol.org',
+            metadata: { taskId: 'no-such-task' },
+          },
+        ],
       });
     });
 
@@ -293,7 +361,10 @@ describe('v0.3 over HTTP+JSON (compatibility on by default)', () => {
       const noContent = await v03(server.url, 'POST', '/v1/message:send', { message: { messageId: 'm', role: 'ROLE_USER' } });
       expect(noContent.status).toBe(400);
       expect(noContent.body.code).toBe(-32602);
-      expect(noContent.body.data).toContainEqual({ '@type': 'type.googleapis.com/google.rpc.BadRequest', fieldViolations: [{ field: 'message.content', description: 'is required' }] });
+      expect(noContent.body.data).toContainEqual({
+        '@type': 'type.googleapis.com/google.rpc.BadRequest',
+        fieldViolations: [{ field: 'message.content', description: 'is required' }],
+      });
       const badRole = await v03(server.url, 'POST', '/v1/message:send', protoSend('hi', { role: 'user' }));
       expect(badRole.body.message).toContain('message.role');
       const twoKinds = await v03(server.url, 'POST', '/v1/message:send', protoSend('hi', { content: [{ text: 'a', data: { data: {} } }] }));
@@ -377,7 +448,11 @@ describe('v0.3 over HTTP+JSON turned off', () => {
   it('bindings: { jsonRpc: false }: the card points v0.3 clients at HTTP+JSON, which serves them', async () => {
     server = await startAgent(executor, { bindings: { jsonRpc: false } });
     const card = await publicCard();
-    expect(card).toMatchObject({ url: server.url, preferredTransport: 'HTTP+JSON', additionalInterfaces: [{ url: server.url, transport: 'HTTP+JSON' }] });
+    expect(card).toMatchObject({
+      url: server.url,
+      preferredTransport: 'HTTP+JSON',
+      additionalInterfaces: [{ url: server.url, transport: 'HTTP+JSON' }],
+    });
     expect((await v03(server.url, 'POST', '/v1/message:send', protoSend('hello'))).body.message.content).toEqual([{ text: 'hello, anonymous' }]);
     // JSON-RPC is off for v0.3 clients too.
     expect((await rpc(server.url, 'message/send', {}, { headers: { 'A2A-Version': '' } })).status).toBe(404);

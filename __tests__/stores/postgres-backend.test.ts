@@ -22,7 +22,11 @@ const scope = { tenant: 't', owner: 'o' };
 const working = (id: string, text: string): Task => ({
   id,
   contextId: 'c',
-  status: { state: 'TASK_STATE_WORKING', timestamp: new Date().toISOString(), message: { role: 'ROLE_AGENT', messageId: randomUUID(), parts: [{ text }] } },
+  status: {
+    state: 'TASK_STATE_WORKING',
+    timestamp: new Date().toISOString(),
+    message: { role: 'ROLE_AGENT', messageId: randomUUID(), parts: [{ text }] },
+  },
 });
 const statusEvent = (task: Task): StreamResponse => ({ statusUpdate: { taskId: task.id, contextId: 'c', status: task.status } });
 
@@ -34,7 +38,9 @@ describe('createPostgresBackend options', () => {
   });
 
   it('names a bad or misspelt option', async () => {
-    await expect(createPostgresBackend({ connectionString: 'http://localhost' })).rejects.toThrow(/option "connectionString": must be a postgres:\/\/ or postgresql:\/\/ URL/);
+    await expect(createPostgresBackend({ connectionString: 'http://localhost' })).rejects.toThrow(
+      /option "connectionString": must be a postgres:\/\/ or postgresql:\/\/ URL/,
+    );
     await expect(createPostgresBackend({ connectionString: 'postgres://x/y', leaseTTLMs: 5 } as never)).rejects.toThrow(/did you mean "leaseTtlMs"/);
     await expect(createPostgresBackend({ connectionString: 'postgres://x/y', schema: 'a-b' })).rejects.toThrow(/option "schema"/);
     await expect(createPostgresBackend({ pool: {} as never })).rejects.toThrow(/option "pool": must be a node-postgres Pool/);
@@ -47,7 +53,12 @@ describe('createPostgresBackend options', () => {
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const port = (silent.address() as { port: number }).port;
     try {
-      const attempt = createPostgresBackend({ connectionString: `postgres://u:secret@127.0.0.1:${port}/db`, connectTimeoutMs: 300, queryTimeoutMs: 300, logger: silentLogger });
+      const attempt = createPostgresBackend({
+        connectionString: `postgres://u:secret@127.0.0.1:${port}/db`,
+        connectTimeoutMs: 300,
+        queryTimeoutMs: 300,
+        logger: silentLogger,
+      });
       await expect(attempt).rejects.toThrow(/createPostgresBackend: could not (open|connect to) postgres:\/\/u:\*\*\*@127\.0\.0\.1/);
       await expect(attempt).rejects.not.toThrow(/secret/);
     } finally {
@@ -94,7 +105,12 @@ pg.describe('createPostgresBackend on PostgreSQL', () => {
       await pool?.end();
     });
     const rows = async (id: string) =>
-      (await pool.query<{ version: number; payload: string }>(`SELECT version, payload FROM "${pg.schema}".a2a_events WHERE task_key = $1 ORDER BY version`, [taskKey(scope, id)])).rows;
+      (
+        await pool.query<{ version: number; payload: string }>(
+          `SELECT version, payload FROM "${pg.schema}".a2a_events WHERE task_key = $1 ORDER BY version`,
+          [taskKey(scope, id)],
+        )
+      ).rows;
 
     it('inserts and notifies a written event with no bus.publish after the write', async () => {
       const id = `crash-${randomUUID()}`;
@@ -149,17 +165,21 @@ pg.describe('createPostgresBackend on PostgreSQL', () => {
       expect(await backend.taskStore.update(scope, working(id, 'joined'), 1, { kind: 'replace' })).toBe(2);
       expect(await backend.taskStore.update(scope, working(id, 'no change'), 2)).toBe(3);
       const stale = working(id, 'stale');
-      await expect(backend.taskStore.update(scope, stale, 1, { kind: 'replace', event: statusEvent(stale) })).rejects.toThrow(/no longer at version 1/);
-      await expect(backend.taskStore.update({ tenant: 't', owner: 'other' }, stale, 3, { kind: 'replace', event: statusEvent(stale) })).rejects.toThrow(
-        /does not exist in this scope/,
+      await expect(backend.taskStore.update(scope, stale, 1, { kind: 'replace', event: statusEvent(stale) })).rejects.toThrow(
+        /no longer at version 1/,
       );
+      await expect(
+        backend.taskStore.update({ tenant: 't', owner: 'other' }, stale, 3, { kind: 'replace', event: statusEvent(stale) }),
+      ).rejects.toThrow(/does not exist in this scope/);
       await expect(backend.taskStore.create(scope, working(id, 'again'))).rejects.toThrow(/already exists/);
       expect((await rows(id)).map((row) => row.version)).toEqual([1]);
       const withArtifact = { ...working(id, 'no change'), artifacts: [{ artifactId: 'a', parts: [{ text: 'x' }] }] };
       withArtifact.status = (await backend.taskStore.get(scope, id))!.task.status;
       const update = { taskId: id, contextId: 'c', artifact: { artifactId: 'a', parts: [{ text: 'x' }] } };
       await backend.taskStore.update(scope, withArtifact, 3, { kind: 'artifact', update, event: { artifactUpdate: update } });
-      expect((await backend.eventBus.history(taskKey(scope, id), 3))?.map((c) => [c.version, Object.keys(c.event)[0]])).toEqual([[4, 'artifactUpdate']]);
+      expect((await backend.eventBus.history(taskKey(scope, id), 3))?.map((c) => [c.version, Object.keys(c.event)[0]])).toEqual([
+        [4, 'artifactUpdate'],
+      ]);
     });
 
     it('a store without the bus logs no events', async () => {
@@ -169,7 +189,9 @@ pg.describe('createPostgresBackend on PostgreSQL', () => {
       const next = working(id, 'two');
       await store.update(scope, next, 1, { kind: 'replace', event: statusEvent(next) });
       expect(await rows(id)).toEqual([]);
-      expect(() => new PostgresTaskStore({ pool, eventBus: {} as never })).toThrow(/PostgresTaskStore: option "eventBus": must be a PostgresTaskEventBus/);
+      expect(() => new PostgresTaskStore({ pool, eventBus: {} as never })).toThrow(
+        /PostgresTaskStore: option "eventBus": must be a PostgresTaskEventBus/,
+      );
     });
 
     it('behind a router whose bus never publishes, every event of a task is still in the events table, and the lease is given back', async () => {
@@ -196,7 +218,9 @@ pg.describe('createPostgresBackend on PostgreSQL', () => {
         const task: Task = reply.body.result.task;
         expect(task.status.state).toBe('TASK_STATE_COMPLETED');
         const logged = (
-          await pool.query<{ payload: string }>(`SELECT payload FROM "${pg.schema}".a2a_events WHERE task_key LIKE '%' || $1 ORDER BY version`, [task.id])
+          await pool.query<{ payload: string }>(`SELECT payload FROM "${pg.schema}".a2a_events WHERE task_key LIKE '%' || $1 ORDER BY version`, [
+            task.id,
+          ])
         ).rows.map((row) => JSON.parse(row.payload) as CommittedEvent);
         // start() creates the task (its `{ task }` event), then the artifact, then the final status.
         expect(logged.map((c) => c.version)).toEqual([1, 2, 3]);

@@ -27,7 +27,11 @@ const scopeOf = (): TaskScope => ({ tenant: `t-${randomUUID()}`, owner: 'alice' 
 const working = (id: string, text: string): Task => ({
   id,
   contextId: `ctx-${id}`,
-  status: { state: 'TASK_STATE_WORKING', timestamp: new Date().toISOString(), message: { messageId: randomUUID(), role: 'ROLE_AGENT', parts: [{ text }] } },
+  status: {
+    state: 'TASK_STATE_WORKING',
+    timestamp: new Date().toISOString(),
+    message: { messageId: randomUUID(), role: 'ROLE_AGENT', parts: [{ text }] },
+  },
 });
 const statusEvent = (task: Task): StreamResponse => ({ statusUpdate: { taskId: task.id, contextId: task.contextId ?? '', status: task.status } });
 const config = (taskId: string, id: string) => ({ id, taskId, url: `https://hooks.example.com/${id}`, protocol: '1.0' as const });
@@ -87,7 +91,17 @@ pg.describe('PostgresPushOutbox', () => {
   it('a live delivery first catches up the events its config is still owed', async () => {
     const { scope, id } = await taskWithEvents(2);
     const b = replica();
-    const live = { id: 'live-4', scope, taskId: id, configId: 'c-1', version: 4, body: '{}', contentType: 'application/a2a+json', final: false, attempts: 0 };
+    const live = {
+      id: 'live-4',
+      scope,
+      taskId: id,
+      configId: 'c-1',
+      version: 4,
+      body: '{}',
+      contentType: 'application/a2a+json',
+      final: false,
+      attempts: 0,
+    };
     const queued = (await b.outbox.add([live])) ?? [];
     expect(queued.map((d) => d.version)).toEqual([2, 3, 4]);
     // Done out of order (4 first): the cursor waits for 2 and 3.
@@ -103,7 +117,17 @@ pg.describe('PostgresPushOutbox', () => {
     const taken = (await sweeper.outbox.pending()).filter((d) => d.taskId === id);
     expect(taken.map((d) => d.version)).toEqual([2, 3]);
     const other = replica();
-    const live = { id: 'live-4b', scope, taskId: id, configId: 'c-1', version: 4, body: '{}', contentType: 'application/a2a+json', final: false, attempts: 0 };
+    const live = {
+      id: 'live-4b',
+      scope,
+      taskId: id,
+      configId: 'c-1',
+      version: 4,
+      body: '{}',
+      contentType: 'application/a2a+json',
+      final: false,
+      attempts: 0,
+    };
     const queued = (await other.outbox.add([live])) ?? [];
     expect(queued.map((d) => d.version)).toEqual([4]);
     await other.outbox.remove('live-4b');
@@ -111,7 +135,7 @@ pg.describe('PostgresPushOutbox', () => {
     expect((await sweeper.configStore.cursors(scope, id))[0].delivered).toBeGreaterThanOrEqual(3);
   });
 
-  it('records attempts on the config\'s row, so a replica taking over does not start over', async () => {
+  it("records attempts on the config's row, so a replica taking over does not start over", async () => {
     const { scope, id } = await taskWithEvents(1);
     const a = replica();
     const [delivery] = (await a.outbox.pending()).filter((d) => d.taskId === id);
@@ -119,7 +143,7 @@ pg.describe('PostgresPushOutbox', () => {
     expect((await a.configStore.cursors(scope, id))[0].attempts).toBe(3);
   });
   // Last: its task stays owed, which the sweeps of the rules above would pick up.
-  it('a new config starts at its task\'s version', async () => {
+  it("a new config starts at its task's version", async () => {
     const { scope, id } = await taskWithEvents(2);
     const { configStore } = replica();
     await configStore.put(scope, config(id, 'c-2'), 10);
@@ -128,5 +152,4 @@ pg.describe('PostgresPushOutbox', () => {
       ['c-2', 3],
     ]);
   });
-
 });

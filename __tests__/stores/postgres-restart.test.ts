@@ -28,7 +28,14 @@ const executor: AgentExecutor = {
   let server: TestServer;
   beforeAll(async () => {
     pg = await startPostgresServer();
-    const options = { connectionString: pg.url, schema: 'a2a_restart', logger: silentLogger, queryTimeoutMs: 1_000, connectTimeoutMs: 1_000, leaseTtlMs: 1_000 };
+    const options = {
+      connectionString: pg.url,
+      schema: 'a2a_restart',
+      logger: silentLogger,
+      queryTimeoutMs: 1_000,
+      connectTimeoutMs: 1_000,
+      leaseTtlMs: 1_000,
+    };
     backend = await createPostgresBackend(options);
     other = await createPostgresBackend(options);
     server = await startAgent(executor, { ...backend.options });

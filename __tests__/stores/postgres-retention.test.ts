@@ -62,12 +62,10 @@ pg.describe('PostgresTaskStore retention', () => {
     // A claim and a lease left behind (a replica died holding them), keyed as the outbox and leases key them.
     const key = taskKey(scope, id);
     await pool.query(`INSERT INTO "${pg.schema}".a2a_push_claims (task_key, holder, expires_at) VALUES ($1, 'gone', now())`, [key]);
-    await pool.query(`INSERT INTO "${pg.schema}".a2a_leases (key, tenant, owner, task_id, holder, expires_at) VALUES ($1, $2, $3, $4, 'gone', now())`, [
-      key,
-      scope.tenant,
-      scope.owner,
-      id,
-    ]);
+    await pool.query(
+      `INSERT INTO "${pg.schema}".a2a_leases (key, tenant, owner, task_id, holder, expires_at) VALUES ($1, $2, $3, $4, 'gone', now())`,
+      [key, scope.tenant, scope.owner, id],
+    );
     return id;
   }
 
@@ -111,7 +109,10 @@ pg.describe('PostgresTaskStore retention', () => {
     const otherPool = new Pool({ connectionString: pg.url(), max: 4 });
     try {
       const sweepers = [new PostgresTaskStore(connection()), new PostgresTaskStore({ pool: otherPool, schema: pg.schema })];
-      const scopes = [{ tenant: `t-${randomUUID()}`, owner: 'alice' }, { tenant: `t-${randomUUID()}`, owner: 'bob' }];
+      const scopes = [
+        { tenant: `t-${randomUUID()}`, owner: 'alice' },
+        { tenant: `t-${randomUUID()}`, owner: 'bob' },
+      ];
       const ids: string[] = [];
       for (let i = 0; i < 60; i++) {
         const id = `task-${randomUUID()}`;

@@ -62,7 +62,9 @@ pg.describe('PostgresTaskLeases on PostgreSQL', () => {
     const leases = open();
     const { key, task } = newTask();
     const lease = (await leases.acquire(key, task, 0))!;
-    await pools[0].query(`UPDATE "${pg.schema}".a2a_leases SET holder = 'someone-else', expires_at = now() + interval '1 hour' WHERE key = $1`, [key]);
+    await pools[0].query(`UPDATE "${pg.schema}".a2a_leases SET holder = 'someone-else', expires_at = now() + interval '1 hour' WHERE key = $1`, [
+      key,
+    ]);
     await until(() => lease.lost, 'the lease to be reported lost', 5 * TTL);
     expect(leases.heldCount).toBe(0);
     // Releasing a lost lease leaves the new holder's alone.

@@ -43,12 +43,18 @@ pg.describe('PostgresTaskStore beyond the contract', () => {
     await store.create(scope, working(id));
     const parts = [{ text: 'a' }];
     let task = working(id, [{ artifactId: 'x', parts: [...parts] }]);
-    let version = await store.update(scope, task, 1, { kind: 'artifact', update: { taskId: id, contextId: 'c1', artifact: { artifactId: 'x', parts } } });
+    let version = await store.update(scope, task, 1, {
+      kind: 'artifact',
+      update: { taskId: id, contextId: 'c1', artifact: { artifactId: 'x', parts } },
+    });
     for (const text of ['b', 'c', 'd']) {
       const chunk = [{ text }];
       task = working(id, [{ artifactId: 'x', parts: [...task.artifacts![0].parts, ...chunk] }]);
       const body = (await pool.query(`SELECT body FROM "${pg.schema}"."a2a_tasks" WHERE id = $1`, [id])).rows[0].body;
-      version = await store.update(scope, task, version, { kind: 'artifact', update: { taskId: id, contextId: 'c1', append: true, artifact: { artifactId: 'x', parts: chunk } } });
+      version = await store.update(scope, task, version, {
+        kind: 'artifact',
+        update: { taskId: id, contextId: 'c1', append: true, artifact: { artifactId: 'x', parts: chunk } },
+      });
       // The task's own row kept its body: only the version moved.
       expect((await pool.query(`SELECT body FROM "${pg.schema}"."a2a_tasks" WHERE id = $1`, [id])).rows[0].body).toBe(body);
     }
@@ -64,7 +70,16 @@ pg.describe('PostgresTaskStore beyond the contract', () => {
   it('keeps its tables in the configured schema, with a version table', async () => {
     const tables = await pool.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name`, [pg.schema]);
     expect(tables.rows.map((r) => r.table_name)).toEqual(
-      expect.arrayContaining(['a2a_tasks', 'a2a_artifacts', 'a2a_artifact_chunks', 'a2a_events', 'a2a_leases', 'a2a_push_configs', 'a2a_push_claims', 'a2a_schema_version']),
+      expect.arrayContaining([
+        'a2a_tasks',
+        'a2a_artifacts',
+        'a2a_artifact_chunks',
+        'a2a_events',
+        'a2a_leases',
+        'a2a_push_configs',
+        'a2a_push_claims',
+        'a2a_schema_version',
+      ]),
     );
     expect((await pool.query(`SELECT version FROM "${pg.schema}".a2a_schema_version`)).rows).toEqual([{ version: POSTGRES_SCHEMA_VERSION }]);
   });

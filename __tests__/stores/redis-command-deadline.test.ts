@@ -44,7 +44,10 @@ describe('commandTimeoutMs', () => {
   });
 
   it('lets the next listener of a channel subscribe again after a SUBSCRIBE timed out', async () => {
-    const channels = new RedisChannels(withCommandDeadline(silentClient([() => new Promise<void>(() => {}), () => Promise.resolve()]), 50), silentLogger);
+    const channels = new RedisChannels(
+      withCommandDeadline(silentClient([() => new Promise<void>(() => {}), () => Promise.resolve()]), 50),
+      silentLogger,
+    );
     const first = channels.listen('events:1', () => {});
     await expect(first.ready).rejects.toBeInstanceOf(RedisCommandTimeoutError);
     const second = channels.listen('events:1', () => {});
@@ -54,10 +57,7 @@ describe('commandTimeoutMs', () => {
 
   it("has the event bus subscribe a task's channel again after its SUBSCRIBE timed out", async () => {
     let live: ((message: string) => unknown) | undefined;
-    const fake = silentClient([
-      () => new Promise<void>(() => {}),
-      () => Promise.resolve(),
-    ]);
+    const fake = silentClient([() => new Promise<void>(() => {}), () => Promise.resolve()]);
     const subscribe = fake.subscribe;
     const subscribedAgain = deferred();
     let calls = 0;

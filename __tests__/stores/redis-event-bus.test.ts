@@ -48,7 +48,7 @@ const event = (key: string, version: number): CommittedEvent => ({
 redis.describe('RedisTaskEventBus on Redis', () => {
   const numsub = async (channel: string) => (await client.sendCommand<[string, number]>(['PUBSUB', 'NUMSUB', channel]))[1];
 
-  it('follows a task\'s channel only while it has subscribers, and holds nothing for it after', async () => {
+  it("follows a task's channel only while it has subscribers, and holds nothing for it after", async () => {
     const bus = openBus();
     const key = `k-${randomUUID()}`;
     const channel = `${redis.keyPrefix}events:${key}`;
@@ -67,7 +67,7 @@ redis.describe('RedisTaskEventBus on Redis', () => {
     expect(subscribed).toBe(0);
   });
 
-  it('keeps a task\'s stream with a time to live and about streamMaxLength entries; history() is undefined once the start is trimmed', async () => {
+  it("keeps a task's stream with a time to live and about streamMaxLength entries; history() is undefined once the start is trimmed", async () => {
     const bus = openBus(client, { streamMaxLength: 10, streamRetentionMs: 60_000 });
     const key = `k-${randomUUID()}`;
     for (let v = 1; v <= 250; v++) void bus.publish(key, event(key, v));
@@ -106,7 +106,10 @@ redis.describe('RedisTaskEventBus on Redis', () => {
     await until(() => got.length === 1, 'the first event');
     // Cut every connection whose name we gave the subscriber: node-redis reconnects and resubscribes.
     const clients = await client.sendCommand<string>(['CLIENT', 'LIST', 'TYPE', 'pubsub']);
-    const ids = clients.split('\n').filter((line) => line.includes('sub=1')).map((line) => /id=(\d+)/.exec(line)![1]);
+    const ids = clients
+      .split('\n')
+      .filter((line) => line.includes('sub=1'))
+      .map((line) => /id=(\d+)/.exec(line)![1]);
     for (const id of ids) await client.sendCommand(['CLIENT', 'KILL', 'ID', id]);
     await publisher.publish(key, event(key, 2));
     await publisher.publish(key, event(key, 3));

@@ -25,7 +25,11 @@ const scopeOf = (): TaskScope => ({ tenant: `t-${randomUUID()}`, owner: 'alice' 
 const working = (id: string, text: string): Task => ({
   id,
   contextId: `ctx-${id}`,
-  status: { state: 'TASK_STATE_WORKING', timestamp: new Date().toISOString(), message: { messageId: randomUUID(), role: 'ROLE_AGENT', parts: [{ text }] } },
+  status: {
+    state: 'TASK_STATE_WORKING',
+    timestamp: new Date().toISOString(),
+    message: { messageId: randomUUID(), role: 'ROLE_AGENT', parts: [{ text }] },
+  },
 });
 const statusEvent = (task: Task): StreamResponse => ({ statusUpdate: { taskId: task.id, contextId: task.contextId ?? '', status: task.status } });
 const config = (taskId: string, id: string) => ({ id, taskId, url: `https://hooks.example.com/${id}`, protocol: '1.0' as const });
@@ -103,7 +107,17 @@ redis.describe('RedisPushOutbox', () => {
   it('a live delivery first catches up the events its config is still owed', async () => {
     const { scope, id } = await taskWithEvents(2);
     const b = replica();
-    const live = { id: 'live-4', scope, taskId: id, configId: 'c-1', version: 4, body: '{}', contentType: 'application/a2a+json', final: false, attempts: 0 };
+    const live = {
+      id: 'live-4',
+      scope,
+      taskId: id,
+      configId: 'c-1',
+      version: 4,
+      body: '{}',
+      contentType: 'application/a2a+json',
+      final: false,
+      attempts: 0,
+    };
     const queued = (await b.outbox.add([live])) ?? [];
     expect(queued.map((d) => d.version)).toEqual([2, 3, 4]);
     // Done out of order (4 first): the cursor waits for 2 and 3.
@@ -125,7 +139,17 @@ redis.describe('RedisPushOutbox', () => {
     const events = bus();
     await events.publish(taskKey(scope, id), { event: statusEvent(fourth), task: fourth, version: 4 });
     await events.close();
-    const live = { id: 'live-4b', scope, taskId: id, configId: 'c-1', version: 4, body: '{}', contentType: 'application/a2a+json', final: false, attempts: 0 };
+    const live = {
+      id: 'live-4b',
+      scope,
+      taskId: id,
+      configId: 'c-1',
+      version: 4,
+      body: '{}',
+      contentType: 'application/a2a+json',
+      final: false,
+      attempts: 0,
+    };
     expect((await other.outbox.add([live])) ?? []).toEqual([]);
     // The sweeper delivers what it took, advancing the cursor, then releases the claim.
     for (const delivery of taken) await sweeper.outbox.remove(delivery.id);

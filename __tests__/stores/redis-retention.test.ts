@@ -40,7 +40,13 @@ redis.describe('RedisTaskStore retention', () => {
     await s.configs.put(scope, { id: 'hook', taskId: id, url: 'https://hooks.example.com/x', protocol: '1.0' }, 10);
     let version = 1;
     for (let i = 0; i < 3; i++) {
-      const update = { taskId: id, contextId: task.contextId!, artifact: { artifactId: 'out', parts: [{ text: `${i}` }] }, append: i > 0, lastChunk: false };
+      const update = {
+        taskId: id,
+        contextId: task.contextId!,
+        artifact: { artifactId: 'out', parts: [{ text: `${i}` }] },
+        append: i > 0,
+        lastChunk: false,
+      };
       task.artifacts = [{ artifactId: 'out', parts: [...(task.artifacts?.[0].parts ?? []), { text: `${i}` }] }];
       version = await s.store.update(scope, task, version, { kind: 'artifact', update, event: { artifactUpdate: update } });
     }

@@ -20,7 +20,11 @@ const scope = { tenant: 't', owner: 'o' };
 const working = (id: string, text: string): Task => ({
   id,
   contextId: 'c',
-  status: { state: 'TASK_STATE_WORKING', timestamp: new Date().toISOString(), message: { role: 'ROLE_AGENT', messageId: randomUUID(), parts: [{ text }] } },
+  status: {
+    state: 'TASK_STATE_WORKING',
+    timestamp: new Date().toISOString(),
+    message: { role: 'ROLE_AGENT', messageId: randomUUID(), parts: [{ text }] },
+  },
 });
 const statusEvent = (task: Task): StreamResponse => ({ statusUpdate: { taskId: task.id, contextId: 'c', status: task.status } });
 

@@ -50,7 +50,12 @@ describe('executor.resume() on SQLite across a SIGKILL', () => {
     const taskId: string = parked.body.result.task.id;
     const created = await rpc(first.url, 'CreateTaskPushNotificationConfig', { taskId, url: receiver.url, token: 'tok-r' }, { headers: HEADERS });
     expect(created.body.error).toBeUndefined();
-    const followUp = await rpc(first.url, 'SendMessage', { ...userMessage('work:3', { taskId }), configuration: { returnImmediately: true } }, { headers: HEADERS });
+    const followUp = await rpc(
+      first.url,
+      'SendMessage',
+      { ...userMessage('work:3', { taskId }), configuration: { returnImmediately: true } },
+      { headers: HEADERS },
+    );
     expect(followUp.body.error).toBeUndefined();
     await first.printed((line) => line.kind === 'holding' && line.taskId === taskId);
     await receiver.requestCount(1);

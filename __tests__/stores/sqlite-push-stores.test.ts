@@ -26,7 +26,11 @@ const scopeOf = (): TaskScope => ({ tenant: `t-${randomUUID()}`, owner: 'alice' 
 const working = (id: string, text: string): Task => ({
   id,
   contextId: `ctx-${id}`,
-  status: { state: 'TASK_STATE_WORKING', timestamp: new Date().toISOString(), message: { messageId: randomUUID(), role: 'ROLE_AGENT', parts: [{ text }] } },
+  status: {
+    state: 'TASK_STATE_WORKING',
+    timestamp: new Date().toISOString(),
+    message: { messageId: randomUUID(), role: 'ROLE_AGENT', parts: [{ text }] },
+  },
 });
 const completed = (id: string): Task => ({ ...working(id, 'done'), status: { state: 'TASK_STATE_COMPLETED', timestamp: new Date().toISOString() } });
 const statusEvent = (task: Task): StreamResponse => ({ statusUpdate: { taskId: task.id, contextId: task.contextId ?? '', status: task.status } });
@@ -52,7 +56,11 @@ describe('SqlitePushOutbox', () => {
     await store.update(scope, task, 1, { kind: 'replace', event: statusEvent(task) });
     task = working(id, 'v3');
     await store.update(scope, task, 2, { kind: 'replace', event: statusEvent(task) });
-    const events = () => store.database.prepare('SELECT version FROM a2a_push_events WHERE task_id = ? ORDER BY version').all(id).map((r) => (r as { version: number }).version);
+    const events = () =>
+      store.database
+        .prepare('SELECT version FROM a2a_push_events WHERE task_id = ? ORDER BY version')
+        .all(id)
+        .map((r) => (r as { version: number }).version);
     expect(events()).toEqual([2, 3]);
     // The process dies: nothing was delivered.
     await store.close();

@@ -64,7 +64,10 @@ describe('sqlite task rows', () => {
     const lying = task([{ artifactId: 'out', parts: [{ text: 'a' }, { text: 'b' }, { text: 'c' }] }]);
     expect(fits(head(1), stored, artifactWrite(update(['b'], true), lying))).toBe(false);
     // Another state than stored.
-    const moved: Task = { ...task([{ artifactId: 'out', parts: [{ text: 'a' }, { text: 'b' }] }]), status: { state: 'TASK_STATE_COMPLETED', timestamp: '2026-01-01T00:00:00.000Z' } };
+    const moved: Task = {
+      ...task([{ artifactId: 'out', parts: [{ text: 'a' }, { text: 'b' }] }]),
+      status: { state: 'TASK_STATE_COMPLETED', timestamp: '2026-01-01T00:00:00.000Z' },
+    };
     expect(fits(head(1), stored, artifactWrite(update(['b'], true), moved))).toBe(false);
     // A new artifact the task does not hold last.
     expect(fits(head(1), undefined, artifactWrite(update(['a'], false), task([{ artifactId: 'out', parts: [{ text: 'a' }] }])))).toBe(false);

@@ -85,7 +85,10 @@ describe('SqliteTaskStore on SQLite', () => {
     const stored = task('reopen-1', 'TASK_STATE_WORKING', 1, { artifacts: [{ artifactId: 'a', parts: [{ text: 'one' }] }] });
     await first.create(who, stored);
     const next: Task = { ...stored, artifacts: [{ artifactId: 'a', parts: [{ text: 'one' }, { text: 'two' }] }] };
-    await first.update(who, next, 1, { kind: 'artifact', update: { taskId: 'reopen-1', contextId: 'ctx-reopen-1', artifact: { artifactId: 'a', parts: [{ text: 'two' }] }, append: true } });
+    await first.update(who, next, 1, {
+      kind: 'artifact',
+      update: { taskId: 'reopen-1', contextId: 'ctx-reopen-1', artifact: { artifactId: 'a', parts: [{ text: 'two' }] }, append: true },
+    });
     await first.close();
 
     const second = await openSqliteTaskStore({ path: file });
@@ -105,7 +108,15 @@ describe('SqliteTaskStore on SQLite', () => {
     const store = new SqliteTaskStore({ database: db });
     expect(db.pragma('user_version', { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
     const tables = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name").pluck().all();
-    expect(tables).toEqual(['a2a_artifact_chunks', 'a2a_artifacts', 'a2a_push_configs', 'a2a_push_events', 'a2a_task_bodies', 'a2a_tasks', 'app_users']);
+    expect(tables).toEqual([
+      'a2a_artifact_chunks',
+      'a2a_artifacts',
+      'a2a_push_configs',
+      'a2a_push_events',
+      'a2a_task_bodies',
+      'a2a_tasks',
+      'app_users',
+    ]);
     expect(db.prepare('SELECT name FROM app_users').pluck().get()).toBe('ada');
     // A second store on the same database does not run the steps again.
     const again = new SqliteTaskStore({ database: db });
@@ -134,7 +145,8 @@ describe('SqliteTaskStore on SQLite', () => {
     const { db, prepared } = recordingDatabase(fileIn());
     const store = new SqliteTaskStore({ database: db });
     const who = scope();
-    for (let i = 0; i < 30; i++) await store.create(who, task(`plan-${String(i).padStart(2, '0')}`, i % 3 ? 'TASK_STATE_WORKING' : 'TASK_STATE_COMPLETED', i % 7));
+    for (let i = 0; i < 30; i++)
+      await store.create(who, task(`plan-${String(i).padStart(2, '0')}`, i % 3 ? 'TASK_STATE_WORKING' : 'TASK_STATE_COMPLETED', i % 7));
     const page = await store.list(who, { pageSize: 5 });
     for (const contextId of [undefined, 'ctx-plan-01']) {
       for (const status of [undefined, 'TASK_STATE_WORKING' as const]) {
@@ -148,10 +160,21 @@ describe('SqliteTaskStore on SQLite', () => {
     await store.findUnfinished();
     const listings = prepared.filter((sql) => /FROM a2a_tasks WHERE tenant/.test(sql));
     expect(listings).toHaveLength(16 + 8); // a page statement per shape, a count per shape without the cursor
-    const params = { tenant: who.tenant, owner: who.owner, contextId: 'c', status: 'TASK_STATE_WORKING', after: at(0), cursorTs: at(3), cursorId: 'x', limit: 6 };
+    const params = {
+      tenant: who.tenant,
+      owner: who.owner,
+      contextId: 'c',
+      status: 'TASK_STATE_WORKING',
+      after: at(0),
+      cursorTs: at(3),
+      cursorId: 'x',
+      limit: 6,
+    };
     for (const sql of listings) {
       const names = [...sql.matchAll(/@(\w+)/g)].map((m) => m[1]);
-      const plan = db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(Object.fromEntries(names.map((n) => [n, params[n as keyof typeof params]]))) as Array<{ detail: string }>;
+      const plan = db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(Object.fromEntries(names.map((n) => [n, params[n as keyof typeof params]]))) as Array<{
+        detail: string;
+      }>;
       const details = plan.map((row) => row.detail);
       expect(details.filter((d) => /a2a_tasks/.test(d))).toEqual([expect.stringMatching(/^SEARCH a2a_tasks USING (COVERING )?INDEX a2a_tasks_/)]);
       expect(details.join('\n')).not.toMatch(/TEMP B-TREE/);
@@ -170,7 +193,11 @@ describe('SqliteTaskStore on SQLite', () => {
     const store = new SqliteTaskStore({ database: db });
     const who = scope();
     // A task with a 200 KB history: rewriting it per chunk would show in the WAL at once.
-    const history = Array.from({ length: 1000 }, (_, i) => ({ messageId: `m-${i}`, role: 'ROLE_USER' as const, parts: [{ text: `message ${i} `.padEnd(200, '.') }] }));
+    const history = Array.from({ length: 1000 }, (_, i) => ({
+      messageId: `m-${i}`,
+      role: 'ROLE_USER' as const,
+      parts: [{ text: `message ${i} `.padEnd(200, '.') }],
+    }));
     let current: Task = { ...task('chunks-1'), history };
     await store.create(who, current);
     const bodyBefore = db.prepare('SELECT b.body FROM a2a_task_bodies b JOIN a2a_tasks t ON t.seq = b.task WHERE t.id = ?').pluck().get('chunks-1');
@@ -178,7 +205,14 @@ describe('SqliteTaskStore on SQLite', () => {
     const chunks = 50;
     let version = 1;
     for (let i = 0; i < chunks; i++) {
-      const event: TaskEvent = { artifactUpdate: { taskId: current.id, contextId: current.contextId!, artifact: { artifactId: 'out', parts: [{ text: `chunk ${i};` }] }, append: i > 0 } };
+      const event: TaskEvent = {
+        artifactUpdate: {
+          taskId: current.id,
+          contextId: current.contextId!,
+          artifact: { artifactId: 'out', parts: [{ text: `chunk ${i};` }] },
+          append: i > 0,
+        },
+      };
       const reduced = reduceTask(current, event, { taskId: current.id, contextId: current.contextId! });
       if (!reduced.ok) throw new Error(reduced.reason);
       version = await store.update(who, reduced.task, version, reduced.change);
@@ -186,8 +220,12 @@ describe('SqliteTaskStore on SQLite', () => {
     }
     const perChunk = (statSync(`${file}-wal`).size - walBefore) / chunks;
     // Before reading: a read folds the chunks it joined into one row.
-    expect(db.prepare('SELECT b.body FROM a2a_task_bodies b JOIN a2a_tasks t ON t.seq = b.task WHERE t.id = ?').pluck().get('chunks-1')).toBe(bodyBefore);
-    expect(db.prepare('SELECT count(*) FROM a2a_artifact_chunks c JOIN a2a_tasks t ON t.seq = c.task WHERE t.id = ?').pluck().get('chunks-1')).toBe(chunks);
+    expect(db.prepare('SELECT b.body FROM a2a_task_bodies b JOIN a2a_tasks t ON t.seq = b.task WHERE t.id = ?').pluck().get('chunks-1')).toBe(
+      bodyBefore,
+    );
+    expect(db.prepare('SELECT count(*) FROM a2a_artifact_chunks c JOIN a2a_tasks t ON t.seq = c.task WHERE t.id = ?').pluck().get('chunks-1')).toBe(
+      chunks,
+    );
     expect(await store.get(who, 'chunks-1')).toEqual({ task: current, version: chunks + 1 });
     // About three pages per commit (the chunk, the artifact row, the task row), far below the 260 KB task.
     const pageSize = Number(db.pragma('page_size', { simple: true }));
@@ -208,7 +246,7 @@ describe('SqliteTaskStore on SQLite', () => {
     const sqlite = await openSqliteTaskStore({ path: ':memory:' });
     const memory = new InMemoryTaskStore();
     let seed = 42;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     for (let round = 0; round < 20; round++) {
       const who = scope();
       const id = `fold-${round}`;
@@ -220,7 +258,16 @@ describe('SqliteTaskStore on SQLite', () => {
         const artifactId = `art-${Math.floor(random() * 3)}`;
         const event: TaskEvent =
           pick < 0.15
-            ? { statusUpdate: { ...ctx, status: { state: 'TASK_STATE_WORKING', timestamp: at(step), message: { messageId: randomUUID(), role: 'ROLE_AGENT', parts: [{ text: `s${step}` }] } } } }
+            ? {
+                statusUpdate: {
+                  ...ctx,
+                  status: {
+                    state: 'TASK_STATE_WORKING',
+                    timestamp: at(step),
+                    message: { messageId: randomUUID(), role: 'ROLE_AGENT', parts: [{ text: `s${step}` }] },
+                  },
+                },
+              }
             : pick < 0.2
               ? { statusUpdate: { ...ctx, status: { state: 'TASK_STATE_INPUT_REQUIRED', timestamp: at(step) } } }
               : pick < 0.25
@@ -228,7 +275,11 @@ describe('SqliteTaskStore on SQLite', () => {
                 : {
                     artifactUpdate: {
                       ...ctx,
-                      artifact: { artifactId, ...(random() < 0.3 ? { name: `n${step}` } : {}), parts: Array.from({ length: 1 + Math.floor(random() * 2) }, (_, k) => ({ text: `${artifactId}:${step}.${k}` })) },
+                      artifact: {
+                        artifactId,
+                        ...(random() < 0.3 ? { name: `n${step}` } : {}),
+                        parts: Array.from({ length: 1 + Math.floor(random() * 2) }, (_, k) => ({ text: `${artifactId}:${step}.${k}` })),
+                      },
                       append: random() < 0.7,
                     },
                   };
@@ -261,7 +312,11 @@ describe('SqliteTaskStore on SQLite', () => {
     await store.create(who, first);
     const update = { taskId: 'hint-1', contextId: 'ctx-hint-1', artifact: { artifactId: 'a', parts: [{ text: 'y' }] }, append: true };
     // Claims an append, but the task passed replaced the parts and moved the status on too.
-    const next: Task = { ...first, status: { state: 'TASK_STATE_WORKING', timestamp: at(5) }, artifacts: [{ artifactId: 'a', parts: [{ text: 'z' }] }] };
+    const next: Task = {
+      ...first,
+      status: { state: 'TASK_STATE_WORKING', timestamp: at(5) },
+      artifacts: [{ artifactId: 'a', parts: [{ text: 'z' }] }],
+    };
     await store.update(who, next, 1, { kind: 'artifact', update });
     expect(await store.get(who, 'hint-1')).toEqual({ task: next, version: 2 });
     // Claims an append of one part, but the task passed grew by two.
@@ -298,7 +353,12 @@ describe('SqliteTaskStore on SQLite', () => {
     await store.create(who, task('closing'));
     await store.close();
     await store.close();
-    for (const call of [() => store.get(who, 'closing'), () => store.list(who, { pageSize: 1 }), () => store.findUnfinished(), () => store.create(who, task('x'))]) {
+    for (const call of [
+      () => store.get(who, 'closing'),
+      () => store.list(who, { pageSize: 1 }),
+      () => store.findUnfinished(),
+      () => store.create(who, task('x')),
+    ]) {
       await expect(call()).rejects.toThrow('SqliteTaskStore is closed');
     }
   });
@@ -312,7 +372,10 @@ describe('SqliteTaskStore on SQLite', () => {
     // Not rejects.toThrow: better-sqlite3's native addon keeps the SqliteError constructor of the
     // first test file in this worker that loaded it, so the error may come from another realm and
     // fail toThrow's instanceof check (this test failed whenever another SQLite file ran first).
-    const failure = await store.get(who, 'broken').then(() => 'resolved', (error: unknown) => error);
+    const failure = await store.get(who, 'broken').then(
+      () => 'resolved',
+      (error: unknown) => error,
+    );
     expect(failure).toMatchObject({ code: 'SQLITE_ERROR', message: expect.stringMatching(/no such table/) });
     await store.close();
     expect(db.open).toBe(false);
@@ -321,8 +384,12 @@ describe('SqliteTaskStore on SQLite', () => {
   it('rejects bad options at construction with errors that name the option', async () => {
     const db = new Database(':memory:');
     expect(() => new SqliteTaskStore({ database: {} as Database.Database })).toThrow(A2AOptionsError);
-    expect(() => new SqliteTaskStore({ database: {} as Database.Database })).toThrow('SqliteTaskStore: option "database": must be a better-sqlite3 Database');
-    expect(() => new SqliteTaskStore({ database: db, busyTimeout: 5 } as never)).toThrow('option "busyTimeout" is unknown (did you mean "busyTimeoutMs"?)');
+    expect(() => new SqliteTaskStore({ database: {} as Database.Database })).toThrow(
+      'SqliteTaskStore: option "database": must be a better-sqlite3 Database',
+    );
+    expect(() => new SqliteTaskStore({ database: db, busyTimeout: 5 } as never)).toThrow(
+      'option "busyTimeout" is unknown (did you mean "busyTimeoutMs"?)',
+    );
     expect(() => new SqliteTaskStore({ database: db, synchronous: 'OFF' } as never)).toThrow(/option "synchronous"/);
     await expect(openSqliteTaskStore({ path: '' })).rejects.toThrow('openSqliteTaskStore: option "path"');
     db.close();

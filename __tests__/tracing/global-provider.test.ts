@@ -21,7 +21,13 @@ it('traces: true records through the global provider once @opentelemetry/api is 
   trace.succeeded({ id: 'task-1', contextId: 'ctx-1', status: { state: 'TASK_STATE_WORKING' } });
   const [span] = tracing.named('a2a.v1.A2AService/GetTask');
   expect(span.instrumentationScope.name).toBe('a2a-express-kit');
-  expect(span.attributes).toMatchObject({ 'rpc.method': 'GetTask', 'a2a.binding': 'http+json', 'a2a.task.id': 'task-1', 'a2a.context.id': 'ctx-1', 'a2a.task.state': 'working' });
+  expect(span.attributes).toMatchObject({
+    'rpc.method': 'GetTask',
+    'a2a.binding': 'http+json',
+    'a2a.task.id': 'task-1',
+    'a2a.context.id': 'ctx-1',
+    'a2a.task.state': 'working',
+  });
 });
 
 it('traces: false or absent: no tracing at all', () => {

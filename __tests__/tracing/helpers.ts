@@ -50,7 +50,11 @@ export function spanStrings(span: ReadableSpan): string[] {
 
 /** The forbidden strings found in any span (expect it to be []). */
 export function leaks(spans: readonly ReadableSpan[], forbidden: readonly string[]): string[] {
-  return spans.flatMap((span) => spanStrings(span).filter((value) => forbidden.some((secret) => value.includes(secret))).map((value) => `${span.name}: ${value}`));
+  return spans.flatMap((span) =>
+    spanStrings(span)
+      .filter((value) => forbidden.some((secret) => value.includes(secret)))
+      .map((value) => `${span.name}: ${value}`),
+  );
 }
 
 /** The span's parent span id (SDK 2.x: parentSpanContext). */

@@ -54,64 +54,73 @@ describe('traces', () => {
 
   const send = async (binding: 'jsonrpc' | 'http+json', text: string, traceparent: string, taskId?: string) => {
     const headers = { traceparent, authorization: CREDENTIAL };
-    if (binding === 'jsonrpc') return (await rpc(server!.url, 'SendMessage', userMessage(text, taskId ? { taskId } : {}), { headers })).body.result.task;
+    if (binding === 'jsonrpc')
+      return (await rpc(server!.url, 'SendMessage', userMessage(text, taskId ? { taskId } : {}), { headers })).body.result.task;
     return (await rest(server!.url, 'POST', '/message:send', { body: sendBody(text, taskId ? { taskId } : {}), headers })).body.task;
   };
 
-  it.each(['jsonrpc', 'http+json'] as const)('a two-turn task over %s: operation spans, turns beneath them, the follow-up linked to the first request', async (binding) => {
-    server = await startAgent(agent(), { traces: { api: tracing.api, tracer: tracing.provider.getTracer('a2a-express-kit') } });
-    tracing.reset();
-    const first = callerTrace();
-    const second = callerTrace();
-    const parked = await send(binding, ASK, first.traceparent);
-    expect(parked.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
-    const done = await send(binding, FOLLOW_UP, second.traceparent, parked.id);
-    expect(done.status.state).toBe('TASK_STATE_COMPLETED');
+  it.each(['jsonrpc', 'http+json'] as const)(
+    'a two-turn task over %s: operation spans, turns beneath them, the follow-up linked to the first request',
+    async (binding) => {
+      server = await startAgent(agent(), { traces: { api: tracing.api, tracer: tracing.provider.getTracer('a2a-express-kit') } });
+      tracing.reset();
+      const first = callerTrace();
+      const second = callerTrace();
+      const parked = await send(binding, ASK, first.traceparent);
+      expect(parked.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
+      const done = await send(binding, FOLLOW_UP, second.traceparent, parked.id);
+      expect(done.status.state).toBe('TASK_STATE_COMPLETED');
 
-    const [opening, followUp] = tracing.named(SEND);
-    for (const [span, caller, state] of [
-      [opening, first, 'input_required'],
-      [followUp, second, 'completed'],
-    ] as const) {
-      // The RPC conventions; each request joins its caller's trace (traceparent).
-      expect(span.kind).toBe(tracing.api.SpanKind.SERVER);
-      expect(span.spanContext().traceId).toBe(caller.traceId);
-      expect(span.parentSpanContext?.spanId).toBe(caller.traceparent.split('-')[2]);
-      expect(span.attributes).toMatchObject({
-        'rpc.system': 'a2a',
-        'rpc.service': 'a2a.v1.A2AService',
-        'rpc.method': 'SendMessage',
-        'a2a.binding': binding,
-        'a2a.protocol.version': '1.0',
-        'a2a.task.id': parked.id,
-        'a2a.context.id': parked.contextId,
-        'a2a.task.state': state,
-      });
-    }
+      const [opening, followUp] = tracing.named(SEND);
+      for (const [span, caller, state] of [
+        [opening, first, 'input_required'],
+        [followUp, second, 'completed'],
+      ] as const) {
+        // The RPC conventions; each request joins its caller's trace (traceparent).
+        expect(span.kind).toBe(tracing.api.SpanKind.SERVER);
+        expect(span.spanContext().traceId).toBe(caller.traceId);
+        expect(span.parentSpanContext?.spanId).toBe(caller.traceparent.split('-')[2]);
+        expect(span.attributes).toMatchObject({
+          'rpc.system': 'a2a',
+          'rpc.service': 'a2a.v1.A2AService',
+          'rpc.method': 'SendMessage',
+          'a2a.binding': binding,
+          'a2a.protocol.version': '1.0',
+          'a2a.task.id': parked.id,
+          'a2a.context.id': parked.contextId,
+          'a2a.task.state': state,
+        });
+      }
 
-    const turns = tracing.named(A2A_SPANS.turn);
-    expect(turns).toHaveLength(2);
-    const [firstTurn, secondTurn] = turns;
-    expect(parentOf(firstTurn)).toBe(opening.spanContext().spanId);
-    expect(parentOf(secondTurn)).toBe(followUp.spanContext().spanId);
-    expect(firstTurn.attributes).toMatchObject({ 'a2a.task.id': parked.id, 'a2a.turn.follow_up': false, 'a2a.turn.outcome': 'input_required' });
-    expect(secondTurn.attributes).toMatchObject({ 'a2a.task.id': parked.id, 'a2a.turn.follow_up': true, 'a2a.turn.outcome': 'completed' });
-    // The follow-up is another request: its turn links to the one that started the task.
-    expect(secondTurn.links).toEqual([expect.objectContaining({ context: expect.objectContaining({ traceId: first.traceId, spanId: opening.spanContext().spanId }), attributes: { 'a2a.link': 'task.origin' } })]);
-    expect(firstTurn.links).toEqual([]);
+      const turns = tracing.named(A2A_SPANS.turn);
+      expect(turns).toHaveLength(2);
+      const [firstTurn, secondTurn] = turns;
+      expect(parentOf(firstTurn)).toBe(opening.spanContext().spanId);
+      expect(parentOf(secondTurn)).toBe(followUp.spanContext().spanId);
+      expect(firstTurn.attributes).toMatchObject({ 'a2a.task.id': parked.id, 'a2a.turn.follow_up': false, 'a2a.turn.outcome': 'input_required' });
+      expect(secondTurn.attributes).toMatchObject({ 'a2a.task.id': parked.id, 'a2a.turn.follow_up': true, 'a2a.turn.outcome': 'completed' });
+      // The follow-up is another request: its turn links to the one that started the task.
+      expect(secondTurn.links).toEqual([
+        expect.objectContaining({
+          context: expect.objectContaining({ traceId: first.traceId, spanId: opening.spanContext().spanId }),
+          attributes: { 'a2a.link': 'task.origin' },
+        }),
+      ]);
+      expect(firstTurn.links).toEqual([]);
 
-    // A create is an event on the turn that made it, with its duration; updates (one per committed
-    // event: the history join, then COMPLETED) are counted on it.
-    expect(firstTurn.events.map((e) => e.name)).toEqual(['a2a.store.create']);
-    expect(firstTurn.events[0].attributes!['a2a.duration_ms']).toEqual(expect.any(Number));
-    expect(secondTurn.attributes['a2a.store.updates']).toBe(2);
-    expect(opening.events.map((e) => e.name)).toEqual([]);
-    expect(followUp.events.map((e) => e.name)).toContain('a2a.store.get');
+      // A create is an event on the turn that made it, with its duration; updates (one per committed
+      // event: the history join, then COMPLETED) are counted on it.
+      expect(firstTurn.events.map((e) => e.name)).toEqual(['a2a.store.create']);
+      expect(firstTurn.events[0].attributes!['a2a.duration_ms']).toEqual(expect.any(Number));
+      expect(secondTurn.attributes['a2a.store.updates']).toBe(2);
+      expect(opening.events.map((e) => e.name)).toEqual([]);
+      expect(followUp.events.map((e) => e.name)).toContain('a2a.store.get');
 
-    // The agent's spans are children of its turns.
-    const agentSpans = tracing.named('agent.work');
-    expect(agentSpans.map(parentOf)).toEqual([firstTurn.spanContext().spanId, secondTurn.spanContext().spanId]);
-  });
+      // The agent's spans are children of its turns.
+      const agentSpans = tracing.named('agent.work');
+      expect(agentSpans.map(parentOf)).toEqual([firstTurn.spanContext().spanId, secondTurn.spanContext().spanId]);
+    },
+  );
 
   it('a cancel: its span beneath CancelTask, linked to the task’s first request, the hook and the outcome; a subscriber linked to the turn it follows', async () => {
     const running = deferred();
@@ -144,7 +153,12 @@ describe('traces', () => {
     expect(turn.attributes).toMatchObject({ 'a2a.turn.outcome': 'canceled' });
     const [subscribe] = tracing.named('a2a.v1.A2AService/SubscribeToTask');
     expect(subscribe.attributes).toMatchObject({ 'a2a.task.id': taskId });
-    expect(subscribe.links).toEqual([expect.objectContaining({ context: expect.objectContaining({ spanId: turn.spanContext().spanId }), attributes: { 'a2a.link': 'turn.followed' } })]);
+    expect(subscribe.links).toEqual([
+      expect.objectContaining({
+        context: expect.objectContaining({ spanId: turn.spanContext().spanId }),
+        attributes: { 'a2a.link': 'turn.followed' },
+      }),
+    ]);
   });
 
   it('a hand-off: the publisher opened for the worker links to the request that started the task', async () => {

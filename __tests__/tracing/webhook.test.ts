@@ -28,9 +28,20 @@ it('each webhook request carries the traceparent of its span, a child of the tur
   try {
     const caller = callerTrace();
     const push = { url: receiver.url, token: 'push-token-secret-1', authentication: { scheme: 'Bearer', credentials: 'cred-secret-2' } };
-    const reply = await rpc(server.url, 'SendMessage', { ...userMessage('report'), configuration: { taskPushNotificationConfig: push } }, { headers: { traceparent: caller.traceparent } });
+    const reply = await rpc(
+      server.url,
+      'SendMessage',
+      { ...userMessage('report'), configuration: { taskPushNotificationConfig: push } },
+      { headers: { traceparent: caller.traceparent } },
+    );
     expect(reply.body.result.task.status.state).toBe('TASK_STATE_COMPLETED');
-    await until(() => server.router.livePushDeliveries === 0 && tracing.named(A2A_SPANS.pushAttempt).length >= receiver.delivered.length && receiver.delivered.length >= 2, 'deliveries');
+    await until(
+      () =>
+        server.router.livePushDeliveries === 0 &&
+        tracing.named(A2A_SPANS.pushAttempt).length >= receiver.delivered.length &&
+        receiver.delivered.length >= 2,
+      'deliveries',
+    );
 
     const [turn] = tracing.named(A2A_SPANS.turn);
     const attempts = tracing.named(A2A_SPANS.pushAttempt);

@@ -4,7 +4,12 @@ import type { AgentCard } from '../../lib/protocol/schemas';
 
 describe('canonicalCardPayload', () => {
   it("gives the spec's own example (§8.4.1) byte for byte", () => {
-    const fragment = { name: 'Example Agent', description: '', capabilities: { streaming: false, pushNotifications: false, extensions: [] }, skills: [] };
+    const fragment = {
+      name: 'Example Agent',
+      description: '',
+      capabilities: { streaming: false, pushNotifications: false, extensions: [] },
+      skills: [],
+    };
     expect(canonicalCardPayload(fragment as unknown as AgentCard)).toBe(
       '{"capabilities":{"pushNotifications":false,"streaming":false},"description":"","name":"Example Agent","skills":[]}',
     );

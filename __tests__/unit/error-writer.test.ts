@@ -54,7 +54,11 @@ describe('renderError', () => {
       body: {
         jsonrpc: '2.0',
         id: 0,
-        error: { code: -32001, message: 'Task t-1 not found', data: [{ '@type': ERROR_INFO, reason: 'TASK_NOT_FOUND', domain: 'a2a-protocol.org', metadata: { taskId: 't-1' } }] },
+        error: {
+          code: -32001,
+          message: 'Task t-1 not found',
+          data: [{ '@type': ERROR_INFO, reason: 'TASK_NOT_FOUND', domain: 'a2a-protocol.org', metadata: { taskId: 't-1' } }],
+        },
       },
     });
   });
@@ -76,7 +80,12 @@ describe('renderError', () => {
 
   it('gives middleware rejections and Unavailable their own status in HTTP+JSON', () => {
     expect(renderError(new A2AMiddlewareError('A2A_AUTH_REQUIRED'), 'rest').body).toEqual({
-      error: { code: 401, status: 'UNAUTHENTICATED', message: 'Authentication required', details: [{ '@type': ERROR_INFO, reason: 'A2A_AUTH_REQUIRED', domain: 'a2a-express-kit' }] },
+      error: {
+        code: 401,
+        status: 'UNAUTHENTICATED',
+        message: 'Authentication required',
+        details: [{ '@type': ERROR_INFO, reason: 'A2A_AUTH_REQUIRED', domain: 'a2a-express-kit' }],
+      },
     });
     expect(renderError(new A2AMiddlewareError('A2A_BODY_TOO_LARGE'), 'rest')).toMatchObject({
       status: 413,

@@ -25,7 +25,17 @@ function events(seed: number, n: number): TaskEvent[] {
     const id = ['a', 'b', 'c'][Math.floor(next() * 3)];
     if (r < 0.7) out.push(artifactEvent(id, `chunk ${i}`, true, next() < 0.1 ? { name: `name ${i}`, metadata: { i } } : {}));
     else if (r < 0.85) out.push(artifactEvent(id, `new ${i}`, false));
-    else out.push({ statusUpdate: { ...ids, status: { state: 'TASK_STATE_WORKING', timestamp: '2026-01-01T00:00:01.000Z', message: { ...opening, messageId: `m${i}`, role: 'ROLE_AGENT' } } } });
+    else
+      out.push({
+        statusUpdate: {
+          ...ids,
+          status: {
+            state: 'TASK_STATE_WORKING',
+            timestamp: '2026-01-01T00:00:01.000Z',
+            message: { ...opening, messageId: `m${i}`, role: 'ROLE_AGENT' },
+          },
+        },
+      });
   }
   return out;
 }
@@ -45,7 +55,8 @@ describe('foldTaskInPlace', () => {
         if (!a.ok || !b.ok) continue;
         expect(b.task).toEqual(a.task);
         // A status on an existing task is a status change (reduceTask's is a replace); the rest match.
-        if ('statusUpdate' in event && pure) expect(b.change).toEqual({ kind: 'status', update: (b.event as { statusUpdate: unknown }).statusUpdate });
+        if ('statusUpdate' in event && pure)
+          expect(b.change).toEqual({ kind: 'status', update: (b.event as { statusUpdate: unknown }).statusUpdate });
         else expect(b.change).toEqual(a.change);
         emitted.push(b.event);
         pure = a.task;
@@ -73,7 +84,11 @@ describe('foldTaskInPlace', () => {
   it('gives each status its own task object, so a task read after later events keeps its status', () => {
     const created = foldTaskInPlace(undefined, working(), { ...ids, openingMessage: opening });
     if (!created.ok) throw new Error(created.reason);
-    const done = foldTaskInPlace(created.task, { statusUpdate: { ...ids, status: { state: 'TASK_STATE_COMPLETED', timestamp: '2026-01-01T00:00:02.000Z' } } }, ids);
+    const done = foldTaskInPlace(
+      created.task,
+      { statusUpdate: { ...ids, status: { state: 'TASK_STATE_COMPLETED', timestamp: '2026-01-01T00:00:02.000Z' } } },
+      ids,
+    );
     expect(done.ok && done.task).not.toBe(created.task);
     expect(created.task.status.state).toBe('TASK_STATE_WORKING');
     expect(done.ok && done.task.status.state).toBe('TASK_STATE_COMPLETED');
@@ -84,7 +99,13 @@ describe('foldTaskInPlace', () => {
     if (!created.ok) throw new Error(created.reason);
     const before = JSON.stringify(created.task);
     expect(foldTaskInPlace(created.task, { artifactUpdate: { ...ids, artifact: { artifactId: 'a', parts: [] }, append: true } }, ids).ok).toBe(false);
-    expect(foldTaskInPlace(created.task, { artifactUpdate: { taskId: 'other', contextId: 'c1', artifact: { artifactId: 'a', parts: [{ text: 'x' }] } } }, ids).ok).toBe(false);
+    expect(
+      foldTaskInPlace(
+        created.task,
+        { artifactUpdate: { taskId: 'other', contextId: 'c1', artifact: { artifactId: 'a', parts: [{ text: 'x' }] } } },
+        ids,
+      ).ok,
+    ).toBe(false);
     expect(JSON.stringify(created.task)).toBe(before);
   });
 });

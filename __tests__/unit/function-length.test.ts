@@ -49,7 +49,8 @@ function nameOf(source: ts.SourceFile, node: ts.Node): string {
   const named = node as ts.Node & { name?: ts.Node };
   if (named.name) return named.name.getText(source);
   const parent = node.parent;
-  if (parent && (ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent) || ts.isPropertyDeclaration(parent))) return parent.name.getText(source);
+  if (parent && (ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent) || ts.isPropertyDeclaration(parent)))
+    return parent.name.getText(source);
   return '(anonymous)';
 }
 

@@ -93,8 +93,14 @@ describe(`Node ${process.version}'s response headers (kOutHeaders)`, () => {
     });
     probe('setHeader keeps working after a direct write created the object', seen.type === 'text/plain');
     const sent = pairs(rawHeaders);
-    probe('a first header written directly is sent', sent.some(([name, value]) => name === 'X-Request-Id' && value === 'id-2'));
-    probe('a header setHeader wrote after it is sent too', sent.some(([name, value]) => name === 'Content-Type' && value === 'text/plain'));
+    probe(
+      'a first header written directly is sent',
+      sent.some(([name, value]) => name === 'X-Request-Id' && value === 'id-2'),
+    );
+    probe(
+      'a header setHeader wrote after it is sent too',
+      sent.some(([name, value]) => name === 'Content-Type' && value === 'text/plain'),
+    );
   });
 
   it('leaves a response whose headers are sent to setHeader (which throws then)', async () => {

@@ -43,7 +43,10 @@ describe('the other readers', () => {
 
   it('adds a field to Vary once', () => {
     const headers = new Map<string, string>();
-    const res = { getHeader: (name: string) => headers.get(name.toLowerCase()), setHeader: (name: string, value: string) => headers.set(name.toLowerCase(), value) };
+    const res = {
+      getHeader: (name: string) => headers.get(name.toLowerCase()),
+      setHeader: (name: string, value: string) => headers.set(name.toLowerCase(), value),
+    };
     addVary(res, 'A2A-Version');
     addVary(res, 'a2a-version');
     expect(headers.get('vary')).toBe('A2A-Version');

@@ -86,9 +86,7 @@ const digestTask = {
       parts: [{ text: 'Which date?' }],
     },
   },
-  history: [
-    { messageId: 'm-1', role: 'ROLE_USER', contextId: 'ctx-9', taskId: 't-42', parts: [{ text: 'Book a flight' }] },
-  ],
+  history: [{ messageId: 'm-1', role: 'ROLE_USER', contextId: 'ctx-9', taskId: 't-42', parts: [{ text: 'Book a flight' }] }],
 };
 
 const digestCard = {
@@ -236,18 +234,12 @@ describe('required fields', () => {
     expectIssueAt(TaskPushNotificationConfigSchema, { url: 'https://x', authentication: {} }, ['authentication', 'scheme']);
   });
 
-  it.each([
-    'name',
-    'description',
-    'version',
-    'supportedInterfaces',
-    'capabilities',
-    'defaultInputModes',
-    'defaultOutputModes',
-    'skills',
-  ] as const)('AgentCard.%s', (field) => {
-    expectIssueAt(AgentCardSchema, without(digestCard, field), [field]);
-  });
+  it.each(['name', 'description', 'version', 'supportedInterfaces', 'capabilities', 'defaultInputModes', 'defaultOutputModes', 'skills'] as const)(
+    'AgentCard.%s',
+    (field) => {
+      expectIssueAt(AgentCardSchema, without(digestCard, field), [field]);
+    },
+  );
 
   it('AgentCard: required arrays need at least one entry', () => {
     for (const field of ['supportedInterfaces', 'defaultInputModes', 'defaultOutputModes', 'skills'] as const) {
@@ -362,17 +354,11 @@ describe('integer ranges', () => {
   it('historyLength >= 0 and integral', () => {
     expect(GetTaskRequestSchema.parse({ id: 't', historyLength: 0 })).toEqual({ id: 't', historyLength: 0 });
     expect(GetTaskRequestSchema.parse({ id: 't', historyLength: 10 }).historyLength).toBe(10);
-    expect(expectIssueAt(GetTaskRequestSchema, { id: 't', historyLength: -1 }, ['historyLength'])).toBe(
-      'historyLength must be >= 0',
-    );
+    expect(expectIssueAt(GetTaskRequestSchema, { id: 't', historyLength: -1 }, ['historyLength'])).toBe('historyLength must be >= 0');
     expectIssueAt(GetTaskRequestSchema, { id: 't', historyLength: 1.5 }, ['historyLength']);
     expectIssueAt(GetTaskRequestSchema, { id: 't', historyLength: '3' }, ['historyLength']);
     expectIssueAt(ListTasksRequestSchema, { historyLength: -5 }, ['historyLength']);
-    expectIssueAt(
-      SendMessageRequestSchema,
-      { message: digestMessage, configuration: { historyLength: -1 } },
-      ['configuration', 'historyLength'],
-    );
+    expectIssueAt(SendMessageRequestSchema, { message: digestMessage, configuration: { historyLength: -1 } }, ['configuration', 'historyLength']);
   });
 
   it('ListTasks pageSize between 1 and 100', () => {
@@ -426,11 +412,7 @@ describe('oneof wrappers', () => {
 
   it('SecurityScheme and OAuthFlows need exactly one member', () => {
     expectIssueAt(SecuritySchemeSchema, {}, []);
-    expectIssueAt(
-      SecuritySchemeSchema,
-      { mtlsSecurityScheme: {}, httpAuthSecurityScheme: { scheme: 'Bearer' } },
-      [],
-    );
+    expectIssueAt(SecuritySchemeSchema, { mtlsSecurityScheme: {}, httpAuthSecurityScheme: { scheme: 'Bearer' } }, []);
     const oauth = {
       oauth2SecurityScheme: {
         flows: { clientCredentials: { tokenUrl: 'https://auth/token', scopes: { read: 'Read access' } } },

@@ -59,7 +59,9 @@ describe('startRetention', () => {
     expect(calls).toEqual([0, 1, 2].map(() => [new Date(NOW - TTL).toISOString(), 3]));
     expect(store.size).toBe(2);
     expect((await store.list(scope, { pageSize: 10 })).tasks.map((t) => t.id).sort()).toEqual([atCutoff.id, working.id].sort());
-    expect(log.lines.filter((l) => l.level === 'info')).toEqual([{ level: 'info', obj: expect.objectContaining({ removed: 7 }), msg: 'retention: removed finished tasks' }]);
+    expect(log.lines.filter((l) => l.level === 'info')).toEqual([
+      { level: 'info', obj: expect.objectContaining({ removed: 7 }), msg: 'retention: removed finished tasks' },
+    ]);
 
     // The next sweep finds nothing: one call, logged at debug only.
     await nextInterval();
@@ -95,7 +97,9 @@ describe('startRetention', () => {
     const stop = startRetention({ store, ttlMs: TTL, intervalMs: INTERVAL, logger: log.logger, now: () => NOW });
     for (let i = 0; i < 5; i++) await nextInterval();
     expect(log.count('warn')).toBe(1);
-    expect(log.lines.find((l) => l.level === 'warn')?.obj).toEqual(expect.objectContaining({ err: expect.objectContaining({ message: 'connection lost' }) }));
+    expect(log.lines.find((l) => l.level === 'warn')?.obj).toEqual(
+      expect.objectContaining({ err: expect.objectContaining({ message: 'connection lost' }) }),
+    );
     failing = false;
     await nextInterval();
     await nextInterval();

@@ -64,7 +64,10 @@ describe('createA2ARouter options', () => {
     expect(() => createA2ARouter({ agentCard: testCard, executor })).not.toThrow();
     expect(() =>
       createA2ARouter({
-        agentCard: { ...testCard, supportedInterfaces: [{ url: 'https://agents.example.com/agent', protocolBinding: 'JSONRPC', protocolVersion: '1.0' }] },
+        agentCard: {
+          ...testCard,
+          supportedInterfaces: [{ url: 'https://agents.example.com/agent', protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
+        },
         executor,
         logger: silentLogger,
         cancelGracePeriodMs: 0,

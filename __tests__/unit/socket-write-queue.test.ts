@@ -63,14 +63,14 @@ describe(`Node ${process.version}'s socket write queue (_handle.writeQueueSize)`
       await new Promise(setImmediate);
       held = unsentInHandle(res) ?? -1;
     }
-    probe(
-      `writeQueueSize grows once the kernel takes no more (wrote ${written} bytes to a client that reads nothing; saw ${held})`,
-      held > 0,
-    );
+    probe(`writeQueueSize grows once the kernel takes no more (wrote ${written} bytes to a client that reads nothing; saw ${held})`, held > 0);
 
     const stalled = sentByHandle(res) ?? -1;
     await new Promise(setImmediate);
-    probe(`_bytesDispatched minus writeQueueSize (what the kernel took) stays put while the client reads nothing (saw ${stalled}, then ${sentByHandle(res)})`, stalled > 0 && sentByHandle(res) === stalled);
+    probe(
+      `_bytesDispatched minus writeQueueSize (what the kernel took) stays put while the client reads nothing (saw ${stalled}, then ${sentByHandle(res)})`,
+      stalled > 0 && sentByHandle(res) === stalled,
+    );
 
     socket.resume();
     await once(res, 'drain');

@@ -5,7 +5,13 @@ const ids = { taskId: 't1', contextId: 'c1' };
 const opening: Message = { messageId: 'u1', role: 'ROLE_USER', parts: [{ text: 'hi' }], taskId: 't1', contextId: 'c1' };
 const agent = (text: string): Message => ({ messageId: `a-${text}`, role: 'ROLE_AGENT', parts: [{ text }], taskId: 't1', contextId: 'c1' });
 const ts = '2026-01-01T00:00:00.000Z';
-const task = (state: TaskState, extra: Partial<Task> = {}): Task => ({ id: 't1', contextId: 'c1', status: { state, timestamp: ts }, history: [opening], ...extra });
+const task = (state: TaskState, extra: Partial<Task> = {}): Task => ({
+  id: 't1',
+  contextId: 'c1',
+  status: { state, timestamp: ts },
+  history: [opening],
+  ...extra,
+});
 const status = (state: TaskState, message?: Message, timestamp = ts) => ({
   statusUpdate: { taskId: 't1', contextId: 'c1', status: { state, timestamp, ...(message ? { message } : {}) } },
 });
@@ -21,7 +27,12 @@ const refused = (r: Reduction) => {
 describe('reduceTask', () => {
   it('a first status creates the task with the opening message and the status message in its history', () => {
     const r = ok(reduceTask(undefined, status('TASK_STATE_WORKING', agent('on it')), { ...ids, openingMessage: opening }));
-    expect(r.task).toEqual({ id: 't1', contextId: 'c1', status: { state: 'TASK_STATE_WORKING', timestamp: ts, message: agent('on it') }, history: [opening, agent('on it')] });
+    expect(r.task).toEqual({
+      id: 't1',
+      contextId: 'c1',
+      status: { state: 'TASK_STATE_WORKING', timestamp: ts, message: agent('on it') },
+      history: [opening, agent('on it')],
+    });
     expect(r.event).toEqual({ task: r.task });
   });
 
@@ -52,14 +63,20 @@ describe('reduceTask', () => {
       const done = task(state);
       expect(refused(reduceTask(done, status('TASK_STATE_WORKING'), ids))).toMatch(/terminal/);
       expect(refused(reduceTask(done, { userMessage: opening }, ids))).toMatch(/terminal/);
-      expect(refused(reduceTask(done, { artifactUpdate: { taskId: 't1', contextId: 'c1', artifact: { artifactId: 'a', parts: [{ text: 'x' }] } } }, ids))).toMatch(/terminal/);
+      expect(
+        refused(reduceTask(done, { artifactUpdate: { taskId: 't1', contextId: 'c1', artifact: { artifactId: 'a', parts: [{ text: 'x' }] } } }, ids)),
+      ).toMatch(/terminal/);
     }
     expect(refused(reduceTask(task('TASK_STATE_INPUT_REQUIRED'), status('TASK_STATE_SUBMITTED'), ids))).toMatch(/illegal transition/);
   });
 
   it('refuses events of another task or context', () => {
-    expect(refused(reduceTask(task('TASK_STATE_WORKING'), { statusUpdate: { ...status('TASK_STATE_WORKING').statusUpdate, taskId: 't2' } }, ids))).toMatch(/task t2/);
-    expect(refused(reduceTask(task('TASK_STATE_WORKING'), { statusUpdate: { ...status('TASK_STATE_WORKING').statusUpdate, contextId: 'c2' } }, ids))).toMatch(/contextId c2/);
+    expect(
+      refused(reduceTask(task('TASK_STATE_WORKING'), { statusUpdate: { ...status('TASK_STATE_WORKING').statusUpdate, taskId: 't2' } }, ids)),
+    ).toMatch(/task t2/);
+    expect(
+      refused(reduceTask(task('TASK_STATE_WORKING'), { statusUpdate: { ...status('TASK_STATE_WORKING').statusUpdate, contextId: 'c2' } }, ids)),
+    ).toMatch(/contextId c2/);
   });
 
   it('artifacts: added, appended as chunks, replaced; each change says so for stores that append', () => {
@@ -72,7 +89,11 @@ describe('reduceTask', () => {
     expect(chunk.task.artifacts).toEqual([{ artifactId: 'a', parts: [{ text: 'one' }, { text: 'two' }] }]);
     const replaced = ok(reduceTask(chunk.task, add('a', 'new'), ids));
     expect(replaced.task.artifacts).toEqual([{ artifactId: 'a', parts: [{ text: 'new' }] }]);
-    expect(refused(reduceTask(task('TASK_STATE_WORKING'), { artifactUpdate: { taskId: 't1', contextId: 'c1', artifact: { artifactId: 'a', parts: [] } } }, ids))).toMatch(/at least one part/);
+    expect(
+      refused(
+        reduceTask(task('TASK_STATE_WORKING'), { artifactUpdate: { taskId: 't1', contextId: 'c1', artifact: { artifactId: 'a', parts: [] } } }, ids),
+      ),
+    ).toMatch(/at least one part/);
     // Before any status: the task is created WORKING, with the artifact.
     const created = ok(reduceTask(undefined, add('a', 'one'), { ...ids, openingMessage: opening }));
     expect(created.task.status.state).toBe('TASK_STATE_WORKING');
@@ -94,7 +115,11 @@ describe('reduceTask', () => {
     const before = task('TASK_STATE_WORKING', { artifacts: [{ artifactId: 'a', parts: [{ text: 'one' }] }] });
     const frozen = JSON.stringify(before);
     reduceTask(before, status('TASK_STATE_COMPLETED', agent('done')), ids);
-    reduceTask(before, { artifactUpdate: { taskId: 't1', contextId: 'c1', artifact: { artifactId: 'a', parts: [{ text: 'two' }] }, append: true } }, ids);
+    reduceTask(
+      before,
+      { artifactUpdate: { taskId: 't1', contextId: 'c1', artifact: { artifactId: 'a', parts: [{ text: 'two' }] }, append: true } },
+      ids,
+    );
     expect(JSON.stringify(before)).toBe(frozen);
   });
 });

@@ -82,7 +82,12 @@ describe('ProtoJSON in and out', () => {
       configuration: {
         acceptedOutputModes: ['text/plain'],
         historyLength: 3,
-        taskPushNotificationConfig: { url: 'https://hooks.example.com', id: 'c-1', token: 'tok', authentication: { scheme: 'Bearer', credentials: 'secret' } },
+        taskPushNotificationConfig: {
+          url: 'https://hooks.example.com',
+          id: 'c-1',
+          token: 'tok',
+          authentication: { scheme: 'Bearer', credentials: 'secret' },
+        },
       },
       metadata: { request: 1 },
     });
@@ -103,14 +108,18 @@ describe('ProtoJSON in and out', () => {
 
   it('every task state has its v0.3 proto name (TASK_STATE_CANCELLED with two Ls)', () => {
     const states = TASK_STATES.map((state) => toV03RestTask(toV03Task({ id: 't', contextId: 'c', status: { state } } as Task)).status);
-    expect(states.map((s) => (s as { state: string }).state)).toEqual(TASK_STATES.map((s) => (s === 'TASK_STATE_CANCELED' ? 'TASK_STATE_CANCELLED' : s)));
+    expect(states.map((s) => (s as { state: string }).state)).toEqual(
+      TASK_STATES.map((s) => (s === 'TASK_STATE_CANCELED' ? 'TASK_STATE_CANCELLED' : s)),
+    );
   });
 
   it('errors: the JSON-RPC code and message, the google.rpc details as data', () => {
     expect(v03RestErrorBody(taskNotFound('t-9'))).toEqual({
       code: -32001,
       message: 'Task t-9 not found',
-      data: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'TASK_NOT_FOUND', domain: 'a2a-protocol.org', metadata: { taskId: 't-9' } }],
+      data: [
+        { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'TASK_NOT_FOUND', domain: 'a2a-protocol.org', metadata: { taskId: 't-9' } },
+      ],
     });
     expect(v03RestErrorBody(new A2AError('Internal'))).toEqual({ code: -32603, message: 'Internal error' });
   });

@@ -50,7 +50,13 @@ const V03_MESSAGE: V03Message = {
   ],
 };
 
-const agentMessage = (text: string): Message => ({ messageId: `a-${text}`, role: 'ROLE_AGENT', contextId: 'ctx-1', taskId: 't-1', parts: [{ text }] });
+const agentMessage = (text: string): Message => ({
+  messageId: `a-${text}`,
+  role: 'ROLE_AGENT',
+  contextId: 'ctx-1',
+  taskId: 't-1',
+  parts: [{ text }],
+});
 
 const TASK: Task = {
   id: 't-1',
@@ -79,7 +85,10 @@ const TASK: Task = {
 describe('v0.3 requests → v1.0', () => {
   it('the fixtures are genuine v0.3 (checked against the v0.3 JSON schema)', () => {
     expectV03('Message', V03_MESSAGE);
-    expectV03('MessageSendParams', { message: V03_MESSAGE, configuration: { blocking: false, historyLength: 2, acceptedOutputModes: ['text/plain'] } });
+    expectV03('MessageSendParams', {
+      message: V03_MESSAGE,
+      configuration: { blocking: false, historyLength: 2, acceptedOutputModes: ['text/plain'] },
+    });
   });
 
   it('message/send params become a valid SendMessageRequest: parts, roles, files, data, blocking inverted', () => {
@@ -116,7 +125,12 @@ describe('v0.3 requests → v1.0', () => {
     expect(toV1SendMessageRequest(parseParams(V03MessageSendParamsSchema, base)).configuration).toBeUndefined();
     expect(toV1SendMessageRequest(parseParams(V03MessageSendParamsSchema, { ...base, configuration: {} })).configuration).toEqual({});
     expect(toV1SendMessageRequest(parseParams(V03MessageSendParamsSchema, { ...base, configuration: { blocking: true } })).configuration).toEqual({});
-    const push = { url: 'https://client.example.com/hook', id: 'pn-1', token: 'tok', authentication: { schemes: ['Bearer', 'Basic'], credentials: 's3cr3t' } };
+    const push = {
+      url: 'https://client.example.com/hook',
+      id: 'pn-1',
+      token: 'tok',
+      authentication: { schemes: ['Bearer', 'Basic'], credentials: 's3cr3t' },
+    };
     expectV03('MessageSendConfiguration', { pushNotificationConfig: push });
     const v1 = toV1SendMessageRequest(parseParams(V03MessageSendParamsSchema, { ...base, configuration: { pushNotificationConfig: push } }));
     expect(v1.configuration?.taskPushNotificationConfig).toEqual({
@@ -150,7 +164,10 @@ describe('v0.3 requests → v1.0', () => {
   it('tasks/get, tasks/cancel and tasks/resubscribe params', () => {
     expect(toV1GetTaskRequest(parseParams(V03TaskQueryParamsSchema, { id: 't-1', historyLength: 0 }))).toEqual({ id: 't-1', historyLength: 0 });
     expect(toV1GetTaskRequest(parseParams(V03TaskQueryParamsSchema, { id: 't-1' }))).toEqual({ id: 't-1' });
-    expect(toV1CancelTaskRequest(parseParams(V03TaskIdParamsSchema, { id: 't-1', metadata: { why: 'x' } }))).toEqual({ id: 't-1', metadata: { why: 'x' } });
+    expect(toV1CancelTaskRequest(parseParams(V03TaskIdParamsSchema, { id: 't-1', metadata: { why: 'x' } }))).toEqual({
+      id: 't-1',
+      metadata: { why: 'x' },
+    });
     expect(toV1SubscribeToTaskRequest(parseParams(V03TaskIdParamsSchema, { id: 't-1', metadata: {} }))).toEqual({ id: 't-1' });
   });
 
@@ -239,7 +256,9 @@ describe('v1.0 results → v0.3 (validated against the v0.3 JSON schema)', () =>
     for (const state of TASK_STATES) expectV03('TaskState', toV03State(state));
   });
 
-  const statusUpdate = (state: TaskState): StreamResponse => ({ statusUpdate: { taskId: 't-1', contextId: 'ctx-1', status: { state }, metadata: { n: 1 } } });
+  const statusUpdate = (state: TaskState): StreamResponse => ({
+    statusUpdate: { taskId: 't-1', contextId: 'ctx-1', status: { state }, metadata: { n: 1 } },
+  });
 
   it('stream events: kind tags, and status updates with the required final flag', () => {
     const events: StreamResponse[] = [
@@ -288,7 +307,18 @@ describe('v1.0 results → v0.3 (validated against the v0.3 JSON schema)', () =>
 
 describe('v0.3 error codes', () => {
   it('keeps -32001…-32007 and the JSON-RPC codes; -32008 and -32009 become -32600 with their reason', () => {
-    for (const kind of ['TaskNotFound', 'TaskNotCancelable', 'PushNotificationNotSupported', 'UnsupportedOperation', 'ContentTypeNotSupported', 'InvalidAgentResponse', 'ExtendedAgentCardNotConfigured', 'InvalidParams', 'MethodNotFound', 'Internal'] as const) {
+    for (const kind of [
+      'TaskNotFound',
+      'TaskNotCancelable',
+      'PushNotificationNotSupported',
+      'UnsupportedOperation',
+      'ContentTypeNotSupported',
+      'InvalidAgentResponse',
+      'ExtendedAgentCardNotConfigured',
+      'InvalidParams',
+      'MethodNotFound',
+      'Internal',
+    ] as const) {
       const error = new A2AError(kind);
       expect(toV03Error(error)).toBe(error);
       expectV03('JSONRPCErrorResponse', errorEnvelope(1, toV03Error(error)));

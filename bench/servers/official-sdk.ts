@@ -7,12 +7,7 @@ import { randomUUID } from 'node:crypto';
 import express from 'express';
 import { Role, TaskState } from '@a2a-js/sdk';
 import type { AgentCard, Message, Task, TaskStatus } from '@a2a-js/sdk';
-import {
-  AgentEvent,
-  DefaultExecutionEventBusManager,
-  DefaultRequestHandler,
-  InMemoryTaskStore,
-} from '@a2a-js/sdk/server';
+import { AgentEvent, DefaultExecutionEventBusManager, DefaultRequestHandler, InMemoryTaskStore } from '@a2a-js/sdk/server';
 import type { AgentExecutor, ExecutionEventBus, RequestContext } from '@a2a-js/sdk/server';
 import { UserBuilder, agentCardHandler, jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
 import { listen, mountBenchControl } from './common.js';

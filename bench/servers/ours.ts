@@ -101,12 +101,7 @@ function buildStack(kit: Kit): RequestHandler[] {
   const user = kit.fromVerify((req: Request) =>
     req.headers.authorization === expected ? { id: 'bench-user', claims: { sub: 'bench-user' } } : false,
   );
-  return [
-    kit.a2aSecurity(),
-    kit.a2aTracing(),
-    kit.a2aAuth({ user }),
-    kit.a2aTenant({ from: (req: Request) => req.get(BENCH_TENANT_HEADER) }),
-  ];
+  return [kit.a2aSecurity(), kit.a2aTracing(), kit.a2aAuth({ user }), kit.a2aTenant({ from: (req: Request) => req.get(BENCH_TENANT_HEADER) })];
 }
 
 async function main(): Promise<void> {
@@ -149,8 +144,7 @@ async function main(): Promise<void> {
     const redis = (await import(distFile('redis.mjs'))) as Redis;
     // A prefix of its own per process (a restarted server never sees an earlier one's keys), or the
     // one in BENCH_REDIS_KEY_PREFIX: the replicas of ours-2replicas share theirs (the same tasks).
-    const keyPrefix =
-      process.env.BENCH_REDIS_KEY_PREFIX || `a2a-bench:${process.pid.toString(36)}-${Math.random().toString(36).slice(2, 8)}:`;
+    const keyPrefix = process.env.BENCH_REDIS_KEY_PREFIX || `a2a-bench:${process.pid.toString(36)}-${Math.random().toString(36).slice(2, 8)}:`;
     const backend = await redis.createRedisBackend({ url, keyPrefix });
     storeOptions = { ...backend.options };
     variant = 'ours+redis';
@@ -171,7 +165,12 @@ async function main(): Promise<void> {
   }
   const traces = hasFlag('--traces') ? await benchTraces() : undefined;
   if (traces) variant += '+traces';
-  const router = kit.createA2ARouter({ agentCard, executor: executor as never, ...(storeOptions as { taskStore: TaskStore }), ...(traces ? { traces } : {}) });
+  const router = kit.createA2ARouter({
+    agentCard,
+    executor: executor as never,
+    ...(storeOptions as { taskStore: TaskStore }),
+    ...(traces ? { traces } : {}),
+  });
 
   const app: Express = express();
   mountBenchControl(app, {

@@ -46,7 +46,12 @@ interface RawSnapshot {
 function shortScript(name: string): string {
   if (!name) return '?';
   const nm = name.lastIndexOf('node_modules/');
-  if (nm !== -1) return name.slice(nm + 'node_modules/'.length).split('/').slice(0, name.includes('/@') ? 2 : 1).join('/');
+  if (nm !== -1)
+    return name
+      .slice(nm + 'node_modules/'.length)
+      .split('/')
+      .slice(0, name.includes('/@') ? 2 : 1)
+      .join('/');
   if (name.startsWith('node:')) return name;
   if (!name.includes('/')) return `node:${name}`;
   return path.relative(ROOT, name.replace(/^file:\/\//, ''));
@@ -181,11 +186,11 @@ interface Server {
 }
 
 function startServer(script: string): Promise<Server> {
-  const child = spawn(
-    process.execPath,
-    ['--expose-gc', '--no-flush-bytecode', '--import', 'tsx', path.join(ROOT, 'bench', 'servers', script)],
-    { cwd: ROOT, env: { ...process.env, NODE_ENV: 'production' }, stdio: ['ignore', 'pipe', 'inherit'] },
-  );
+  const child = spawn(process.execPath, ['--expose-gc', '--no-flush-bytecode', '--import', 'tsx', path.join(ROOT, 'bench', 'servers', script)], {
+    cwd: ROOT,
+    env: { ...process.env, NODE_ENV: 'production' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   return new Promise((resolve, reject) => {
     let out = '';
     child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
@@ -261,13 +266,21 @@ async function main(): Promise<void> {
     results[id] = await profile(id, n, Math.min(500, n), leftOnly);
     const r = results[id];
     if (!leftOnly) out.push(table(r.open, top, `## ${id}: heap per idle stream (N = ${r.opened})`));
-    out.push(table(r.left.filter((row) => row.bytes > 0), Math.min(top, 10), `### ${id}: left after every client closed (largest growths)`));
+    out.push(
+      table(
+        r.left.filter((row) => row.bytes > 0),
+        Math.min(top, 10),
+        `### ${id}: left after every client closed (largest growths)`,
+      ),
+    );
   }
   if (results.ours && results.ceiling && !leftOnly) {
     const ceiling = new Map(results.ceiling.open.map((r) => [r.key, r]));
     const extra = results.ours.open
       .map((r) => ({ key: r.key, count: r.count - (ceiling.get(r.key)?.count ?? 0), bytes: r.bytes - (ceiling.get(r.key)?.bytes ?? 0) }))
-      .concat(results.ceiling.open.filter((r) => !results.ours.open.some((o) => o.key === r.key)).map((r) => ({ ...r, count: -r.count, bytes: -r.bytes })))
+      .concat(
+        results.ceiling.open.filter((r) => !results.ours.open.some((o) => o.key === r.key)).map((r) => ({ ...r, count: -r.count, bytes: -r.bytes })),
+      )
       .sort((a, b) => b.bytes - a.bytes);
     out.push(table(extra, top, '## ours beyond ceiling (what a stream of ours holds that a bare Express response does not)'));
   }

@@ -26,10 +26,21 @@ const executor: AgentExecutor = {
   },
 };
 const card = {
-  name: 'flood', description: 'streams a lot', version: '1', capabilities: { streaming: true },
-  defaultInputModes: ['text/plain'], defaultOutputModes: ['text/plain'], skills: [{ id: 's', name: 's', description: 's', tags: ['t'] }],
+  name: 'flood',
+  description: 'streams a lot',
+  version: '1',
+  capabilities: { streaming: true },
+  defaultInputModes: ['text/plain'],
+  defaultOutputModes: ['text/plain'],
+  skills: [{ id: 's', name: 's', description: 's', tags: ['t'] }],
 };
-const agent = createA2ARouter({ agentCard: card, executor, logger: { ...silentLogger, warn: (...a: unknown[]) => console.log("WARN", JSON.stringify(a)) }, ...(bufferBytes ? { streamBufferBytes: bufferBytes } : {}), streamStallMs: stallMs });
+const agent = createA2ARouter({
+  agentCard: card,
+  executor,
+  logger: { ...silentLogger, warn: (...a: unknown[]) => console.log('WARN', JSON.stringify(a)) },
+  ...(bufferBytes ? { streamBufferBytes: bufferBytes } : {}),
+  streamStallMs: stallMs,
+});
 const app = express();
 app.use('/agent', agent);
 const gc = (globalThis as { gc?: () => void }).gc!;
@@ -44,11 +55,18 @@ const snapshot = (label: string) => {
 const server = app.listen(0, '127.0.0.1', async () => {
   const { port } = server.address() as AddressInfo;
   snapshot('before');
-  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendStreamingMessage', params: { message: { messageId: 'm', role: 'ROLE_USER', parts: [{ text: 'go' }] } } });
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'SendStreamingMessage',
+    params: { message: { messageId: 'm', role: 'ROLE_USER', parts: [{ text: 'go' }] } },
+  });
   const sockets = Array.from({ length: clients }, () => {
     const socket = net.connect(port, '127.0.0.1');
     socket.pause();
-    socket.write(`POST /agent HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nA2A-Version: 1.0\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    socket.write(
+      `POST /agent HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nA2A-Version: 1.0\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
     return socket;
   });
   while (finished < clients) await new Promise((resolve) => setTimeout(resolve, 20));

@@ -36,7 +36,8 @@ export function summarize(event: StreamResponse): string {
     const { taskId, status } = event.statusUpdate;
     return `task ${taskId}: ${status.state} ${textOf(status.message?.parts)}`.trim();
   }
-  if ('artifactUpdate' in event) return `task ${event.artifactUpdate.taskId}: artifact ${event.artifactUpdate.artifact.name ?? event.artifactUpdate.artifact.artifactId}`;
+  if ('artifactUpdate' in event)
+    return `task ${event.artifactUpdate.taskId}: artifact ${event.artifactUpdate.artifact.name ?? event.artifactUpdate.artifact.artifactId}`;
   return 'a message';
 }
 

@@ -20,7 +20,9 @@ const server = app.listen(port, '127.0.0.1', () => {
     configuration: { returnImmediately: true, taskPushNotificationConfig: { url: receiverUrl, token } },
   };
   // eslint-disable-next-line no-console
-  console.log(`Report agent listening: http://127.0.0.1:${port}/agent\nTry:\n  curl -s http://127.0.0.1:${port}/agent/message:send -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' -d '${JSON.stringify(body)}'`);
+  console.log(
+    `Report agent listening: http://127.0.0.1:${port}/agent\nTry:\n  curl -s http://127.0.0.1:${port}/agent/message:send -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' -d '${JSON.stringify(body)}'`,
+  );
 });
 
 // Runs once however many signals arrive (npm and tsx relay a group signal: SIGTERM can come twice).

@@ -21,7 +21,10 @@ const name = process.env.NAME ?? `replica-${process.pid}`;
 
 async function main(): Promise<void> {
   const backend = onPostgres
-    ? await createPostgresBackend({ connectionString: process.env.A2A_PG_URL ?? 'postgres://127.0.0.1:5432/postgres', schema: process.env.A2A_PG_SCHEMA })
+    ? await createPostgresBackend({
+        connectionString: process.env.A2A_PG_URL ?? 'postgres://127.0.0.1:5432/postgres',
+        schema: process.env.A2A_PG_SCHEMA,
+      })
     : await createRedisBackend({ url: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379' });
   const { app, agent } = createApp(backend.options);
   const server = app.listen(port, host, () => {

@@ -28,6 +28,11 @@ export interface EngineTracing {
  * How an execution starts its turns: `start` itself when tracing is off (nothing added per turn),
  * else each turn inside a span of its own. `resumed`: the reason of a turn run by executor.resume().
  */
-export function tracedTurns(tracing: EngineTracing | undefined, task: TracedTask, start: (turn: Turn) => void, resumed?: string): (turn: Turn) => void {
+export function tracedTurns(
+  tracing: EngineTracing | undefined,
+  task: TracedTask,
+  start: (turn: Turn) => void,
+  resumed?: string,
+): (turn: Turn) => void {
   return tracing ? (turn) => tracing.startTurn(task, turn, resumed, start) : start;
 }

@@ -8,7 +8,11 @@ import type { AgentCardInput } from '../protocol/card.js';
 import type { AgentCard } from '../protocol/schemas.js';
 import type { ExtendedAgentCardProvider } from './request-handler-options.js';
 
-export async function extendedAgentCard(card: AgentCard, provider: ExtendedAgentCardProvider | undefined, caller: A2ACaller): Promise<AgentCardInput> {
+export async function extendedAgentCard(
+  card: AgentCard,
+  provider: ExtendedAgentCardProvider | undefined,
+  caller: A2ACaller,
+): Promise<AgentCardInput> {
   if (card.capabilities.extendedAgentCard !== true) {
     throw new A2AError('UnsupportedOperation', 'This agent does not declare an extended agent card');
   }

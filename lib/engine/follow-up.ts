@@ -46,7 +46,12 @@ export async function routeFollowUp(
  * (the turn here ended meanwhile), it takes this message; still mid-turn, the turn runs in another
  * process, where this message cannot queue: it is refused rather than run beside that turn.
  */
-async function parkedNow(executions: Executions, taskId: string, key: string, read: () => Promise<VersionedTask>): Promise<VersionedTask | undefined> {
+async function parkedNow(
+  executions: Executions,
+  taskId: string,
+  key: string,
+  read: () => Promise<VersionedTask>,
+): Promise<VersionedTask | undefined> {
   const fresh = await read();
   if (executions.get(key)) return undefined; // a turn started here meanwhile: queue behind it
   const state = fresh.task.status.state;

@@ -32,7 +32,12 @@ export function immediateWritesOf(store: TaskStore): ImmediateWrites | undefined
 /** `wrapper` (a bounded copy of `store`) offers `store`'s immediate writes as its own: they never wait, so no deadline applies. */
 export function offerImmediateWrites(wrapper: TaskStore, store: TaskStore): void {
   const writes = immediateWritesOf(store);
-  const own: ImmediateWrites | undefined = writes && { create: wrapper.create, update: wrapper.update, createNow: writes.createNow, updateNow: writes.updateNow };
+  const own: ImmediateWrites | undefined = writes && {
+    create: wrapper.create,
+    update: wrapper.update,
+    createNow: writes.createNow,
+    updateNow: writes.updateNow,
+  };
   // Defined either way: the wrapper must not inherit the store's own offer (it is not the store).
   Object.defineProperty(wrapper, IMMEDIATE_WRITES, { value: own });
 }

@@ -73,7 +73,8 @@ export class EngineLifecycle {
     try {
       const unfinished = await find();
       for (const task of unfinished) await this.settleOrphan(task, RESTARTED_TEXT, 'restart');
-      if (unfinished.length > 0) this.#deps.logger.warn({ tasks: unfinished.length }, 'tasks left mid-turn by the previous process were settled (resumed or failed)');
+      if (unfinished.length > 0)
+        this.#deps.logger.warn({ tasks: unfinished.length }, 'tasks left mid-turn by the previous process were settled (resumed or failed)');
     } catch (error) {
       this.#deps.logger.error({ err: error }, 'could not settle the tasks the previous process left mid-turn');
     }

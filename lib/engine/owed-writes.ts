@@ -56,7 +56,8 @@ export class OwedWrites {
   owe(write: OwedWrite): void {
     if (this.#closed) return;
     if (!this.#owed.has(write.key) && this.#owed.size >= (this.#options.max ?? 10_000)) {
-      if (!this.#full) this.#options.logger.warn({ owed: this.#owed.size }, 'too many final writes owed; later ones are left to the start-up settlement');
+      if (!this.#full)
+        this.#options.logger.warn({ owed: this.#owed.size }, 'too many final writes owed; later ones are left to the start-up settlement');
       this.#full = true;
       return;
     }
@@ -86,7 +87,10 @@ export class OwedWrites {
     const leases = this.#options.leases;
     if (!leases || this.#held.has(write.key)) return;
     const task = { scope: write.scope, taskId: write.taskId };
-    this.#held.set(write.key, leases.acquire(write.key, task, this.#options.leaseWaitMs ?? 5_000).catch(() => undefined));
+    this.#held.set(
+      write.key,
+      leases.acquire(write.key, task, this.#options.leaseWaitMs ?? 5_000).catch(() => undefined),
+    );
   }
 
   /** Gives the held lease back just before a retry, whose execution leases the task to write. */

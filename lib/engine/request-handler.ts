@@ -75,7 +75,11 @@ export class A2ARequestHandler {
     const registry = options.registry ?? new LocalExecutionRegistry<Execution>();
     const owed = new OwedWrites({ logger, leases, settle: (write) => this.#lifecycle.settleOwed(write) });
     const deps = { store, bus, executor: options.executor, logger, events: options.events, leases, owed };
-    const timing = { turnTimeoutMs: options.turnTimeoutMs ?? 0, leaseWaitMs: options.leaseWaitMs ?? 30_000, cancelGraceMs: options.cancelGracePeriodMs };
+    const timing = {
+      turnTimeoutMs: options.turnTimeoutMs ?? 0,
+      leaseWaitMs: options.leaseWaitMs ?? 30_000,
+      cancelGraceMs: options.cancelGracePeriodMs,
+    };
     const executions = (this.#executions = new Executions(registry, { ...deps, ...timing }, () => this.#lifecycle.executionIdle()));
     const card = options.agentCard;
     const inputModes = new MediaTypeFilter([...card.defaultInputModes, ...card.skills.flatMap((s) => s.inputModes ?? [])]);
@@ -202,7 +206,10 @@ export class A2ARequestHandler {
     return this.#pushService().get(scopeOf(call), params);
   }
 
-  listTaskPushNotificationConfigs(call: CallContext, params: ListTaskPushNotificationConfigsRequest): Promise<ListTaskPushNotificationConfigsResponse> {
+  listTaskPushNotificationConfigs(
+    call: CallContext,
+    params: ListTaskPushNotificationConfigsRequest,
+  ): Promise<ListTaskPushNotificationConfigsResponse> {
     return this.#pushService().list(scopeOf(call), params);
   }
 

@@ -33,10 +33,16 @@ const DAY_MS = 86_400_000;
 
 const optionsSchema = z.strictObject({
   store: z.custom<TaskStore>(hasMethods('get', 'create', 'update', 'list'), { error: 'must be a TaskStore' }),
-  ttlMs: z.number().int().min(1_000).max(3650 * DAY_MS),
+  ttlMs: z
+    .number()
+    .int()
+    .min(1_000)
+    .max(3650 * DAY_MS),
   intervalMs: z.number().int().min(10).max(DAY_MS).default(60_000),
   batchSize: z.number().int().min(1).max(10_000).default(100),
-  logger: z.custom<Logger>(hasMethods('debug', 'info', 'warn', 'error'), { error: 'must be a logger (debug, info, warn, error)' }).default(consoleLogger),
+  logger: z
+    .custom<Logger>(hasMethods('debug', 'info', 'warn', 'error'), { error: 'must be a logger (debug, info, warn, error)' })
+    .default(consoleLogger),
   now: z.custom<() => number>((v) => typeof v === 'function', { error: 'must be a function returning ms since the epoch' }).default(() => Date.now),
 });
 

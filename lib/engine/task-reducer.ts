@@ -5,15 +5,7 @@
  * foldTaskInPlace is the same fold for the one owner of a task copy (TaskWriter): an artifact event
  * changes that copy instead of copying its artifacts and parts, so an event costs what it carries.
  */
-import type {
-  Artifact,
-  Message,
-  StreamResponse,
-  Task,
-  TaskArtifactUpdateEvent,
-  TaskStatus,
-  TaskStatusUpdateEvent,
-} from '../protocol/schemas.js';
+import type { Artifact, Message, StreamResponse, Task, TaskArtifactUpdateEvent, TaskStatus, TaskStatusUpdateEvent } from '../protocol/schemas.js';
 import type { TaskChange } from './seams/task-store.js';
 import { canTransition, isTerminal, now } from './task-state.js';
 

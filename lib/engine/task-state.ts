@@ -12,10 +12,7 @@ export const TERMINAL_STATES: ReadonlySet<TaskState> = new Set<TaskState>([
   'TASK_STATE_REJECTED',
 ]);
 
-export const INTERRUPTED_STATES: ReadonlySet<TaskState> = new Set<TaskState>([
-  'TASK_STATE_INPUT_REQUIRED',
-  'TASK_STATE_AUTH_REQUIRED',
-]);
+export const INTERRUPTED_STATES: ReadonlySet<TaskState> = new Set<TaskState>(['TASK_STATE_INPUT_REQUIRED', 'TASK_STATE_AUTH_REQUIRED']);
 
 export const isTerminal = (state: TaskState): boolean => TERMINAL_STATES.has(state);
 export const isInterrupted = (state: TaskState): boolean => INTERRUPTED_STATES.has(state);
@@ -44,11 +41,7 @@ function agentMessage(text: string, task: Pick<Task, 'id' | 'contextId'>): Messa
 }
 
 /** A status the engine writes itself (failure, forced cancel), with an explanatory message. */
-export function engineStatus(
-  state: 'TASK_STATE_FAILED' | 'TASK_STATE_CANCELED',
-  task: Pick<Task, 'id' | 'contextId'>,
-  text: string,
-): TaskStatus {
+export function engineStatus(state: 'TASK_STATE_FAILED' | 'TASK_STATE_CANCELED', task: Pick<Task, 'id' | 'contextId'>, text: string): TaskStatus {
   return { state, message: agentMessage(text, task), timestamp: now() };
 }
 

@@ -113,7 +113,11 @@ export class TaskWriter {
     return { kind: 'committed', task: reduced.task, previous: base?.task, event: reduced.event, version };
   }
 
-  async #retryAfterConflict(event: TaskEvent, openingMessage: Message | undefined, recheck: ((fresh: Task) => A2AError | undefined) | undefined): Promise<Commit> {
+  async #retryAfterConflict(
+    event: TaskEvent,
+    openingMessage: Message | undefined,
+    recheck: ((fresh: Task) => A2AError | undefined) | undefined,
+  ): Promise<Commit> {
     await this.reload();
     const refusal = recheck?.(this.#committed!.task);
     if (refusal) throw refusal;

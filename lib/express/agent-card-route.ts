@@ -74,7 +74,11 @@ export function agentCardRoute(
       if (cache.size >= maxCached) cache.delete(cache.keys().next().value!);
       cache.set(key, rendered);
       // A failed signing is not cached: the next request tries again.
-      if (rendered instanceof Promise) rendered.then((done) => cache.get(key) === rendered && cache.set(key, done), () => cache.delete(key));
+      if (rendered instanceof Promise)
+        rendered.then(
+          (done) => cache.get(key) === rendered && cache.set(key, done),
+          () => cache.delete(key),
+        );
     }
     return rendered;
   };
@@ -84,7 +88,10 @@ export function agentCardRoute(
     if (varies) addVary(res, 'A2A-Version');
     const rendered = render(baseUrlFor(req), varies ? cardShapeOf(req) : 'v1.0');
     if (rendered instanceof Promise) {
-      rendered.then((done) => serve(req, res, done), (error: unknown) => writeError(req, res, error, 'rest'));
+      rendered.then(
+        (done) => serve(req, res, done),
+        (error: unknown) => writeError(req, res, error, 'rest'),
+      );
       return;
     }
     serve(req, res, rendered);

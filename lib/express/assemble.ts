@@ -61,7 +61,12 @@ export function assemble(settings: RouterSettings, logger: Logger): Assembly {
     bus: settings.eventBus,
     leases: observability.taskLeases(settings.taskLeases),
     leaseWaitMs: settings.leaseWaitMs,
-    events: push ? combineEngineEvents([observability.events, push.service.events].filter((e) => e !== undefined), logger) : observability.events,
+    events: push
+      ? combineEngineEvents(
+          [observability.events, push.service.events].filter((e) => e !== undefined),
+          logger,
+        )
+      : observability.events,
     logger,
     cancelGracePeriodMs: settings.cancelGracePeriodMs,
     turnTimeoutMs: settings.turnTimeoutMs,

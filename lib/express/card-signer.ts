@@ -35,7 +35,12 @@ export class CardSigningKeyError extends Error {
   }
 }
 
-const CURVE_ALG: Readonly<Record<string, CardSigningAlgorithm>> = { prime256v1: 'ES256', secp384r1: 'ES384', secp521r1: 'ES512', secp256k1: 'ES256K' };
+const CURVE_ALG: Readonly<Record<string, CardSigningAlgorithm>> = {
+  prime256v1: 'ES256',
+  secp384r1: 'ES384',
+  secp521r1: 'ES512',
+  secp256k1: 'ES256K',
+};
 
 /** The algorithms each key type can sign with. */
 function algorithmsFor(key: KeyObject): readonly CardSigningAlgorithm[] {
@@ -69,7 +74,8 @@ function privateKeyOf(input: CardSigningKey): KeyObject {
   } catch (error) {
     throw new CardSigningKeyError('key', `is not a usable private key (${(error as Error).message})`);
   }
-  if (key.type !== 'private') throw new CardSigningKeyError('key', `must be a private key (got a ${key.type} key): the card is signed with it, verifiers use the public key`);
+  if (key.type !== 'private')
+    throw new CardSigningKeyError('key', `must be a private key (got a ${key.type} key): the card is signed with it, verifiers use the public key`);
   return key;
 }
 
@@ -90,9 +96,14 @@ export class CardSigner {
   constructor(options: CardSigningOptions) {
     this.#key = privateKeyOf(options.key);
     const usable = algorithmsFor(this.#key);
-    if (usable.length === 0) throw new CardSigningKeyError('key', `has a key type (${this.#key.asymmetricKeyType}) that cannot sign a JWS; use an EC (P-256/384/521), RSA or Ed25519 key`);
+    if (usable.length === 0)
+      throw new CardSigningKeyError(
+        'key',
+        `has a key type (${this.#key.asymmetricKeyType}) that cannot sign a JWS; use an EC (P-256/384/521), RSA or Ed25519 key`,
+      );
     const alg = options.alg ?? usable[0];
-    if (!usable.includes(alg)) throw new CardSigningKeyError('alg', `cannot sign with alg ${alg}: this ${this.#key.asymmetricKeyType} key signs with ${usable.join(', ')}`);
+    if (!usable.includes(alg))
+      throw new CardSigningKeyError('alg', `cannot sign with alg ${alg}: this ${this.#key.asymmetricKeyType} key signs with ${usable.join(', ')}`);
     const kid = options.kid ?? thumbprint(createPublicKey(this.#key).export({ format: 'jwk' }));
     this.#protectedHeader = { alg, typ: 'JOSE', kid, ...(options.jku ? { jku: options.jku } : {}) };
   }
@@ -104,7 +115,9 @@ export class CardSigner {
 
   /** One signature over `card`'s canonical form. */
   async signature(card: AgentCard): Promise<AgentCardSignature> {
-    const jws = await new FlattenedSign(new TextEncoder().encode(canonicalCardPayload(card))).setProtectedHeader(this.#protectedHeader).sign(this.#key);
+    const jws = await new FlattenedSign(new TextEncoder().encode(canonicalCardPayload(card)))
+      .setProtectedHeader(this.#protectedHeader)
+      .sign(this.#key);
     return { protected: jws.protected!, signature: jws.signature };
   }
 

@@ -136,7 +136,9 @@ export function a2aDispatcher(options: DispatcherOptions): Handler {
       answerBeforeBody(req, res);
       return fail(bodyTooLargeError(limit), req, res, next, binding);
     }
-    parserFor(limit)(req, res, (parseError?: unknown) => (parseError ? fail(parseError, req, res, next, binding) : dispatch(req, res, next, match, requested)));
+    parserFor(limit)(req, res, (parseError?: unknown) =>
+      parseError ? fail(parseError, req, res, next, binding) : dispatch(req, res, next, match, requested),
+    );
   };
 
   const serveA2A = preset.length > 0 ? withPreset(preset, settings.compatibility, fail, readBody) : readBody;

@@ -23,7 +23,10 @@ import type { CallContextHook } from '../http/serve.js';
 import { CARD_SIGNING_ALGORITHMS, type CardSigningKey } from './card-signer.js';
 
 /** `schema` as accepting `Input` (what users pass), for a field whose zod input type is wider or narrower than the documented one. */
-const accepting = <Input>() => <S extends z.ZodType>(schema: S) => schema as unknown as z.ZodType<z.output<S>, Input>;
+const accepting =
+  <Input>() =>
+  <S extends z.ZodType>(schema: S) =>
+    schema as unknown as z.ZodType<z.output<S>, Input>;
 
 /** A preset slot: checked by a2aMiddlewareChain, which names the factory option that is wrong. */
 const presetSlot = <K extends keyof A2AMiddlewareChainOptions>() => z.custom<A2AMiddlewareChainOptions[K]>(() => true).optional();
@@ -63,17 +66,29 @@ class RouterOptionFields {
    */
   readonly leaseWaitMs = z.number().int().min(0).max(3_600_000).default(30_000);
   /** pino-compatible; warnings and errors go to the console by default. */
-  readonly logger = z.custom<Logger>(hasMethods('debug', 'info', 'warn', 'error'), { error: 'must have debug, info, warn and error methods' }).optional();
+  readonly logger = z
+    .custom<Logger>(hasMethods('debug', 'info', 'warn', 'error'), { error: 'must have debug, info, warn and error methods' })
+    .optional();
   /** Resolves the caller and tenant per request (overrides what a2aAuth/a2aTenant contributed). */
-  readonly callContext = z.custom<CallContextHook>((v) => typeof v === 'function', { error: 'must be a function (req) => ({ caller, tenant })' }).optional();
+  readonly callContext = z
+    .custom<CallContextHook>((v) => typeof v === 'function', { error: 'must be a function (req) => ({ caller, tenant })' })
+    .optional();
   /** How long CancelTask waits for the agent before writing CANCELED itself. Default 5000 ms. */
   readonly cancelGracePeriodMs = z.number().int().min(0).max(600_000).default(5_000);
   /** Interval of `: ping` comments on idle SSE streams. Default 15000 ms; 0 disables. */
   readonly heartbeatIntervalMs = z.number().int().min(0).max(3_600_000).default(15_000);
   /** Bytes an SSE stream may hold for a client that does not read; past it the stream is cut (the client can resume). Default 1 MiB. */
-  readonly streamBufferBytes = z.number().int().min(1024).default(1024 * 1024);
+  readonly streamBufferBytes = z
+    .number()
+    .int()
+    .min(1024)
+    .default(1024 * 1024);
   /** Bytes all the SSE streams of the router may hold together; checked before each write, past it the furthest behind are cut. Default 32 MiB (a healthy reader of a long in-memory stream holds up to 16 MB at once). */
-  readonly streamBufferTotalBytes = z.number().int().min(1024).default(32 * 1024 * 1024);
+  readonly streamBufferTotalBytes = z
+    .number()
+    .int()
+    .min(1024)
+    .default(32 * 1024 * 1024);
   /** How long a client may take to read one event larger than streamBufferBytes before its stream is cut. Default 10 s. */
   readonly streamStallMs = z.number().int().min(1).max(600_000).default(10_000);
   /**
@@ -148,7 +163,9 @@ class RouterOptionFields {
    * `tracing` option, which installs the a2aTracing middleware (request ids, incoming trace context).
    */
   readonly traces = z
-    .custom<A2ATracesOption>(isTracesOption, { error: 'must be true, false or { api, tracer? } (the @opentelemetry/api module, an OpenTelemetry Tracer)' })
+    .custom<A2ATracesOption>(isTracesOption, {
+      error: 'must be true, false or { api, tracer? } (the @opentelemetry/api module, an OpenTelemetry Tracer)',
+    })
     .optional();
   /** Called with every event committed to the store (lifecycle hook; no OpenTelemetry needed). */
   readonly onTaskEvent = z.custom<A2ATaskEventHook>((v) => typeof v === 'function', { error: 'must be a function (info) => void' }).optional();
@@ -216,4 +233,3 @@ export type A2ARouterOptions = z.input<typeof RouterOptionsSchema>;
 
 /** The options once checked, defaults filled in. */
 export type RouterSettings = z.output<typeof RouterOptionsSchema>;
-

@@ -88,5 +88,13 @@ export function answerUnmatched(req: Request, res: Response, path: string, route
     return writeError(req, res, error, binding, id, undefined, NOT_FOUND);
   }
   res.setHeader('Allow', allow);
-  writeError(req, res, new A2AError('MethodNotFound', `Method ${req.method} is not allowed here (allowed: ${allow})`), binding, id, undefined, METHOD_NOT_ALLOWED);
+  writeError(
+    req,
+    res,
+    new A2AError('MethodNotFound', `Method ${req.method} is not allowed here (allowed: ${allow})`),
+    binding,
+    id,
+    undefined,
+    METHOD_NOT_ALLOWED,
+  );
 }

@@ -95,7 +95,13 @@ export function createA2ARouter(options: A2ARouterOptions): A2ARouter {
     preset: presetOf(options, logger),
     codecs: codecsOf(settings, card, logger, presenter),
     serve: { handler, callContext: settings.callContext, pushOn: assembly.push !== undefined, tracing: assembly.operations },
-    serveCard: agentCardRoute(card, settings.agentCardMaxAgeSeconds, publicUrl === undefined ? undefined : () => publicUrl, cardModified, presenter.at),
+    serveCard: agentCardRoute(
+      card,
+      settings.agentCardMaxAgeSeconds,
+      publicUrl === undefined ? undefined : () => publicUrl,
+      cardModified,
+      presenter.at,
+    ),
     fail: routerErrorHandler(logger),
     wiring,
     notFound: notFoundMessage(bindings),
@@ -138,15 +144,20 @@ function rootBaseUrlOf(
 
 /** The preset from the router's options; a2aAuth built from options logs its rejections to the router's logger. */
 function presetOf(options: A2ARouterOptions, logger: Logger) {
-  const auth =
-    options.auth !== null && typeof options.auth === 'object' && !('logger' in options.auth) ? { ...options.auth, logger } : options.auth;
+  const auth = options.auth !== null && typeof options.auth === 'object' && !('logger' in options.auth) ? { ...options.auth, logger } : options.auth;
   return a2aMiddlewareChain({ security: options.security, tracing: options.tracing, auth, tenant: options.tenant }, 'createA2ARouter');
 }
 
 /** Each binding in each version; one negotiator and one heartbeat for all of them. */
 function codecsOf(settings: RouterSettings, card: Assembly['card'], logger: Logger, presenter: ReturnType<typeof cardPresenter>): Codecs {
   const extensions = new ExtensionNegotiator(card);
-  const limits = streamLimits(settings.heartbeatIntervalMs, settings.streamBufferBytes, settings.streamStallMs, logger, settings.streamBufferTotalBytes);
+  const limits = streamLimits(
+    settings.heartbeatIntervalMs,
+    settings.streamBufferBytes,
+    settings.streamStallMs,
+    logger,
+    settings.streamBufferTotalBytes,
+  );
   const shared = { extensions, streamLimits: limits, logger, presentCard: presenter.forRequest };
   return {
     jsonRpc: jsonRpcCodec({ ...shared, policy: settings.compatibility }),
@@ -162,7 +173,10 @@ function withGauges(router: A2ARouter, { handler, push, stopRetention, openPubli
     liveExecutions: { get: () => handler.liveExecutions, enumerable: true },
     liveObservers: { get: () => handler.liveObservers, enumerable: true },
     wellKnownCard: { value: wellKnownCard, enumerable: true },
-    openTaskPublisher: { value: (scope: TaskScope, taskId: string) => openPublisher(scope, taskId, () => handler.openTaskPublisher(scope, taskId)), enumerable: true },
+    openTaskPublisher: {
+      value: (scope: TaskScope, taskId: string) => openPublisher(scope, taskId, () => handler.openTaskPublisher(scope, taskId)),
+      enumerable: true,
+    },
     livePushDeliveries: { get: () => (push ? push.dispatcher.pending + push.dispatcher.held : 0), enumerable: true },
     close: {
       value: async (closeOptions?: { graceMs?: number }) => {

@@ -83,7 +83,13 @@ class CallRequestContext<Connection> implements A2ARequestContext {
   readonly #watchClose: WatchClientClose<Connection>;
   #abort: AbortController | undefined;
 
-  constructor(caller: A2ACaller, tenant: string, state: Readonly<A2ARequestState> | undefined, connection: Connection, watchClose: WatchClientClose<Connection>) {
+  constructor(
+    caller: A2ACaller,
+    tenant: string,
+    state: Readonly<A2ARequestState> | undefined,
+    connection: Connection,
+    watchClose: WatchClientClose<Connection>,
+  ) {
     this.caller = caller;
     this.tenant = tenant;
     this.requestId = state?.requestId;

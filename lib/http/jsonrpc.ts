@@ -9,7 +9,15 @@ import { A2AError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { ExtensionNegotiator } from '../protocol/extensions.js';
 import { withJsonNames } from '../protocol/field-names.js';
-import { EnvelopeError, errorResponse, parseParams, readEnvelope, successResponse, type JsonRpcId, type JsonRpcRequest } from '../protocol/jsonrpc.js';
+import {
+  EnvelopeError,
+  errorResponse,
+  parseParams,
+  readEnvelope,
+  successResponse,
+  type JsonRpcId,
+  type JsonRpcRequest,
+} from '../protocol/jsonrpc.js';
 import { negotiateVersion, type VersionPolicy } from '../protocol/version.js';
 import { notJsonBody } from './json-body-type.js';
 import { activate } from './negotiate.js';
@@ -36,7 +44,12 @@ export function jsonRpcEventEnvelope(id: JsonRpcId): readonly [string, string] {
 }
 
 /** Every event a success envelope, the final error an error envelope, both with the request's id. */
-const JSONRPC_STREAM: StreamEncoding = { binding: 'jsonrpc', payload: (event) => JSON.stringify(event), envelope: jsonRpcEventEnvelope, error: errorResponse };
+const JSONRPC_STREAM: StreamEncoding = {
+  binding: 'jsonrpc',
+  payload: (event) => JSON.stringify(event),
+  envelope: jsonRpcEventEnvelope,
+  error: errorResponse,
+};
 
 /** The envelope of a JSON-RPC request (either version): its id and method; throws InvalidRequest. */
 export function readHead(req: Request): JsonRpcRequest {

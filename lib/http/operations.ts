@@ -79,10 +79,24 @@ export const OPERATIONS: { readonly [M in A2AMethod]: Operation } = {
   CancelTask: unary(CancelTaskRequestSchema, (h, call, p) => h.cancelTask(call, p)),
   SubscribeToTask: stream(SubscribeToTaskRequestSchema, (h, call, p, observer) => h.subscribeToTask(call, p, observer)),
   // The config remembers the version it was registered with: its deliveries take that shape.
-  CreateTaskPushNotificationConfig: unary(CreateTaskPushNotificationConfigRequestSchema, (h, call, p, _req, site) => h.createTaskPushNotificationConfig(call, p, site.version), PUSH),
+  CreateTaskPushNotificationConfig: unary(
+    CreateTaskPushNotificationConfigRequestSchema,
+    (h, call, p, _req, site) => h.createTaskPushNotificationConfig(call, p, site.version),
+    PUSH,
+  ),
   GetTaskPushNotificationConfig: unary(GetTaskPushNotificationConfigRequestSchema, (h, call, p) => h.getTaskPushNotificationConfig(call, p), PUSH),
-  ListTaskPushNotificationConfigs: unary(ListTaskPushNotificationConfigsRequestSchema, (h, call, p) => h.listTaskPushNotificationConfigs(call, p), PUSH),
+  ListTaskPushNotificationConfigs: unary(
+    ListTaskPushNotificationConfigsRequestSchema,
+    (h, call, p) => h.listTaskPushNotificationConfigs(call, p),
+    PUSH,
+  ),
   // google.protobuf.Empty: each codec writes its own empty answer.
-  DeleteTaskPushNotificationConfig: unary(DeleteTaskPushNotificationConfigRequestSchema, (h, call, p) => h.deleteTaskPushNotificationConfig(call, p), PUSH),
-  GetExtendedAgentCard: unary(GetExtendedAgentCardRequestSchema, async (h, call, _p, req, site) => site.presentCard(req, await h.getExtendedAgentCard(call))),
+  DeleteTaskPushNotificationConfig: unary(
+    DeleteTaskPushNotificationConfigRequestSchema,
+    (h, call, p) => h.deleteTaskPushNotificationConfig(call, p),
+    PUSH,
+  ),
+  GetExtendedAgentCard: unary(GetExtendedAgentCardRequestSchema, async (h, call, _p, req, site) =>
+    site.presentCard(req, await h.getExtendedAgentCard(call)),
+  ),
 };

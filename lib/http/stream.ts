@@ -39,7 +39,13 @@ export interface StreamSettings {
 }
 
 /** The limits every stream of a router shares: one heartbeat timer, one send-buffer bound per stream, one for all of them. */
-export function streamLimits(heartbeatIntervalMs: number, maxBufferedBytes: number, stallMs: number, logger: Logger, maxTotalBufferedBytes = Infinity): SseLimits {
+export function streamLimits(
+  heartbeatIntervalMs: number,
+  maxBufferedBytes: number,
+  stallMs: number,
+  logger: Logger,
+  maxTotalBufferedBytes = Infinity,
+): SseLimits {
   return {
     heartbeat: new Heartbeat(heartbeatIntervalMs),
     maxBufferedBytes,
@@ -47,7 +53,10 @@ export function streamLimits(heartbeatIntervalMs: number, maxBufferedBytes: numb
     budget: new StreamBufferBudget(maxTotalBufferedBytes),
     onOverflow: (cause) =>
       cause === 'stream'
-        ? logger.warn({ maxBufferedBytes }, 'an SSE client fell more than streamBufferBytes behind; its stream was cut (the task goes on, the client can resume)')
+        ? logger.warn(
+            { maxBufferedBytes },
+            'an SSE client fell more than streamBufferBytes behind; its stream was cut (the task goes on, the client can resume)',
+          )
         : logger.warn(
             { maxTotalBufferedBytes },
             'SSE clients together fell more than streamBufferTotalBytes behind; the stream furthest behind was cut (the task goes on, the client can resume)',

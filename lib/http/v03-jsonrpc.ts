@@ -61,12 +61,7 @@ function v03Encoding(rule: FinalRule): StreamEncoding {
 }
 
 /** A plan whose params are `schema`'s (v0.3), made v1.0 by `toV1`. */
-function plan<P>(
-  method: A2AMethod,
-  schema: z.ZodType<P>,
-  toV1: (params: P) => unknown,
-  more: Omit<V03Plan, 'operation' | 'read'> = {},
-): V03Plan {
+function plan<P>(method: A2AMethod, schema: z.ZodType<P>, toV1: (params: P) => unknown, more: Omit<V03Plan, 'operation' | 'read'> = {}): V03Plan {
   return { operation: OPERATIONS[method], read: (_req, head) => toV1(parseParams(schema, withJsonNames(head.method, head.params))), ...more };
 }
 
@@ -92,13 +87,19 @@ export function v03JsonRpcCodec(options: V03JsonRpcCodecOptions): Codec<JsonRpcR
     ['message/send', plan('SendMessage', V03MessageSendParamsSchema, toV1SendMessageRequest, { present: (r) => toV03SendResult(r as never) })],
     ['tasks/get', plan('GetTask', V03TaskQueryParamsSchema, toV1GetTaskRequest, { present: (r) => toV03Task(r as never) })],
     ['tasks/cancel', plan('CancelTask', V03TaskIdParamsSchema, toV1CancelTaskRequest, { present: (r) => toV03Task(r as never) })],
-    ['tasks/pushNotificationConfig/set', plan('CreateTaskPushNotificationConfig', V03TaskPushNotificationConfigSchema, toV1CreatePushConfigRequest, { present: toV03Config })],
+    [
+      'tasks/pushNotificationConfig/set',
+      plan('CreateTaskPushNotificationConfig', V03TaskPushNotificationConfigSchema, toV1CreatePushConfigRequest, { present: toV03Config }),
+    ],
     [
       'tasks/pushNotificationConfig/get',
       plan(
         'GetTaskPushNotificationConfig',
         V03GetPushConfigParamsSchema,
-        (p) => (p.pushNotificationConfigId ? toV1GetPushConfigRequest({ id: p.id, pushNotificationConfigId: p.pushNotificationConfigId }) : { taskId: p.id, pageSize: 1 }),
+        (p) =>
+          p.pushNotificationConfigId
+            ? toV1GetPushConfigRequest({ id: p.id, pushNotificationConfigId: p.pushNotificationConfigId })
+            : { taskId: p.id, pageSize: 1 },
         { present: toV03Config, reroute: (params) => ('pageSize' in (params as object) ? FIRST_CONFIG : undefined) },
       ),
     ],
@@ -109,7 +110,10 @@ export function v03JsonRpcCodec(options: V03JsonRpcCodecOptions): Codec<JsonRpcR
         present: (r) => (r as ListTaskPushNotificationConfigsResponse).configs.map(toV03TaskPushNotificationConfig),
       }),
     ],
-    ['tasks/pushNotificationConfig/delete', plan('DeleteTaskPushNotificationConfig', V03DeletePushConfigParamsSchema, toV1DeletePushConfigRequest, { present: () => null })],
+    [
+      'tasks/pushNotificationConfig/delete',
+      plan('DeleteTaskPushNotificationConfig', V03DeletePushConfigParamsSchema, toV1DeletePushConfigRequest, { present: () => null }),
+    ],
     // The served card carries the v0.3 fields itself (see presentCard).
     ['agent/getAuthenticatedExtendedCard', plan('GetExtendedAgentCard', V03NoParamsSchema, () => ({}))],
     ['message/stream', plan('SendStreamingMessage', V03MessageSendParamsSchema, toV1SendMessageRequest, { stream: sendStream })],

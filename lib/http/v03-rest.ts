@@ -13,7 +13,13 @@ import { parseParams } from '../protocol/jsonrpc.js';
 import { pathSegment, queryParams, type RestMatch } from '../protocol/rest.js';
 import type { ListTaskPushNotificationConfigsResponse } from '../protocol/requests.js';
 import type { StreamResponse, TaskPushNotificationConfig } from '../protocol/schemas.js';
-import { fromV03RestSendMessageRequest, toV03RestSendResult, toV03RestStreamResponse, toV03RestTask, v03RestErrorBody } from '../protocol/v0_3/rest.js';
+import {
+  fromV03RestSendMessageRequest,
+  toV03RestSendResult,
+  toV03RestStreamResponse,
+  toV03RestTask,
+  v03RestErrorBody,
+} from '../protocol/v0_3/rest.js';
 import { V03MessageSendParamsSchema, V03TaskQueryParamsSchema } from '../protocol/v0_3/schemas.js';
 import {
   toV03Error,
@@ -94,7 +100,8 @@ export function v03RestCodec(options: V03RestCodecOptions): Codec<RestMatch> {
     // `historyLength` (or `history_length`) from the query; v0.3 has no other GetTask parameter.
     GetTask: plan(
       'GetTask',
-      (input) => toV1GetTaskRequest(parseParams(V03TaskQueryParamsSchema, { historyLength: queryParams('GetTask', input.query).historyLength, id: input.id })),
+      (input) =>
+        toV1GetTaskRequest(parseParams(V03TaskQueryParamsSchema, { historyLength: queryParams('GetTask', input.query).historyLength, id: input.id })),
       { present: asTask },
     ),
     // The v0.3 proto's CancelTaskRequest has the task's name only: a body is ignored.
@@ -103,7 +110,8 @@ export function v03RestCodec(options: V03RestCodecOptions): Codec<RestMatch> {
     // Push configs: the v0.3 proto's TaskPushNotificationConfig (`{name, pushNotificationConfig}`) in and out.
     CreateTaskPushNotificationConfig: plan(
       'CreateTaskPushNotificationConfig',
-      (input) => toV1CreatePushConfigRequest(parseParams(V03TaskPushNotificationConfigSchema, fromV03RestPushConfigBody(input.body ?? {}, input.id!))),
+      (input) =>
+        toV1CreatePushConfigRequest(parseParams(V03TaskPushNotificationConfigSchema, fromV03RestPushConfigBody(input.body ?? {}, input.id!))),
       { present: asConfig },
     ),
     GetTaskPushNotificationConfig: plan('GetTaskPushNotificationConfig', configParams, { present: asConfig }),

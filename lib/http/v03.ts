@@ -13,9 +13,13 @@ export const v03Error = (error: unknown): unknown => (error instanceof A2AError 
 export function v03UnknownMethod(method: string): A2AError {
   if (Object.hasOwn(OPERATIONS, method)) {
     // Told in 1.0 terms (-32009): the method names which version the client meant.
-    return new A2AError('VersionNotSupported', `${method} is an A2A 1.0 method, but this request is served as 0.3 (it states no A2A-Version, or 0.3): send the header A2A-Version: 1.0`, {
-      metadata: { requestedVersion: '', supportedVersions: '1.0, 0.3' },
-    });
+    return new A2AError(
+      'VersionNotSupported',
+      `${method} is an A2A 1.0 method, but this request is served as 0.3 (it states no A2A-Version, or 0.3): send the header A2A-Version: 1.0`,
+      {
+        metadata: { requestedVersion: '', supportedVersions: '1.0, 0.3' },
+      },
+    );
   }
   return new A2AError('MethodNotFound', `Method not found: ${method}`);
 }

@@ -8,14 +8,7 @@ import { z } from 'zod';
 import { readA2AState, type A2ACaller } from '../context/index.js';
 import { writableA2AState } from '../context/request-state.js';
 import { ANONYMOUS_CALLER_PREFIX, ANONYMOUS_SESSION_KEY_PATTERN, createAnonymousCaller } from './anonymous.js';
-import {
-  defineCallerSource,
-  invalidCredentials,
-  isCallerSource,
-  snapshotClaims,
-  type A2ACallerInit,
-  type A2ACallerSource,
-} from './caller-source.js';
+import { defineCallerSource, invalidCredentials, isCallerSource, snapshotClaims, type A2ACallerInit, type A2ACallerSource } from './caller-source.js';
 import { A2AOptionsError } from '../options.js';
 import { DEFAULT_REALM, rememberChallenge } from '../context/reply.js';
 import { A2AMiddlewareError, A2AWiringError, reportMiddlewareError, type A2AErrorMode } from './errors.js';
@@ -66,17 +59,21 @@ const sourceSchema = z.custom<A2ACallerSource>(isCallerSource, {
 const authSchema = z.strictObject({
   user: z.union([sourceSchema, z.array(sourceSchema).min(1)]).optional(),
   allowAnonymous: z
-    .union([
-      z.boolean(),
-      z.strictObject({ sessionHeader: z.string().regex(HEADER_NAME, { error: 'must be an HTTP header name' }) }),
-    ])
+    .union([z.boolean(), z.strictObject({ sessionHeader: z.string().regex(HEADER_NAME, { error: 'must be an HTTP header name' }) })])
     .default(false),
   realm: z.string().min(1).max(128).regex(QUOTABLE, { error: 'must be printable ASCII without quotes or backslashes' }).default(DEFAULT_REALM),
-  challenge: z.union([z.string().min(1).regex(PRINTABLE, { error: 'must be printable ASCII' }), fn<(failure: A2AAuthChallengeInput) => string>('a function (failure) => string')]).optional(),
+  challenge: z
+    .union([
+      z.string().min(1).regex(PRINTABLE, { error: 'must be printable ASCII' }),
+      fn<(failure: A2AAuthChallengeInput) => string>('a function (failure) => string'),
+    ])
+    .optional(),
   errors: z.enum(['respond', 'next']).default('respond'),
-  logger: z.custom<A2AMiddlewareLogger>((v) => v !== null && typeof v === 'object' && typeof (v as { warn?: unknown }).warn === 'function', {
-    error: 'must be a logger with a warn(obj, msg) method (pino-compatible)',
-  }).optional(),
+  logger: z
+    .custom<A2AMiddlewareLogger>((v) => v !== null && typeof v === 'object' && typeof (v as { warn?: unknown }).warn === 'function', {
+      error: 'must be a logger with a warn(obj, msg) method (pino-compatible)',
+    })
+    .optional(),
 });
 
 const MAX_CALLER_ID_LENGTH = 512;
@@ -377,10 +374,7 @@ export interface FromVerifyOptions {
 }
 
 /** A caller source from a custom `verify(req)` (API keys, mTLS subject, an upstream gateway header). */
-export function fromVerify(
-  verify: (req: Request) => A2AVerifyResult | Promise<A2AVerifyResult>,
-  options: FromVerifyOptions = {},
-): A2ACallerSource {
+export function fromVerify(verify: (req: Request) => A2AVerifyResult | Promise<A2AVerifyResult>, options: FromVerifyOptions = {}): A2ACallerSource {
   const { verify: checked, name } = parseOptions(
     'fromVerify',
     z.strictObject({ verify: fn<typeof verify>('a function (req) => caller | undefined | false'), name: z.string().min(1).default('fromVerify') }),

@@ -169,22 +169,32 @@ function algorithmsOfKey(key: KeyLike | Uint8Array): readonly JwsAlgorithm[] {
   const algorithm = (key as { algorithm?: { name?: string; hash?: { name?: string }; namedCurve?: string } }).algorithm ?? {};
   const bits = SHA_BITS[algorithm.hash?.name ?? ''];
   const candidate =
-    algorithm.name === 'HMAC' ? `HS${bits}`
-    : algorithm.name === 'RSASSA-PKCS1-v1_5' ? `RS${bits}`
-    : algorithm.name === 'RSA-PSS' ? `PS${bits}`
-    : algorithm.name === 'ECDSA' ? EC_CURVES[algorithm.namedCurve ?? '']
-    : algorithm.name === 'Ed25519' || algorithm.name === 'Ed448' ? 'EdDSA'
-    : undefined;
+    algorithm.name === 'HMAC'
+      ? `HS${bits}`
+      : algorithm.name === 'RSASSA-PKCS1-v1_5'
+        ? `RS${bits}`
+        : algorithm.name === 'RSA-PSS'
+          ? `PS${bits}`
+          : algorithm.name === 'ECDSA'
+            ? EC_CURVES[algorithm.namedCurve ?? '']
+            : algorithm.name === 'Ed25519' || algorithm.name === 'Ed448'
+              ? 'EdDSA'
+              : undefined;
   return isJwsAlgorithm(candidate) ? [candidate] : [];
 }
 
 /** What a JWK can verify: its `alg` when it names one, else by key type and curve. */
 function algorithmsOfJwk(jwk: JWK): readonly JwsAlgorithm[] {
   const byType: readonly JwsAlgorithm[] =
-    jwk.kty === 'RSA' ? RSA
-    : jwk.kty === 'EC' ? (EC_CURVES[jwk.crv ?? ''] ? [EC_CURVES[jwk.crv ?? '']] : [])
-    : jwk.kty === 'OKP' && (jwk.crv === 'Ed25519' || jwk.crv === 'Ed448') ? ['EdDSA']
-    : []; // 'oct' keys cannot be selected from a JWKS by jose
+    jwk.kty === 'RSA'
+      ? RSA
+      : jwk.kty === 'EC'
+        ? EC_CURVES[jwk.crv ?? '']
+          ? [EC_CURVES[jwk.crv ?? '']]
+          : []
+        : jwk.kty === 'OKP' && (jwk.crv === 'Ed25519' || jwk.crv === 'Ed448')
+          ? ['EdDSA']
+          : []; // 'oct' keys cannot be selected from a JWKS by jose
   return typeof jwk.alg === 'string' ? byType.filter((alg) => alg === jwk.alg) : byType;
 }
 
@@ -195,7 +205,12 @@ function algorithmsOfJwk(jwk: JWK): readonly JwsAlgorithm[] {
  */
 function allowedAlgorithms(stated: readonly JwsAlgorithm[] | undefined, usable: readonly JwsAlgorithm[], option: 'key' | 'jwks'): JwsAlgorithm[] {
   if (usable.length === 0) {
-    throw optionError(option, option === 'key' ? 'is not a key JWS tokens can be verified with (RSA, EC P-256/384/521, Ed25519/Ed448 or an HMAC secret)' : 'has no key JWS tokens can be verified with (RSA, EC P-256/384/521, Ed25519/Ed448)');
+    throw optionError(
+      option,
+      option === 'key'
+        ? 'is not a key JWS tokens can be verified with (RSA, EC P-256/384/521, Ed25519/Ed448 or an HMAC secret)'
+        : 'has no key JWS tokens can be verified with (RSA, EC P-256/384/521, Ed25519/Ed448)',
+    );
   }
   if (stated === undefined) return [...usable];
   const unusable = stated.filter((alg) => !usable.includes(alg));
@@ -305,9 +320,7 @@ function callerOfToken(payload: JWTPayload, protectedHeader: JWTHeaderParameters
   if (typeof payload.sub !== 'string' || payload.sub === '') {
     throw invalidCredentials('The access token has no subject');
   }
-  const name = [payload.name, payload.preferred_username].find(
-    (value): value is string => typeof value === 'string' && value !== '',
-  );
+  const name = [payload.name, payload.preferred_username].find((value): value is string => typeof value === 'string' && value !== '');
   return { id: payload.sub, ...(name === undefined ? {} : { displayName: name }), claims: Object.freeze({ ...payload }) };
 }
 
@@ -324,9 +337,7 @@ export function bearerJwt(options: BearerJwtOptions): A2ACallerSource {
   const toCaller = parsed.toCaller;
 
   async function verify(token: string) {
-    return typeof verifyWith === 'function'
-      ? jwtVerify(token, verifyWith, verifyOptions)
-      : jwtVerify(token, verifyWith, verifyOptions);
+    return typeof verifyWith === 'function' ? jwtVerify(token, verifyWith, verifyOptions) : jwtVerify(token, verifyWith, verifyOptions);
   }
 
   return defineCallerSource('bearerJwt', async (req: Request) => {

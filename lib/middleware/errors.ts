@@ -10,13 +10,7 @@ import { recordedErrorBinding, writeError } from '../context/reply.js';
 import { renderError, type ErrorBinding } from '../protocol/error-body.js';
 import { requestIdOf } from '../protocol/jsonrpc.js';
 
-export {
-  A2A_MIDDLEWARE_ERRORS,
-  A2A_KIT_ERROR_DOMAIN,
-  A2AMiddlewareError,
-  type A2AMiddlewareReason,
-  type A2AMiddlewareErrorInit,
-} from '../errors.js';
+export { A2A_MIDDLEWARE_ERRORS, A2A_KIT_ERROR_DOMAIN, A2AMiddlewareError, type A2AMiddlewareReason, type A2AMiddlewareErrorInit } from '../errors.js';
 
 /** How a middleware reports a request error: write the A2A response itself, or `next(err)`. */
 export type A2AErrorMode = 'respond' | 'next';
@@ -78,13 +72,7 @@ export function sendMiddlewareError(req: Request, res: Response, err: A2AMiddlew
  * 'respond' mode; wiring errors and foreign errors always go to `next(err)` so the app's error
  * handler and logs see them.
  */
-export function reportMiddlewareError(
-  err: unknown,
-  req: Request,
-  res: Response,
-  next: NextFunction,
-  mode: A2AErrorMode,
-): void {
+export function reportMiddlewareError(err: unknown, req: Request, res: Response, next: NextFunction, mode: A2AErrorMode): void {
   if (mode === 'respond' && isA2AMiddlewareError(err)) {
     try {
       sendMiddlewareError(req, res, err);

@@ -19,14 +19,7 @@ export { a2aTenant, header, pathParam, claim, subdomain, DEFAULT_TENANT_PATTERN 
 export type { A2ATenantOptions, A2ATenantSource, A2ATenantSourceObject, A2ATenantFunction, SubdomainOptions } from './tenant.js';
 export { a2aTracing, parseTraceparent, parseTracestate } from './tracing.js';
 export type { A2ATracingOptions, OpenTelemetryApiLike } from './tracing.js';
-export {
-  a2aSecurity,
-  A2A_DEFAULT_BODY_LIMIT,
-  A2A_HELMET_PRESET,
-  bodyTooLargeError,
-  parseByteSize,
-  readA2ABodyLimit,
-} from './security.js';
+export { a2aSecurity, A2A_DEFAULT_BODY_LIMIT, A2A_HELMET_PRESET, bodyTooLargeError, parseByteSize, readA2ABodyLimit } from './security.js';
 export type { A2ASecurityOptions } from './security.js';
 export {
   A2A_MIDDLEWARE_ERRORS,

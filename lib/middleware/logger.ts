@@ -31,8 +31,7 @@ export function withRequestContext(logger: Logger): Logger {
     wrapped[level] = (obj: object | string, msg?: string) => {
       const fields = correlation();
       // Keep the caller's arity: pino formats extra arguments.
-      const write = (first: object | string, second?: string) =>
-        second === undefined ? logger[level](first) : logger[level](first, second);
+      const write = (first: object | string, second?: string) => (second === undefined ? logger[level](first) : logger[level](first, second));
       if (!fields) return write(obj, msg);
       if (typeof obj === 'string') return write(fields, obj);
       // An Error's fields are not enumerable: hand it over as pino's conventional `err`.

@@ -19,26 +19,22 @@ function looksLikeRequest(value: unknown): value is IncomingMessage {
 }
 
 function looksLikeResponse(value: unknown): boolean {
-  return value instanceof ServerResponse || (value !== null && typeof value === 'object' && typeof (value as { setHeader?: unknown }).setHeader === 'function');
+  return (
+    value instanceof ServerResponse ||
+    (value !== null && typeof value === 'object' && typeof (value as { setHeader?: unknown }).setHeader === 'function')
+  );
 }
 
 /** The error a misused factory reports; also used when a source helper is passed uncalled. */
 function misuseError(factory: string, example: string): A2AWiringError {
-  return new A2AWiringError(
-    'A2A_MIDDLEWARE_MISUSE',
-    `${factory} was passed to app.use() without being called: write app.use(${example})`,
-  );
+  return new A2AWiringError('A2A_MIDDLEWARE_MISUSE', `${factory} was passed to app.use() without being called: write app.use(${example})`);
 }
 
 /**
  * When `args` are Express's (req, res, next), reports the misuse through `next` and returns a
  * pass-through middleware for the factory to return; otherwise undefined.
  */
-export function detectUncalledFactory(
-  factory: string,
-  example: string,
-  args: ArrayLike<unknown>,
-): A2AMiddleware | undefined {
+export function detectUncalledFactory(factory: string, example: string, args: ArrayLike<unknown>): A2AMiddleware | undefined {
   if (args.length < 3 || !looksLikeRequest(args[0]) || !looksLikeResponse(args[1]) || typeof args[2] !== 'function') {
     return undefined;
   }

@@ -187,7 +187,11 @@ const REMOVE_WITH_SIDE_EFFECTS = new Set(['connection', 'content-length', 'trans
  * The static headers written as setHeader/removeHeader would (lib/internals/node-out-headers.ts),
  * names and values validated here once; false from the writer when the response needs the Node methods.
  */
-function directHeaderWriter(names: readonly string[], values: readonly string[], removed: readonly string[]): ((res: Response) => boolean) | undefined {
+function directHeaderWriter(
+  names: readonly string[],
+  values: readonly string[],
+  removed: readonly string[],
+): ((res: Response) => boolean) | undefined {
   if (names.length === 0 || !canWriteHeadersDirectly()) return undefined;
   const removedKeys = removed.map((name) => name.toLowerCase());
   if (removedKeys.some((name) => REMOVE_WITH_SIDE_EFFECTS.has(name))) return undefined;

@@ -144,8 +144,7 @@ const HELPERS = new Map<unknown, string>([
 const sourceSchema = z.custom<A2ATenantSource>(
   (value) =>
     !HELPERS.has(value) &&
-    (typeof value === 'function' ||
-      (value !== null && typeof value === 'object' && (value as { kind?: unknown }).kind === 'a2a-tenant-source')),
+    (typeof value === 'function' || (value !== null && typeof value === 'object' && (value as { kind?: unknown }).kind === 'a2a-tenant-source')),
   {
     error: (issue) =>
       HELPERS.has(issue.input)

@@ -25,9 +25,7 @@ export interface OpenTelemetryApiLike {
     extract(context: never, carrier: Record<string, unknown>): unknown;
   };
   readonly trace: {
-    getSpanContext(context: never):
-      | { traceId: string; spanId: string; traceFlags: number; traceState?: { serialize(): string } }
-      | undefined;
+    getSpanContext(context: never): { traceId: string; spanId: string; traceFlags: number; traceState?: { serialize(): string } } | undefined;
   };
   /** The empty context (`@opentelemetry/api` exports it): no span in it, nothing to look up. */
   readonly ROOT_CONTEXT?: unknown;
@@ -79,7 +77,10 @@ const MAX_TRACESTATE_LENGTH = 512;
  */
 export function parseTracestate(value: string | undefined): string | undefined {
   if (value === undefined || value.length > MAX_TRACESTATE_LENGTH) return undefined;
-  const members = value.split(',').map((member) => member.trim()).filter((member) => member !== '');
+  const members = value
+    .split(',')
+    .map((member) => member.trim())
+    .filter((member) => member !== '');
   if (members.length === 0 || members.length > MAX_TRACESTATE_MEMBERS) return undefined;
   const keys = new Set<string>();
   for (const member of members) {

@@ -214,10 +214,13 @@ function publicListenAddress(req: Request): string | undefined {
 // Reporting, once each, through the router's logger
 
 const AFTER_ROUTER: Record<ShadowedKind, string> = {
-  auth: 'the router answers before it runs, so every caller is anonymous. Mount it in front of the router: app.use(path, a2aAuth(...), router), or use the router\'s auth option',
-  tenant: 'the router answers before it runs, so no tenant is resolved. Mount it in front of the router: app.use(path, a2aTenant(...), router), or use the router\'s tenant option',
-  security: 'the router answers before it runs, so its headers and body limit never apply. Mount it in front of the router: app.use(path, a2aSecurity(), router), or use the router\'s security option',
-  tracing: 'the router answers before it runs, so there is no request id or trace context. Mount it in front of the router: app.use(path, a2aTracing(), router), or use the router\'s tracing option',
+  auth: "the router answers before it runs, so every caller is anonymous. Mount it in front of the router: app.use(path, a2aAuth(...), router), or use the router's auth option",
+  tenant:
+    "the router answers before it runs, so no tenant is resolved. Mount it in front of the router: app.use(path, a2aTenant(...), router), or use the router's tenant option",
+  security:
+    "the router answers before it runs, so its headers and body limit never apply. Mount it in front of the router: app.use(path, a2aSecurity(), router), or use the router's security option",
+  tracing:
+    "the router answers before it runs, so there is no request id or trace context. Mount it in front of the router: app.use(path, a2aTracing(), router), or use the router's tracing option",
   router: 'it never receives a request, since this one answers first. Mount each router at its own path',
 };
 
@@ -245,7 +248,11 @@ export function wiringReporter(logger: Logger, hasCallContext: boolean) {
       const path = this.mountPath || '/';
       for (const kind of mountedAfter(req, router)) {
         const what = kind === 'router' ? 'another A2A router' : `a2a${kind[0].toUpperCase()}${kind.slice(1)}`;
-        warnOnce(`A2A_WIRING_${kind.toUpperCase()}_AFTER_ROUTER`, { path }, `${what} is mounted after the A2A router at ${path}: ${AFTER_ROUTER[kind]}`);
+        warnOnce(
+          `A2A_WIRING_${kind.toUpperCase()}_AFTER_ROUTER`,
+          { path },
+          `${what} is mounted after the A2A router at ${path}: ${AFTER_ROUTER[kind]}`,
+        );
       }
     },
     /** A request the router answers 404/405 that a route registered after it would serve. */
@@ -262,10 +269,18 @@ export function wiringReporter(logger: Logger, hasCallContext: boolean) {
     checkRequest(req: Request): void {
       const problems = requestWiringProblems(req);
       if (problems & AUTH_TWICE) {
-        warnOnce('A2A_WIRING_AUTH_TWICE', {}, 'a2aAuth ran twice on one request (e.g. app-wide and again in front of the router, or in the router\'s auth option): the second one decides. Configure it once');
+        warnOnce(
+          'A2A_WIRING_AUTH_TWICE',
+          {},
+          "a2aAuth ran twice on one request (e.g. app-wide and again in front of the router, or in the router's auth option): the second one decides. Configure it once",
+        );
       }
       if (problems & TRACING_AFTER_AUTH) {
-        warnOnce('A2A_WIRING_TRACING_AFTER_AUTH', {}, 'a2aTracing runs after a2aAuth: authentication failures carry no request id and their log lines are not correlated. Mount a2aTracing before a2aAuth');
+        warnOnce(
+          'A2A_WIRING_TRACING_AFTER_AUTH',
+          {},
+          'a2aTracing runs after a2aAuth: authentication failures carry no request id and their log lines are not correlated. Mount a2aTracing before a2aAuth',
+        );
       }
       if (hasCallContext || warned.has('A2A_WIRING_NO_AUTH') || readA2AState(req)?.caller !== undefined) return;
       if (exposure === undefined) exposure = publicListenAddress(req) ?? null;

@@ -60,7 +60,11 @@ export function engineSpans(core: TracingCore): EngineTracing {
       const parent = core.api.context.active();
       const operation = parent.getValue(OPERATION_KEY) as OperationSpan | undefined;
       const followUp = resumed === undefined && operation?.followUp === true;
-      const attributes: Record<string, string | boolean> = { [ATTR.taskId]: task.taskId, [ATTR.contextId]: task.contextId, [ATTR.followUp]: followUp };
+      const attributes: Record<string, string | boolean> = {
+        [ATTR.taskId]: task.taskId,
+        [ATTR.contextId]: task.contextId,
+        [ATTR.followUp]: followUp,
+      };
       if (resumed !== undefined) attributes[ATTR.resumed] = resumed;
       const span = tracer.startSpan(A2A_SPANS.turn, { kind: SPAN_KIND.internal, attributes }, parent);
       operation?.setTask(task.taskId, task.contextId);
@@ -76,7 +80,11 @@ export function engineSpans(core: TracingCore): EngineTracing {
       const tracer = core.tracer;
       if (!tracer) return run(() => undefined);
       const parent = core.api.context.active();
-      const span = tracer.startSpan(A2A_SPANS.cancel, { kind: SPAN_KIND.internal, attributes: { [ATTR.taskId]: task.taskId, [ATTR.contextId]: task.contextId } }, parent);
+      const span = tracer.startSpan(
+        A2A_SPANS.cancel,
+        { kind: SPAN_KIND.internal, attributes: { [ATTR.taskId]: task.taskId, [ATTR.contextId]: task.contextId } },
+        parent,
+      );
       let ended = false;
       core.findOrigin(task.scope, task.taskId, (origin) => (ended ? undefined : core.linkTo(span, origin, 'task.origin')));
       const kit: KitSpan = { span, storeUpdates: 0 };

@@ -61,8 +61,7 @@ interface MetricsApiLike {
   readonly metrics: { getMeter(name: string): unknown };
 }
 
-const isMetricsApi = (value: unknown): value is MetricsApiLike =>
-  typeof (value as Partial<MetricsApiLike> | null)?.metrics?.getMeter === 'function';
+const isMetricsApi = (value: unknown): value is MetricsApiLike => typeof (value as Partial<MetricsApiLike> | null)?.metrics?.getMeter === 'function';
 
 /**
  * The kit's meter from the global MeterProvider of `@opentelemetry/api`, if installed. Register the

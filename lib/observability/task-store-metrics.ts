@@ -114,7 +114,6 @@ class MeasuredTaskStore implements TaskStore {
     return inner.loadTraceContext ? (scope, taskId) => inner.loadTraceContext!(scope, taskId) : undefined;
   }
 
-
   #measure<T>(operation: Operation, call: () => Promise<T>): Promise<T> {
     const instruments = this.#instruments();
     if (!instruments) return call();

@@ -11,7 +11,15 @@ import type { PushAttemptTracing } from '../engine/push/push-deliverer.js';
 import { engineSpans, publisherSpan } from './engine-spans.js';
 import { operationTracing, type OperationTracing } from './operation-span.js';
 import { pushSpans } from './push-spans.js';
-import { globalTraceApi, isTraceApi, isTracerLike, TRACER_NAME, type OpenTelemetryTraceApiLike, type TraceApiSlot, type TracerLike } from './trace-api.js';
+import {
+  globalTraceApi,
+  isTraceApi,
+  isTracerLike,
+  TRACER_NAME,
+  type OpenTelemetryTraceApiLike,
+  type TraceApiSlot,
+  type TracerLike,
+} from './trace-api.js';
 import { traceTaskLeases, traceTaskStore } from './traced-seams.js';
 import { TracingCore } from './tracing-core.js';
 
@@ -41,7 +49,9 @@ interface RouterTracing {
 export function routerTracing(option: A2ATracesOption | undefined, logger: Logger): RouterTracing | undefined {
   if (option === undefined || option === false) return undefined;
   const slot: TraceApiSlot =
-    option === true ? globalTraceApi(logger) : { api: option.api, tracer: option.tracer ?? option.api.trace.getTracer(TRACER_NAME), ready: Promise.resolve() };
+    option === true
+      ? globalTraceApi(logger)
+      : { api: option.api, tracer: option.tracer ?? option.api.trace.getTracer(TRACER_NAME), ready: Promise.resolve() };
   const core = new TracingCore(slot, logger);
   return {
     engine: engineSpans(core),

@@ -23,14 +23,29 @@ interface Fields {
   readonly [name: string]: Rule;
 }
 
-const FLOW: Fields = { authorizationUrl: 'keep', tokenUrl: 'keep', refreshUrl: 'scalar', scopes: 'keep', pkceRequired: 'scalar', deviceAuthorizationUrl: 'keep' };
+const FLOW: Fields = {
+  authorizationUrl: 'keep',
+  tokenUrl: 'keep',
+  refreshUrl: 'scalar',
+  scopes: 'keep',
+  pkceRequired: 'scalar',
+  deviceAuthorizationUrl: 'keep',
+};
 const SCHEME: Fields = {
   apiKeySecurityScheme: { fields: { description: 'scalar', location: 'keep', name: 'keep' } },
   httpAuthSecurityScheme: { fields: { description: 'scalar', scheme: 'keep', bearerFormat: 'scalar' } },
   oauth2SecurityScheme: {
     fields: {
       description: 'scalar',
-      flows: { fields: { authorizationCode: { fields: FLOW }, clientCredentials: { fields: FLOW }, implicit: { fields: FLOW }, password: { fields: FLOW }, deviceCode: { fields: FLOW } } },
+      flows: {
+        fields: {
+          authorizationCode: { fields: FLOW },
+          clientCredentials: { fields: FLOW },
+          implicit: { fields: FLOW },
+          password: { fields: FLOW },
+          deviceCode: { fields: FLOW },
+        },
+      },
       oauth2MetadataUrl: 'scalar',
     },
   },

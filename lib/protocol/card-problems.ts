@@ -15,7 +15,7 @@ export type OptionFixes = (path: readonly PropertyKey[], problem: ProblemKind) =
 const SKILL_EXAMPLE = "e.g. skills: [{ id: 'chat', name: 'Chat', description: 'Answers questions', tags: ['chat'] }]";
 const SCHEME_SHAPE =
   "each scheme is an object naming its kind (ProtoJSON), e.g. bearer: { httpAuthSecurityScheme: { scheme: 'Bearer' } }; " +
-  "the kinds: apiKeySecurityScheme { location, name }, httpAuthSecurityScheme { scheme }, oauth2SecurityScheme { flows }, " +
+  'the kinds: apiKeySecurityScheme { location, name }, httpAuthSecurityScheme { scheme }, oauth2SecurityScheme { flows }, ' +
   'openIdConnectSecurityScheme { openIdConnectUrl }, mtlsSecurityScheme {}';
 
 /** Hints by top-level card field; `rest` is the path below it. */

@@ -3,7 +3,17 @@
  * the conventions of schemas.ts, which re-exports everything here.
  */
 import { z } from 'zod';
-import { fieldError, optionalString, requiredString, optionalBoolean, optionalStringList, requiredStringList, optionalMetadata, exactlyOne, type OneOf } from './schema-builders.js';
+import {
+  fieldError,
+  optionalString,
+  requiredString,
+  optionalBoolean,
+  optionalStringList,
+  requiredStringList,
+  optionalMetadata,
+  exactlyOne,
+  type OneOf,
+} from './schema-builders.js';
 
 // ---------------------------------------------------------------------------
 // Security schemes (OpenAPI-like, as proto oneofs)
@@ -126,9 +136,10 @@ const SecuritySchemeObjectSchema = z.object(
 
 export type SecurityScheme = OneOf<z.infer<typeof SecuritySchemeObjectSchema>>;
 
-export const SecuritySchemeSchema = SecuritySchemeObjectSchema.refine(
-  ...exactlyOne('a security scheme', SECURITY_SCHEMES),
-) as unknown as z.ZodType<SecurityScheme, z.input<typeof SecuritySchemeObjectSchema>>;
+export const SecuritySchemeSchema = SecuritySchemeObjectSchema.refine(...exactlyOne('a security scheme', SECURITY_SCHEMES)) as unknown as z.ZodType<
+  SecurityScheme,
+  z.input<typeof SecuritySchemeObjectSchema>
+>;
 
 export const StringListSchema = z.object({
   // ProtoJSON omits an empty list; read it as [].
@@ -146,8 +157,7 @@ export const SecurityRequirementSchema = z.object({
 });
 export type SecurityRequirement = z.infer<typeof SecurityRequirementSchema>;
 
-const securityRequirements = (field = 'securityRequirements') =>
-  z.array(SecurityRequirementSchema, fieldError(field, 'an array')).optional();
+const securityRequirements = (field = 'securityRequirements') => z.array(SecurityRequirementSchema, fieldError(field, 'an array')).optional();
 
 // ---------------------------------------------------------------------------
 // Agent card
@@ -227,15 +237,11 @@ export const AgentCardSchema = z.object({
   version: requiredString('version'),
   documentationUrl: optionalString('documentationUrl'),
   capabilities: AgentCapabilitiesSchema,
-  securitySchemes: z
-    .record(z.string(), SecuritySchemeSchema, fieldError('securitySchemes', 'an object'))
-    .optional(),
+  securitySchemes: z.record(z.string(), SecuritySchemeSchema, fieldError('securitySchemes', 'an object')).optional(),
   securityRequirements: securityRequirements(),
   defaultInputModes: requiredStringList('defaultInputModes'),
   defaultOutputModes: requiredStringList('defaultOutputModes'),
-  skills: z
-    .array(AgentSkillSchema, fieldError('skills', 'an array'))
-    .min(1, { error: 'skills must have at least one entry' }),
+  skills: z.array(AgentSkillSchema, fieldError('skills', 'an array')).min(1, { error: 'skills must have at least one entry' }),
   signatures: z.array(AgentCardSignatureSchema, fieldError('signatures', 'an array')).optional(),
   iconUrl: optionalString('iconUrl'),
 });

@@ -18,12 +18,21 @@ export class ExtensionNegotiator {
   /** The activated extension URIs for a request's `A2A-Extensions` header value. */
   activate(header: string | undefined): string[] {
     if (this.#declared.size === 0) return [];
-    const requested = header ? header.split(',').map((uri) => uri.trim()).filter(Boolean) : [];
+    const requested = header
+      ? header
+          .split(',')
+          .map((uri) => uri.trim())
+          .filter(Boolean)
+      : [];
     const missing = this.#required.filter((uri) => !requested.includes(uri));
     if (missing.length > 0) {
-      throw new A2AError('ExtensionSupportRequired', `This agent requires the extension(s) ${missing.join(', ')}; list them in the A2A-Extensions header`, {
-        metadata: { extensions: missing.join(',') },
-      });
+      throw new A2AError(
+        'ExtensionSupportRequired',
+        `This agent requires the extension(s) ${missing.join(', ')}; list them in the A2A-Extensions header`,
+        {
+          metadata: { extensions: missing.join(',') },
+        },
+      );
     }
     return [...new Set(requested.filter((uri) => this.#declared.has(uri)))];
   }

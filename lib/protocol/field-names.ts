@@ -44,8 +44,7 @@ export function jsonNameOf(protoName: string): string {
   return protoName.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * The params of `operation` with every proto field name replaced by its JSON name, nested messages

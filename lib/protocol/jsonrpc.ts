@@ -13,8 +13,7 @@ export interface JsonRpcRequest {
   readonly params: unknown;
 }
 
-const isUsableId = (id: unknown): id is JsonRpcId =>
-  typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) || id === null;
+const isUsableId = (id: unknown): id is JsonRpcId => typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) || id === null;
 
 /** The id to answer an error with, from a body that may not be a valid request (null when none is usable). */
 export function requestIdOf(body: unknown): JsonRpcId {

@@ -18,8 +18,7 @@ import {
 } from './schema-builders.js';
 
 /** A request object; the whole params/body must be a JSON object. */
-const request = <Shape extends z.core.$ZodLooseShape>(shape: Shape) =>
-  z.object(shape, fieldError('params', 'a JSON object'));
+const request = <Shape extends z.core.$ZodLooseShape>(shape: Shape) => z.object(shape, fieldError('params', 'a JSON object'));
 
 /** Optional int32 history cap: 0 means "no history", absent means server default. */
 const historyLength = () => optionalNonNegativeInt32('historyLength');
@@ -34,9 +33,7 @@ export const SendMessageConfigurationSchema = z.object(
   {
     acceptedOutputModes: optionalStringList('acceptedOutputModes'),
     // Registers a webhook for the new task; its taskId is left empty by the client.
-    taskPushNotificationConfig: z
-      .object(TaskPushNotificationConfigSchema.shape, fieldError('taskPushNotificationConfig', 'an object'))
-      .optional(),
+    taskPushNotificationConfig: z.object(TaskPushNotificationConfigSchema.shape, fieldError('taskPushNotificationConfig', 'an object')).optional(),
     historyLength: historyLength(),
     // false/absent = wait for a terminal or interrupted state (v0.3 `blocking` inverted).
     returnImmediately: optionalBoolean('returnImmediately'),
@@ -92,9 +89,7 @@ export const ListTasksRequestSchema = request({
   pageToken: optionalString('pageToken'),
   historyLength: historyLength(),
   // Inclusive lower bound on status.timestamp.
-  statusTimestampAfter: z.iso
-    .datetime({ offset: true, ...fieldError('statusTimestampAfter', 'an RFC 3339 timestamp') })
-    .optional(),
+  statusTimestampAfter: z.iso.datetime({ offset: true, ...fieldError('statusTimestampAfter', 'an RFC 3339 timestamp') }).optional(),
   // Without it, tasks are listed without `artifacts`.
   includeArtifacts: optionalBoolean('includeArtifacts'),
 });

@@ -8,8 +8,7 @@ import { z } from 'zod';
 /** Schema params whose message says "<field> is required" when absent, else "<field> must be <expected>". */
 export function fieldError(field: string, expected: string) {
   return {
-    error: (issue: { input?: unknown }) =>
-      issue.input === undefined ? `${field} is required` : `${field} must be ${expected}`,
+    error: (issue: { input?: unknown }) => (issue.input === undefined ? `${field} is required` : `${field} must be ${expected}`),
   };
 }
 
@@ -17,8 +16,7 @@ export function fieldError(field: string, expected: string) {
 export const optionalString = (field: string) => z.string(fieldError(field, 'a string')).optional();
 
 /** Required string: present and non-empty. */
-export const requiredString = (field: string) =>
-  z.string(fieldError(field, 'a string')).min(1, { error: `${field} must not be empty` });
+export const requiredString = (field: string) => z.string(fieldError(field, 'a string')).min(1, { error: `${field} must not be empty` });
 
 /** Optional boolean. */
 export const optionalBoolean = (field: string) => z.boolean(fieldError(field, 'a boolean')).optional();

@@ -11,7 +11,18 @@
  * - Error messages name the field, because clients see them next to the issue path.
  */
 import { z } from 'zod';
-import { struct, jsonValue, exactlyOne, fieldError, optionalString, requiredString, optionalBoolean, optionalStringList, optionalMetadata, type OneOf } from './schema-builders.js';
+import {
+  struct,
+  jsonValue,
+  exactlyOne,
+  fieldError,
+  optionalString,
+  requiredString,
+  optionalBoolean,
+  optionalStringList,
+  optionalMetadata,
+  type OneOf,
+} from './schema-builders.js';
 
 // What this file exported before the builders and the agent card moved out (part of the package's API).
 export {
@@ -43,8 +54,7 @@ export const TASK_STATES = [
   'TASK_STATE_AUTH_REQUIRED',
 ] as const;
 
-const taskState = (field: string) =>
-  z.enum(TASK_STATES, fieldError(field, 'a task state such as TASK_STATE_WORKING'));
+const taskState = (field: string) => z.enum(TASK_STATES, fieldError(field, 'a task state such as TASK_STATE_WORKING'));
 
 export const TaskStateSchema = taskState('state');
 export type TaskState = z.infer<typeof TaskStateSchema>;
@@ -58,8 +68,7 @@ export const MetadataSchema = struct('metadata');
 export type Metadata = z.infer<typeof MetadataSchema>;
 
 /** RFC 3339 timestamp. Offsets are accepted on input; servers emit UTC with `Z`. */
-const timestamp = (field: string) =>
-  z.iso.datetime({ offset: true, ...fieldError(field, 'an RFC 3339 timestamp, e.g. 2026-01-05T10:00:00.000Z') });
+const timestamp = (field: string) => z.iso.datetime({ offset: true, ...fieldError(field, 'an RFC 3339 timestamp, e.g. 2026-01-05T10:00:00.000Z') });
 
 export const TimestampSchema = timestamp('timestamp');
 export type Timestamp = z.infer<typeof TimestampSchema>;
@@ -82,10 +91,7 @@ const PART_CONTENT = ['text', 'raw', 'url', 'data'] as const;
 
 const PartObjectSchema = z.object({
   text: optionalString('text'),
-  raw: z
-    .string(fieldError('raw', 'a base64 string'))
-    .refine(isBase64, { error: 'raw must be base64 (standard or URL-safe alphabet)' })
-    .optional(),
+  raw: z.string(fieldError('raw', 'a base64 string')).refine(isBase64, { error: 'raw must be base64 (standard or URL-safe alphabet)' }).optional(),
   url: optionalString('url'),
   // google.protobuf.Value: any JSON value, null included.
   data: jsonValue('data').optional(),
@@ -101,9 +107,10 @@ type PartContent = OneOf<Pick<PartFields, (typeof PART_CONTENT)[number]>>;
 export type Part = Omit<PartFields, (typeof PART_CONTENT)[number]> & PartContent;
 
 // Single refine over a flat object: cheaper than a union that tries every variant.
-export const PartSchema = PartObjectSchema.refine(
-  ...exactlyOne('a part', PART_CONTENT),
-) as unknown as z.ZodType<Part, z.input<typeof PartObjectSchema>>;
+export const PartSchema = PartObjectSchema.refine(...exactlyOne('a part', PART_CONTENT)) as unknown as z.ZodType<
+  Part,
+  z.input<typeof PartObjectSchema>
+>;
 
 const parts = (field = 'parts') =>
   z.array(PartSchema, fieldError(field, 'an array of parts')).min(1, { error: `${field} must have at least one part` });
@@ -200,14 +207,12 @@ const StreamResponseObjectSchema = z.object({
 
 /** Payload of every SSE event and push notification body. */
 export type StreamResponse =
-  | { task: Task }
-  | { message: Message }
-  | { statusUpdate: TaskStatusUpdateEvent }
-  | { artifactUpdate: TaskArtifactUpdateEvent };
+  { task: Task } | { message: Message } | { statusUpdate: TaskStatusUpdateEvent } | { artifactUpdate: TaskArtifactUpdateEvent };
 
-export const StreamResponseSchema = StreamResponseObjectSchema.refine(
-  ...exactlyOne('a stream response', STREAM_MEMBERS),
-) as unknown as z.ZodType<StreamResponse, z.input<typeof StreamResponseObjectSchema>>;
+export const StreamResponseSchema = StreamResponseObjectSchema.refine(...exactlyOne('a stream response', STREAM_MEMBERS)) as unknown as z.ZodType<
+  StreamResponse,
+  z.input<typeof StreamResponseObjectSchema>
+>;
 
 // ---------------------------------------------------------------------------
 // Push notification config

@@ -38,7 +38,11 @@ export function negotiateVersion(requested: string | undefined, policy: VersionP
   if (policy.v0_3 && (!value || LEGACY.test(value))) return LEGACY_VERSION;
   const asked = value ? value : '0.3 (no A2A-Version header)';
   const supported = policy.v0_3 ? `${SERVED_VERSION}, ${LEGACY_VERSION}` : SERVED_VERSION;
-  throw new A2AError('VersionNotSupported', `A2A protocol version ${asked} is not supported; this endpoint serves ${supported}: send the header A2A-Version: ${SERVED_VERSION}`, {
-    metadata: { requestedVersion: value ?? '', supportedVersions: supported },
-  });
+  throw new A2AError(
+    'VersionNotSupported',
+    `A2A protocol version ${asked} is not supported; this endpoint serves ${supported}: send the header A2A-Version: ${SERVED_VERSION}`,
+    {
+      metadata: { requestedVersion: value ?? '', supportedVersions: supported },
+    },
+  );
 }

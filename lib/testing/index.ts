@@ -17,14 +17,7 @@ export {
   TaskNotFoundInStoreError,
   InvalidPageTokenError,
 } from '../engine/seams/task-store.js';
-export type {
-  TaskStore,
-  TaskScope,
-  VersionedTask,
-  TaskChange,
-  ListTasksQuery,
-  TaskPage,
-} from '../engine/seams/task-store.js';
+export type { TaskStore, TaskScope, VersionedTask, TaskChange, ListTasksQuery, TaskPage } from '../engine/seams/task-store.js';
 export type { Task, TaskState, TaskArtifactUpdateEvent } from '../protocol/schemas.js';
 export { describeTaskEventBusContract } from './task-event-bus-contract.js';
 export type { TaskEventBusContractOptions } from './task-event-bus-contract.js';

@@ -52,12 +52,18 @@ export function withLatency(store: TaskStore, options: LatencyOptions = {}): Tas
     list: (scope, query) => delayed(() => store.list(scope, query)),
     ...(store.findUnfinished ? { findUnfinished: () => delayed(() => store.findUnfinished!()) } : {}),
     ...(store.removeFinished ? { removeFinished: (before: string, limit: number) => delayed(() => store.removeFinished!(before, limit)) } : {}),
-    ...(store.saveTraceContext ? { saveTraceContext: (scope: TaskScope, taskId: string, traceparent: string) => delayed(() => store.saveTraceContext!(scope, taskId, traceparent)) } : {}),
-    ...(store.loadTraceContext ? { loadTraceContext: (scope: TaskScope, taskId: string) => delayed(() => store.loadTraceContext!(scope, taskId)) } : {}),
+    ...(store.saveTraceContext
+      ? {
+          saveTraceContext: (scope: TaskScope, taskId: string, traceparent: string) =>
+            delayed(() => store.saveTraceContext!(scope, taskId, traceparent)),
+        }
+      : {}),
+    ...(store.loadTraceContext
+      ? { loadTraceContext: (scope: TaskScope, taskId: string) => delayed(() => store.loadTraceContext!(scope, taskId)) }
+      : {}),
     ...(store.close ? { close: () => store.close!() } : {}),
   };
 }
 
 // 0 ms still yields a macrotask, so even an unlucky draw lets other callers interleave.
-const sleep = (ms: number): Promise<void> =>
-  new Promise((resolve) => (ms > 0 ? setTimeout(resolve, ms) : setImmediate(resolve)));
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => (ms > 0 ? setTimeout(resolve, ms) : setImmediate(resolve)));

@@ -55,7 +55,10 @@ export function describePushConfigStoreContract<S extends PushConfigStore>(
       const scope = newScope('alice');
       const taskId = newTask();
       await store.put(scope, config(taskId, 'c-1'), 10);
-      for (const other of [{ tenant: scope.tenant, owner: 'mallory' }, { tenant: `${scope.tenant}-other`, owner: 'alice' }]) {
+      for (const other of [
+        { tenant: scope.tenant, owner: 'mallory' },
+        { tenant: `${scope.tenant}-other`, owner: 'alice' },
+      ]) {
         assert.equal(await store.get(other, taskId, 'c-1'), undefined);
         assert.deepEqual(await store.list(other, taskId), []);
         await store.delete(other, taskId, 'c-1');
@@ -71,7 +74,10 @@ export function describePushConfigStoreContract<S extends PushConfigStore>(
       for (const id of ['c-1', 'c-2', 'c-3']) await store.put(scope, config(taskId, id), 10);
       await store.put(scope, config(taskId, 'c-2', { url: 'https://hooks.example.com/changed' }), 10);
       const listed = await store.list(scope, taskId);
-      assert.deepEqual(listed.map((c) => c.id), ['c-1', 'c-2', 'c-3']);
+      assert.deepEqual(
+        listed.map((c) => c.id),
+        ['c-1', 'c-2', 'c-3'],
+      );
       assert.equal(listed[1].url, 'https://hooks.example.com/changed');
       assert.deepEqual(await store.list(scope, newTask()), []);
     });
@@ -83,7 +89,10 @@ export function describePushConfigStoreContract<S extends PushConfigStore>(
       await store.put(scope, config(taskId, 'c-2'), 2);
       await assert.rejects(store.put(scope, config(taskId, 'c-3'), 2), PushConfigLimitError);
       await store.put(scope, config(taskId, 'c-2', { token: 'new' }), 2);
-      assert.deepEqual((await store.list(scope, taskId)).map((c) => c.id), ['c-1', 'c-2']);
+      assert.deepEqual(
+        (await store.list(scope, taskId)).map((c) => c.id),
+        ['c-1', 'c-2'],
+      );
       // The bound is per task.
       await store.put(scope, config(newTask(), 'c-3'), 2);
     });
@@ -96,7 +105,10 @@ export function describePushConfigStoreContract<S extends PushConfigStore>(
       await store.delete(scope, taskId, 'c-1');
       await store.delete(scope, taskId, 'c-1');
       await store.delete(scope, taskId, 'never');
-      assert.deepEqual((await store.list(scope, taskId)).map((c) => c.id), ['c-2']);
+      assert.deepEqual(
+        (await store.list(scope, taskId)).map((c) => c.id),
+        ['c-2'],
+      );
     });
 
     test('deleteAll removes every config of the task and nothing else', async (store) => {

@@ -154,7 +154,10 @@ function defineDelivery<B extends TaskEventBus>(test: Test<B>): void {
     // No waiting after subscribe(): an event published right away must not be missed.
     await publish(bus, key, [1, 2, 3, 4, 5]);
     await got.received(5);
-    assert.deepEqual(got.events, [1, 2, 3, 4, 5].map((v) => committed(key, v)));
+    assert.deepEqual(
+      got.events,
+      [1, 2, 3, 4, 5].map((v) => committed(key, v)),
+    );
   });
 
   test('every subscriber of a key receives every event, in order', async ({ bus, ms }) => {
@@ -168,7 +171,7 @@ function defineDelivery<B extends TaskEventBus>(test: Test<B>): void {
     }
   });
 
-  test('a subscriber never receives another key\'s events', async ({ bus, ms }) => {
+  test("a subscriber never receives another key's events", async ({ bus, ms }) => {
     const [a, b] = [newKey(), newKey()];
     const gotA = recorder(ms, 'key A');
     const gotB = recorder(ms, 'key B');
@@ -180,7 +183,10 @@ function defineDelivery<B extends TaskEventBus>(test: Test<B>): void {
     await publish(bus, a, [2]);
     await gotA.received(2);
     assert.deepEqual(gotA.events, [committed(a, 1), committed(a, 2)]);
-    assert.deepEqual(gotB.events, [1, 2, 3].map((v) => committed(b, v)));
+    assert.deepEqual(
+      gotB.events,
+      [1, 2, 3].map((v) => committed(b, v)),
+    );
   });
 
   test('after unsubscribe() a listener receives nothing more, and subscriberCount drops back', async ({ bus, ms }) => {
@@ -245,7 +251,7 @@ function defineDelivery<B extends TaskEventBus>(test: Test<B>): void {
 }
 
 function defineCancel<B extends TaskEventBus>(test: Test<B>): void {
-  test('requestCancel(key) reaches every onCancelRequest listener of that key, and no other key\'s', async ({ bus, live, ms }) => {
+  test("requestCancel(key) reaches every onCancelRequest listener of that key, and no other key's", async ({ bus, live, ms }) => {
     const [a, b] = [newKey(), newKey()];
     const onA1 = cancelRecorder(ms, 'first listener of A');
     const onA2 = cancelRecorder(ms, 'second listener of A');
@@ -299,7 +305,10 @@ function definePeers<B extends TaskEventBus>(test: Test<B>): void {
     await publish(bus, key, [4, 5]);
     await here.received(5);
     await there.received(5);
-    assert.deepEqual(here.events, [1, 2, 3, 4, 5].map((v) => committed(key, v)));
+    assert.deepEqual(
+      here.events,
+      [1, 2, 3, 4, 5].map((v) => committed(key, v)),
+    );
     assert.deepEqual(there.versions(), [1, 2, 3, 4, 5]);
   });
 
@@ -349,7 +358,10 @@ function defineHistory<B extends TaskEventBus>(test: Test<B>): void {
     const key = newKey();
     await publish(bus, key, [1, 2, 3, 4]);
     assert.deepEqual(await history(key, 2), [committed(key, 3), committed(key, 4)]);
-    assert.deepEqual(await history(key, 0), [1, 2, 3, 4].map((v) => committed(key, v)));
+    assert.deepEqual(
+      await history(key, 0),
+      [1, 2, 3, 4].map((v) => committed(key, v)),
+    );
     assert.deepEqual(await history(key, 4), []);
   });
 
@@ -362,7 +374,10 @@ function defineHistory<B extends TaskEventBus>(test: Test<B>): void {
     if (!bus.history) return;
     const key = newKey();
     await publish(bus, key, [1, 2, 2, 1, 3]);
-    assert.deepEqual((await historyOf(bus)(key, 0))?.map((e) => e.version), [1, 2, 3]);
+    assert.deepEqual(
+      (await historyOf(bus)(key, 0))?.map((e) => e.version),
+      [1, 2, 3],
+    );
   });
 
   test('history() on one bus includes what the other published', async ({ bus, peer, hasPeer }) => {

@@ -240,7 +240,10 @@ function defineWaiting<L extends TaskLeases>(test: Test<L>): void {
     assert.ok(first, 'one waiter gets it');
     await first.release();
     const both = await Promise.all(waiters);
-    assert.ok(both.every((l) => l !== undefined), 'the other gets it after the first released');
+    assert.ok(
+      both.every((l) => l !== undefined),
+      'the other gets it after the first released',
+    );
     await Promise.all(both.map((l) => l!.release()));
   });
 }
@@ -257,7 +260,11 @@ function defineExpiry<L extends TaskLeases>(test: Test<L>): void {
     await lease.release();
   });
 
-  test('claimExpired() returns the task of a holder that stopped renewing to exactly one of two concurrent claimers, once', async ({ make, ttl, kill }) => {
+  test('claimExpired() returns the task of a holder that stopped renewing to exactly one of two concurrent claimers, once', async ({
+    make,
+    ttl,
+    kill,
+  }) => {
     const [dead, b, c] = [await make(), await make(), await make()];
     const { key, task } = newTask();
     await mustAcquire(dead, key, task);
@@ -267,7 +274,11 @@ function defineExpiry<L extends TaskLeases>(test: Test<L>): void {
     assert.equal(claims.length, 1, `exactly one claimer gets the task, got ${claims.length}`);
     assert.deepEqual(claims[0], task);
     const later = await Promise.all([b.claimExpired(), c.claimExpired()]);
-    assert.deepEqual(later.flatMap((claimed) => mine(claimed, task)), [], 'a claimed task is not returned again');
+    assert.deepEqual(
+      later.flatMap((claimed) => mine(claimed, task)),
+      [],
+      'a claimed task is not returned again',
+    );
   });
 
   test('claimExpired() never returns a task whose lease is held or was released', async ({ make, ttl }) => {

@@ -125,7 +125,11 @@ export class InPlaceWriter {
   /** Folds a status update into the copy and writes it with its status change. */
   async status(state: TaskState, seconds: number, text?: string): Promise<number> {
     const message: Message | undefined = text === undefined ? undefined : { ...makeMessage(this.task.id, text), role: 'ROLE_AGENT' };
-    const update = { taskId: this.task.id, contextId: this.task.contextId ?? '', status: { state, timestamp: at(seconds), ...(message ? { message } : {}) } };
+    const update = {
+      taskId: this.task.id,
+      contextId: this.task.contextId ?? '',
+      status: { state, timestamp: at(seconds), ...(message ? { message } : {}) },
+    };
     const folded = foldTaskInPlace(this.task, { statusUpdate: update }, { taskId: this.task.id, contextId: this.task.contextId ?? '' });
     assert.ok(folded.ok && folded.change.kind === 'status', 'the fixture folds a status change');
     this.task = folded.task;
@@ -139,4 +143,8 @@ export class InPlaceWriter {
   }
 }
 
-export const appendText = (artifactId: string, value: string, fields: Partial<Artifact> = {}): Artifact => ({ artifactId, parts: [{ text: value }], ...fields });
+export const appendText = (artifactId: string, value: string, fields: Partial<Artifact> = {}): Artifact => ({
+  artifactId,
+  parts: [{ text: value }],
+  ...fields,
+});

@@ -5,7 +5,19 @@
 import assert from 'node:assert/strict';
 import type { Artifact, Task, TaskArtifactUpdateEvent } from '../protocol/schemas.js';
 import { TaskNotFoundInStoreError, TaskVersionConflictError, type TaskStore } from '../engine/seams/task-store.js';
-import { type Define, at, newScope, newId, makeTask, nextTask, EVERY, mustGet, rejectsWith, InPlaceWriter, appendText } from './task-store-fixtures.js';
+import {
+  type Define,
+  at,
+  newScope,
+  newId,
+  makeTask,
+  nextTask,
+  EVERY,
+  mustGet,
+  rejectsWith,
+  InPlaceWriter,
+  appendText,
+} from './task-store-fixtures.js';
 
 export const defineChangeHint: Define<TaskStore> = (test) => {
   const artifact = (artifactId: string, text: string): Artifact => ({ artifactId, name: artifactId, parts: [{ text }] });
@@ -141,7 +153,6 @@ export const defineArtifactAppends: Define<TaskStore> = (test) => {
     await writer.status('TASK_STATE_COMPLETED', 42, 'done');
     assert.deepEqual(await store.get(writer.scope, writer.task.id), { task: writer.expected(), version: writer.version });
   });
-
 };
 
 /** The version rules for artifact and status changes (registered under 'compare-and-set'). */
@@ -153,14 +164,34 @@ export const defineAppendCompareAndSet: Define<TaskStore> = (test) => {
     await writer.create();
     for (let i = 0; i < 5; i++) await writer.write(text('out', `${i}`), i > 0);
     const before = writer.expected();
-    const update = (value: string): TaskArtifactUpdateEvent => ({ taskId: writer.task.id, contextId: writer.task.contextId ?? '', artifact: text('out', value), append: true });
-    const grown = (value: string): Task => ({ ...before, artifacts: [{ ...before.artifacts![0], parts: [...before.artifacts![0].parts, { text: value }] }] });
-    await rejectsWith(store.update(writer.scope, grown('stale'), 5, { kind: 'artifact', update: update('stale') }), TaskVersionConflictError, 'stale');
-    await rejectsWith(store.update(newScope(), grown('other'), 6, { kind: 'artifact', update: update('other') }), TaskNotFoundInStoreError, 'other scope');
+    const update = (value: string): TaskArtifactUpdateEvent => ({
+      taskId: writer.task.id,
+      contextId: writer.task.contextId ?? '',
+      artifact: text('out', value),
+      append: true,
+    });
+    const grown = (value: string): Task => ({
+      ...before,
+      artifacts: [{ ...before.artifacts![0], parts: [...before.artifacts![0].parts, { text: value }] }],
+    });
+    await rejectsWith(
+      store.update(writer.scope, grown('stale'), 5, { kind: 'artifact', update: update('stale') }),
+      TaskVersionConflictError,
+      'stale',
+    );
+    await rejectsWith(
+      store.update(newScope(), grown('other'), 6, { kind: 'artifact', update: update('other') }),
+      TaskNotFoundInStoreError,
+      'other scope',
+    );
     assert.deepEqual(await store.get(writer.scope, writer.task.id), { task: before, version: 6 });
     const done: Task = { ...before, status: { state: 'TASK_STATE_CANCELED', timestamp: at(3) } };
     await store.update(writer.scope, done, 6, { kind: 'replace' });
-    await rejectsWith(store.update(writer.scope, grown('late'), 7, { kind: 'artifact', update: update('late') }), TaskVersionConflictError, 'terminal');
+    await rejectsWith(
+      store.update(writer.scope, grown('late'), 7, { kind: 'artifact', update: update('late') }),
+      TaskVersionConflictError,
+      'terminal',
+    );
     assert.deepEqual(await store.get(writer.scope, writer.task.id), { task: done, version: 7 });
   });
 
@@ -188,7 +219,12 @@ export const defineAppendConcurrency: Define<TaskStore> = (test) => {
     const base = writer.expected();
     const results = await Promise.allSettled(
       Array.from({ length: 10 }, (_, i) => {
-        const update: TaskArtifactUpdateEvent = { taskId: base.id, contextId: base.contextId ?? '', artifact: text('out', `racer ${i}`), append: true };
+        const update: TaskArtifactUpdateEvent = {
+          taskId: base.id,
+          contextId: base.contextId ?? '',
+          artifact: text('out', `racer ${i}`),
+          append: true,
+        };
         const task: Task = { ...base, artifacts: [{ ...base.artifacts![0], parts: [...base.artifacts![0].parts, { text: `racer ${i}` }] }] };
         return store.update(writer.scope, task, 2, { kind: 'artifact', update });
       }),

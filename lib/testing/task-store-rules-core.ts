@@ -4,7 +4,14 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { InvalidPageTokenError, TaskExistsError, TaskNotFoundInStoreError, TaskStoreError, TaskVersionConflictError, type TaskStore } from '../engine/seams/task-store.js';
+import {
+  InvalidPageTokenError,
+  TaskExistsError,
+  TaskNotFoundInStoreError,
+  TaskStoreError,
+  TaskVersionConflictError,
+  type TaskStore,
+} from '../engine/seams/task-store.js';
 import { type Define, at, newScope, newId, makeTask, nextTask, EVERY, mustGet, rejectsWith, ids, TERMINAL } from './task-store-fixtures.js';
 
 export const defineScoping: Define<TaskStore> = (test) => {
@@ -109,7 +116,11 @@ export const defineCompareAndSet: Define<TaskStore> = (test) => {
     await store.create(scope, task);
     const current = nextTask(task, 'second', { timestamp: at(1) });
     await store.update(scope, current, 1);
-    await rejectsWith(store.update(scope, nextTask(task, 'stale writer', { state: 'TASK_STATE_COMPLETED' }), 1), TaskVersionConflictError, 'stale version');
+    await rejectsWith(
+      store.update(scope, nextTask(task, 'stale writer', { state: 'TASK_STATE_COMPLETED' }), 1),
+      TaskVersionConflictError,
+      'stale version',
+    );
     assert.deepEqual(await store.get(scope, task.id), { task: current, version: 2 });
   });
 
@@ -194,7 +205,10 @@ export const defineConcurrency: Define<TaskStore> = (test) => {
     const final = await mustGet(store, scope, task.id);
     assert.equal(final.task.metadata?.count, writers, 'every increment is applied');
     assert.equal(final.version, writers + 1);
-    const texts = (final.task.history ?? []).slice(1).map((m) => ('text' in m.parts[0] ? m.parts[0].text : '')).sort();
+    const texts = (final.task.history ?? [])
+      .slice(1)
+      .map((m) => ('text' in m.parts[0] ? m.parts[0].text : ''))
+      .sort();
     assert.deepEqual(texts, Array.from({ length: writers }, (_, i) => `writer ${i}`).sort(), 'each writer appears once');
   });
 
@@ -217,7 +231,10 @@ export const defineConcurrency: Define<TaskStore> = (test) => {
     await Promise.all(tasks.map((task) => store.create(scope, task)));
     const updated = tasks.map((task) => nextTask(task, 'second'));
     const versions = await Promise.all(updated.map((task) => store.update(scope, task, 1)));
-    assert.deepEqual(versions, updated.map(() => 2));
+    assert.deepEqual(
+      versions,
+      updated.map(() => 2),
+    );
     for (const task of updated) assert.deepEqual(await store.get(scope, task.id), { task, version: 2 });
   });
 };

@@ -6,7 +6,22 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { Task } from '../protocol/schemas.js';
 import { InvalidPageTokenError, type TaskScope, type TaskStore } from '../engine/seams/task-store.js';
-import { type Define, at, newScope, newId, message, type TaskFields, makeTask, nextTask, EVERY, mustGet, rejectsWith, listAllPages, ids, copy } from './task-store-fixtures.js';
+import {
+  type Define,
+  at,
+  newScope,
+  newId,
+  message,
+  type TaskFields,
+  makeTask,
+  nextTask,
+  EVERY,
+  mustGet,
+  rejectsWith,
+  listAllPages,
+  ids,
+  copy,
+} from './task-store-fixtures.js';
 
 export const defineCloneIsolation: Define<TaskStore> = (test) => {
   const vandalize = (task: Task) => {
@@ -106,9 +121,18 @@ export const defineListing: Define<TaskStore> = (test) => {
 
   test('list() orders by newest status timestamp first, then by id, and returns whole tasks', async (store) => {
     const scope = newScope();
-    const { created } = await seed(store, scope, [['e', 1], ['b', 3], ['a', 1], ['d', 3], ['c', 2]]);
+    const { created } = await seed(store, scope, [
+      ['e', 1],
+      ['b', 3],
+      ['a', 1],
+      ['d', 3],
+      ['c', 2],
+    ]);
     const page = await store.list(scope, EVERY);
-    assert.deepEqual(page.tasks, ['b', 'd', 'c', 'a', 'e'].map((s) => created.get(s)));
+    assert.deepEqual(
+      page.tasks,
+      ['b', 'd', 'c', 'a', 'e'].map((s) => created.get(s)),
+    );
     assert.equal(page.nextPageToken, '');
     assert.equal(page.totalSize, 5);
   });
@@ -119,7 +143,11 @@ export const defineListing: Define<TaskStore> = (test) => {
 
   test('list() filters by contextId', async (store) => {
     const scope = newScope();
-    const { idOf } = await seed(store, scope, [['a', 1, { contextId: 'ctx-1' }], ['b', 2, { contextId: 'ctx-2' }], ['c', 3, { contextId: 'ctx-1' }]]);
+    const { idOf } = await seed(store, scope, [
+      ['a', 1, { contextId: 'ctx-1' }],
+      ['b', 2, { contextId: 'ctx-2' }],
+      ['c', 3, { contextId: 'ctx-1' }],
+    ]);
     const page = await store.list(scope, { ...EVERY, contextId: 'ctx-1' });
     assert.deepEqual(ids(page.tasks), [idOf('c'), idOf('a')]);
     assert.equal(page.totalSize, 2);
@@ -127,7 +155,11 @@ export const defineListing: Define<TaskStore> = (test) => {
 
   test('list() filters by status state, using the current state after updates', async (store) => {
     const scope = newScope();
-    const { idOf, created } = await seed(store, scope, [['a', 1], ['b', 2, { state: 'TASK_STATE_INPUT_REQUIRED' }], ['c', 3]]);
+    const { idOf, created } = await seed(store, scope, [
+      ['a', 1],
+      ['b', 2, { state: 'TASK_STATE_INPUT_REQUIRED' }],
+      ['c', 3],
+    ]);
     await store.update(scope, nextTask(created.get('c')!, 'done', { state: 'TASK_STATE_COMPLETED' }), 1);
     assert.deepEqual(ids((await store.list(scope, { ...EVERY, status: 'TASK_STATE_WORKING' })).tasks), [idOf('a')]);
     assert.deepEqual(ids((await store.list(scope, { ...EVERY, status: 'TASK_STATE_COMPLETED' })).tasks), [idOf('c')]);
@@ -137,7 +169,11 @@ export const defineListing: Define<TaskStore> = (test) => {
 
   test('list() filters by statusTimestampAfter, inclusive of the bound', async (store) => {
     const scope = newScope();
-    const { idOf } = await seed(store, scope, [['a', 1], ['b', 2], ['c', 3]]);
+    const { idOf } = await seed(store, scope, [
+      ['a', 1],
+      ['b', 2],
+      ['c', 3],
+    ]);
     const page = await store.list(scope, { ...EVERY, statusTimestampAfter: at(2) });
     assert.deepEqual(ids(page.tasks), [idOf('c'), idOf('b')]);
     assert.equal(page.totalSize, 2);
@@ -158,7 +194,11 @@ export const defineListing: Define<TaskStore> = (test) => {
 
   test('pageSize caps a page and totalSize counts every match before paging', async (store) => {
     const scope = newScope();
-    await seed(store, scope, Array.from({ length: 12 }, (_, i): [string, number] => [String(i).padStart(2, '0'), i]));
+    await seed(
+      store,
+      scope,
+      Array.from({ length: 12 }, (_, i): [string, number] => [String(i).padStart(2, '0'), i]),
+    );
     const page = await store.list(scope, { pageSize: 5 });
     assert.equal(page.tasks.length, 5);
     assert.equal(page.totalSize, 12);
@@ -168,36 +208,66 @@ export const defineListing: Define<TaskStore> = (test) => {
   test('nextPageToken pages through every match in order with no gaps or duplicates, "" on the last page', async (store) => {
     const scope = newScope();
     // Timestamps repeat so pages break inside a run of equal timestamps, where only the id orders.
-    await seed(store, scope, Array.from({ length: 25 }, (_, i): [string, number] => [String(i).padStart(2, '0'), i % 4]));
+    await seed(
+      store,
+      scope,
+      Array.from({ length: 25 }, (_, i): [string, number] => [String(i).padStart(2, '0'), i % 4]),
+    );
     const whole = await store.list(scope, EVERY);
     const pages = await listAllPages(store, scope, { pageSize: 7 });
-    assert.deepEqual(pages.map((p) => p.tasks.length), [7, 7, 7, 4]);
-    assert.deepEqual(pages.flatMap((p) => ids(p.tasks)), ids(whole.tasks));
+    assert.deepEqual(
+      pages.map((p) => p.tasks.length),
+      [7, 7, 7, 4],
+    );
+    assert.deepEqual(
+      pages.flatMap((p) => ids(p.tasks)),
+      ids(whole.tasks),
+    );
     for (const page of pages) assert.equal(page.totalSize, 25, 'totalSize is the same on every page');
     pages.slice(0, -1).forEach((p) => assert.notEqual(p.nextPageToken, ''));
   });
 
   test('an exactly full last page answers nextPageToken ""', async (store) => {
     const scope = newScope();
-    await seed(store, scope, Array.from({ length: 6 }, (_, i): [string, number] => [String(i), i]));
+    await seed(
+      store,
+      scope,
+      Array.from({ length: 6 }, (_, i): [string, number] => [String(i), i]),
+    );
     const pages = await listAllPages(store, scope, { pageSize: 3 });
-    assert.deepEqual(pages.map((p) => p.tasks.length), [3, 3]);
+    assert.deepEqual(
+      pages.map((p) => p.tasks.length),
+      [3, 3],
+    );
     assert.equal(pages[1].nextPageToken, '');
   });
 
   test('paging keeps the filters, and totalSize counts the filtered matches', async (store) => {
     const scope = newScope();
-    const spec = Array.from({ length: 15 }, (_, i): [string, number, TaskFields] => [String(i).padStart(2, '0'), i, { contextId: i % 3 ? 'ctx-a' : 'ctx-b' }]);
+    const spec = Array.from({ length: 15 }, (_, i): [string, number, TaskFields] => [
+      String(i).padStart(2, '0'),
+      i,
+      { contextId: i % 3 ? 'ctx-a' : 'ctx-b' },
+    ]);
     const { idOf } = await seed(store, scope, spec);
     const pages = await listAllPages(store, scope, { pageSize: 4, contextId: 'ctx-a' });
-    const expected = spec.filter(([, , f]) => f.contextId === 'ctx-a').map(([s]) => idOf(s)).reverse();
-    assert.deepEqual(pages.flatMap((p) => ids(p.tasks)), expected);
+    const expected = spec
+      .filter(([, , f]) => f.contextId === 'ctx-a')
+      .map(([s]) => idOf(s))
+      .reverse();
+    assert.deepEqual(
+      pages.flatMap((p) => ids(p.tasks)),
+      expected,
+    );
     for (const page of pages) assert.equal(page.totalSize, expected.length);
   });
 
   test('a malformed pageToken rejects with InvalidPageTokenError', async (store) => {
     const scope = newScope();
-    await seed(store, scope, [['a', 1], ['b', 2]]);
+    await seed(store, scope, [
+      ['a', 1],
+      ['b', 2],
+    ]);
     for (const pageToken of ['not a page token', '%%%', '{"id":1}']) {
       await rejectsWith(store.list(scope, { pageSize: 1, pageToken }), InvalidPageTokenError, `pageToken ${JSON.stringify(pageToken)}`);
     }
@@ -205,7 +275,11 @@ export const defineListing: Define<TaskStore> = (test) => {
 
   test('a task updated between pages is never served twice; untouched tasks are served exactly once', async (store) => {
     const scope = newScope();
-    const { created, idOf } = await seed(store, scope, Array.from({ length: 12 }, (_, i): [string, number] => [String(i).padStart(2, '0'), i]));
+    const { created, idOf } = await seed(
+      store,
+      scope,
+      Array.from({ length: 12 }, (_, i): [string, number] => [String(i).padStart(2, '0'), i]),
+    );
     const first = await store.list(scope, { pageSize: 4 });
     // Move one served task and one unserved task to the front, as a status update does.
     const served = first.tasks[0].id.slice(-2);

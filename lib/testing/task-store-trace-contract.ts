@@ -18,7 +18,11 @@ export function defineTraceContexts(test: (rule: string, body: Body) => void): v
     test(rule, async (store) => {
       if (typeof store.saveTraceContext !== 'function' || typeof store.loadTraceContext !== 'function') return;
       const scope = { tenant: `tenant-${randomUUID()}`, owner: 'alice' };
-      const task: Task & { contextId: string } = { id: `task-${randomUUID()}`, contextId: `ctx-${randomUUID()}`, status: { state: 'TASK_STATE_WORKING', timestamp: new Date().toISOString() } };
+      const task: Task & { contextId: string } = {
+        id: `task-${randomUUID()}`,
+        contextId: `ctx-${randomUUID()}`,
+        status: { state: 'TASK_STATE_WORKING', timestamp: new Date().toISOString() },
+      };
       await store.create(scope, task);
       await body(store as Traced, scope, task);
     });

@@ -1,5 +1,7 @@
 // The members of prom-client (not a dependency of the kit) that the docs' recipe uses, as prom-client 15 types them.
-export interface LabelValues { [label: string]: string | number }
+export interface LabelValues {
+  [label: string]: string | number;
+}
 export class Counter {
   constructor(configuration: { name: string; help: string; labelNames?: readonly string[] });
   inc(labels?: LabelValues, value?: number): void;

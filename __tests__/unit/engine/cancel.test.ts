@@ -9,7 +9,12 @@ import { aborted, deferred } from '../../helpers/async';
 import { recordingLogger } from '../../push/helpers';
 import { executionDeps, recorder, scope, storeWith, task, turnRequest, userMessage } from './engine-fixtures';
 
-const cancelRequest = { taskId: 'task-1', contextId: 'ctx-1', caller: { id: 'alice', authenticated: true }, tenant: scope.tenant } as unknown as CancelRequest;
+const cancelRequest = {
+  taskId: 'task-1',
+  contextId: 'ctx-1',
+  caller: { id: 'alice', authenticated: true },
+  tenant: scope.tenant,
+} as unknown as CancelRequest;
 
 /** An agent whose turn starts the task and then waits for its signal; `cancel` is its hook. */
 function agent(cancel?: AgentExecutor['cancel']) {
@@ -36,7 +41,7 @@ async function runningExecution(executor: AgentExecutor, started: Promise<void>,
 }
 
 describe('Execution.cancel', () => {
-  it('runs executor.cancel() in the canceller\'s async context, aborts the turn and ends the task CANCELED', async () => {
+  it("runs executor.cancel() in the canceller's async context, aborts the turn and ends the task CANCELED", async () => {
     const requests = new AsyncLocalStorage<string>();
     let hookContext: string | undefined;
     let running: boolean | undefined;
@@ -95,7 +100,10 @@ describe('Execution.cancel', () => {
     });
     const { execution, store } = await runningExecution(executor, started, { events });
     const refusal = execution.cancel(cancelRequest, 5_000);
-    await expect(refusal).rejects.toMatchObject({ kind: 'TaskNotCancelable', message: 'Task task-1 is in TASK_STATE_COMPLETED and cannot be canceled' });
+    await expect(refusal).rejects.toMatchObject({
+      kind: 'TaskNotCancelable',
+      message: 'Task task-1 is in TASK_STATE_COMPLETED and cannot be canceled',
+    });
     expect((await store.get(scope, 'task-1'))!.task.status.state).toBe('TASK_STATE_COMPLETED');
     await Promise.resolve();
     expect(answered).toEqual(['not-cancelable']);
@@ -111,7 +119,11 @@ describe('Execution.cancel', () => {
     await expect(execution.cancel(cancelRequest, 5_000)).rejects.toMatchObject({ kind: 'TaskNotCancelable' });
     expect((await store.get(scope, 'task-1'))!.task.status.state).toBe('TASK_STATE_COMPLETED');
     expect(logger.lines.filter((l) => l.level === 'error' || l.level === 'warn')).toEqual([]);
-    expect(logger.lines).toContainEqual({ level: 'info', fields: { taskId: 'task-1', state: 'TASK_STATE_COMPLETED' }, message: 'the task completed before the cancel; it stays COMPLETED' });
+    expect(logger.lines).toContainEqual({
+      level: 'info',
+      fields: { taskId: 'task-1', state: 'TASK_STATE_COMPLETED' },
+      message: 'the task completed before the cancel; it stays COMPLETED',
+    });
   });
 
   it('cancels a parked task (no turn running here): the hook is told so', async () => {

@@ -21,7 +21,7 @@ describe('Deadlines', () => {
       deadlines.bound(new Promise((resolve) => setTimeout(resolve, 5, 4)), 'd'),
       deadlines.bound(never(), 'e'),
     ]);
-    expect(results.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).name ?? r.reason))).toEqual([
+    expect(results.map((r) => (r.status === 'fulfilled' ? r.value : ((r.reason as Error).name ?? r.reason)))).toEqual([
       1,
       'SeamTimeoutError',
       'Error',

@@ -135,7 +135,10 @@ export function turnHost(store: InMemoryTaskStore, executor: AgentExecutor, extr
     endedElsewhere: () => undefined,
     engineWriteFailed: (error) => current && host.endTurn(current, { kind: 'error', error }),
   };
-  const channel = new TaskChannel(deps, 'k', scope, { taskId: 'task-1', contextId: 'ctx-1' }, stored, listener, { refused: 'refused', endedBy: 'elsewhere' });
+  const channel = new TaskChannel(deps, 'k', scope, { taskId: 'task-1', contextId: 'ctx-1' }, stored, listener, {
+    refused: 'refused',
+    endedBy: 'elsewhere',
+  });
   const guard = new ReplicaGuard(deps, 'k', scope, 'task-1', () => undefined);
   const host: TurnHost = {
     taskId: 'task-1',

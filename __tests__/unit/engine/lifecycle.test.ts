@@ -23,7 +23,11 @@ const idleAgent: AgentExecutor = { execute: () => {} };
 
 describe('EngineLifecycle start-up', () => {
   it('fails the tasks a previous process left mid-turn, and leaves parked and finished ones alone', async () => {
-    const store = await storeWith(task('TASK_STATE_WORKING', 'mid'), task('TASK_STATE_INPUT_REQUIRED', 'parked'), task('TASK_STATE_COMPLETED', 'done'));
+    const store = await storeWith(
+      task('TASK_STATE_WORKING', 'mid'),
+      task('TASK_STATE_INPUT_REQUIRED', 'parked'),
+      task('TASK_STATE_COMPLETED', 'done'),
+    );
     // A store that can list what is mid-turn (as the SQLite store can).
     Object.assign(store, { findUnfinished: async () => ['mid', 'parked', 'done'].map((taskId) => ({ scope, taskId })) });
     const { lifecycle, executions } = engine(store, idleAgent);
@@ -87,7 +91,9 @@ describe('EngineLifecycle.close', () => {
     expect(refused.kind === 'error' && refused.error.kind).toBe('Unavailable');
     const ended = await running.ended;
     expect(ended.kind === 'task' && ended.task.status.state).toBe('TASK_STATE_FAILED');
-    expect((await store.get(scope, 'task-1'))!.task.status.message?.parts[0]).toEqual({ text: 'The server shut down before the agent finished this task.' });
+    expect((await store.get(scope, 'task-1'))!.task.status.message?.parts[0]).toEqual({
+      text: 'The server shut down before the agent finished this task.',
+    });
     expect(subscriptionEnded).toBe(true);
     expect(executions.size).toBe(0);
   });

@@ -25,7 +25,7 @@ async function orphanExecution(store: InMemoryTaskStore, leases?: FakeLeases) {
 }
 
 describe('ReplicaGuard leases', () => {
-  it('a turn takes the task\'s lease before it runs, and the execution gives it back when idle', async () => {
+  it("a turn takes the task's lease before it runs, and the execution gives it back when idle", async () => {
     const leases = new FakeLeases();
     const store = await storeWith(task('TASK_STATE_INPUT_REQUIRED'));
     const { execution, idle } = await orphanExecution(store, leases);
@@ -57,14 +57,22 @@ describe('ReplicaGuard leases', () => {
     const store = await storeWith(task('TASK_STATE_WORKING'));
     const bus = new InProcessTaskEventBus();
     const guard = new ReplicaGuard({ bus, logger: silentLogger, leases, leaseWaitMs: 0 }, 'k', scope, 'task-1', () => {});
-    const channel = new TaskChannel({ store, bus, logger: silentLogger }, 'k', scope, { taskId: 'task-1', contextId: 'ctx-1' }, await store.get(scope, 'task-1'), {
-      openingMessage: undefined,
-      created: () => {},
-      committed: () => {},
-      announced: () => {},
-      endedElsewhere: () => {},
-      engineWriteFailed: () => {},
-    }, { refused: '', endedBy: '' });
+    const channel = new TaskChannel(
+      { store, bus, logger: silentLogger },
+      'k',
+      scope,
+      { taskId: 'task-1', contextId: 'ctx-1' },
+      await store.get(scope, 'task-1'),
+      {
+        openingMessage: undefined,
+        created: () => {},
+        committed: () => {},
+        announced: () => {},
+        endedElsewhere: () => {},
+        engineWriteFailed: () => {},
+      },
+      { refused: '', endedBy: '' },
+    );
     expect(guard.needsLease).toBe(true);
     const refusal = await guard.takeLease(channel);
     expect(refusal?.kind).toBe('UnsupportedOperation');
@@ -76,7 +84,7 @@ describe('ReplicaGuard leases', () => {
 });
 
 describe('orphan settling', () => {
-  it('a task left mid-turn is FAILED with the reason, under the task\'s lease taken at once', async () => {
+  it("a task left mid-turn is FAILED with the reason, under the task's lease taken at once", async () => {
     const leases = new FakeLeases();
     const store = await storeWith(task('TASK_STATE_WORKING'));
     const { execution, idle } = await orphanExecution(store, leases);
@@ -109,7 +117,7 @@ describe('orphan settling', () => {
 });
 
 describe('following and routing across processes', () => {
-  it('a handed-off turn follows the bus: a publisher\'s events reach its observer, and the final one ends it', async () => {
+  it("a handed-off turn follows the bus: a publisher's events reach its observer, and the final one ends it", async () => {
     const handed = deferred<HandOff>();
     const executor: AgentExecutor = {
       async execute(_ctx, events) {

@@ -51,7 +51,14 @@ describe('executor.resume()', () => {
     await done.promise;
     await new Promise((resolve) => setImmediate(resolve));
     expect(calls).toHaveLength(1);
-    expect(calls[0]).toMatchObject({ resumed: true, reason: 'replica-lost', taskId: 'task-1', contextId: 'ctx-1', tenant: 't', caller: { id: 'alice' } });
+    expect(calls[0]).toMatchObject({
+      resumed: true,
+      reason: 'replica-lost',
+      taskId: 'task-1',
+      contextId: 'ctx-1',
+      tenant: 't',
+      caller: { id: 'alice' },
+    });
     expect(calls[0].task.status.state).toBe('TASK_STATE_WORKING');
     expect(calls[0].task.history?.[0].parts[0]).toEqual({ text: 'hello' });
     expect(contextInside).toMatchObject({ caller: { id: 'alice' }, tenant: 't' });
@@ -102,7 +109,17 @@ describe('executor.resume()', () => {
     const { execution } = await orphan(store, executor);
     await execution.settleOrphan(LOST, 'restart');
     await running.promise;
-    const canceled = await execution.cancel({ taskId: 'task-1', contextId: 'ctx-1', caller: { id: 'alice', authenticated: true }, tenant: 't', metadata: undefined, requestContext: { caller: { id: 'alice', authenticated: true }, tenant: 't' } }, 1_000);
+    const canceled = await execution.cancel(
+      {
+        taskId: 'task-1',
+        contextId: 'ctx-1',
+        caller: { id: 'alice', authenticated: true },
+        tenant: 't',
+        metadata: undefined,
+        requestContext: { caller: { id: 'alice', authenticated: true }, tenant: 't' },
+      },
+      1_000,
+    );
     expect(canceled.status.state).toBe('TASK_STATE_CANCELED');
   });
 });
@@ -138,7 +155,14 @@ describe('a cancel routed from another process, the agent ignoring its signal', 
     // "Another process": it routes the cancel, then commits CANCELED through its own execution.
     const { deps: otherDeps } = executionDeps(store, { execute: never }, { bus: deps.bus });
     const other = new Execution(otherDeps, 'k', scope, 'task-1', 'ctx-1');
-    const request = { taskId: 'task-1', contextId: 'ctx-1', caller: { id: 'alice', authenticated: true }, tenant: 't', metadata: undefined, requestContext: { caller: { id: 'alice', authenticated: true }, tenant: 't' } };
+    const request = {
+      taskId: 'task-1',
+      contextId: 'ctx-1',
+      caller: { id: 'alice', authenticated: true },
+      tenant: 't',
+      metadata: undefined,
+      requestContext: { caller: { id: 'alice', authenticated: true }, tenant: 't' },
+    };
     const answer = await other.cancel(request, 600_000);
     expect(answer.status.state).toBe('TASK_STATE_CANCELED');
     const ended = await observer.ended;
@@ -177,7 +201,14 @@ describe('a cancel routed from another process, the agent ignoring its signal', 
     // What is stored when the cancel request reaches the running process.
     const storedAtRequest: string[] = [];
     deps.bus.onCancelRequest('k', () => void store.get(scope, 'task-1').then((stored) => storedAtRequest.push(stored!.task.status.state)));
-    const request = { taskId: 'task-1', contextId: 'ctx-1', caller: { id: 'alice', authenticated: true }, tenant: 't', metadata: undefined, requestContext: { caller: { id: 'alice', authenticated: true }, tenant: 't' } };
+    const request = {
+      taskId: 'task-1',
+      contextId: 'ctx-1',
+      caller: { id: 'alice', authenticated: true },
+      tenant: 't',
+      metadata: undefined,
+      requestContext: { caller: { id: 'alice', authenticated: true }, tenant: 't' },
+    };
     expect((await other.cancel(request, 600_000)).status.state).toBe('TASK_STATE_CANCELED');
     await until(() => late !== undefined, 'the late write answered');
     expect(late).toBe('refused');

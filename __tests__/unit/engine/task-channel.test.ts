@@ -33,15 +33,7 @@ function channelOn(store: InMemoryTaskStore, stored?: VersionedTask) {
     endedElsewhere: (t) => ended.push(t),
     engineWriteFailed: () => log.push('engine write failed'),
   };
-  const channel = new TaskChannel(
-    { store, bus, logger: silentLogger, events },
-    'k',
-    scope,
-    ids,
-    stored,
-    listener,
-    WORDING,
-  );
+  const channel = new TaskChannel({ store, bus, logger: silentLogger, events }, 'k', scope, ids, stored, listener, WORDING);
   const publish = (event: TaskEvent) => channel.enqueue(() => channel.publish(event));
   return { channel, log, ended, publish };
 }
@@ -59,9 +51,19 @@ describe('TaskChannel', () => {
     await Promise.all(writes);
     expect(log).toEqual([
       'created',
-      'observer 1', 'bus 1', 'hook 1', 'announced 1 (1)',
-      'observer 2', 'bus 2', 'hook 2', 'announced 2 (2)',
-      'observer 3', 'bus 3', 'hook 3', 'finished TASK_STATE_COMPLETED', 'announced 3 (3)',
+      'observer 1',
+      'bus 1',
+      'hook 1',
+      'announced 1 (1)',
+      'observer 2',
+      'bus 2',
+      'hook 2',
+      'announced 2 (2)',
+      'observer 3',
+      'bus 3',
+      'hook 3',
+      'finished TASK_STATE_COMPLETED',
+      'announced 3 (3)',
     ]);
     const stored = await store.get(scope, 'task-1');
     expect(stored!.version).toBe(3);
@@ -119,7 +121,11 @@ describe('TaskChannel', () => {
     const other = channelOn(store, await store.get(scope, 'task-1'));
     await other.publish(status('TASK_STATE_WORKING'));
     const refusal = new Error('busy now');
-    await expect(channel.commit({ userMessage: userMessage('again') }, (fresh) => (fresh.status.state === 'TASK_STATE_WORKING' ? (refusal as never) : undefined))).rejects.toBe(refusal);
+    await expect(
+      channel.commit({ userMessage: userMessage('again') }, (fresh) =>
+        fresh.status.state === 'TASK_STATE_WORKING' ? (refusal as never) : undefined,
+      ),
+    ).rejects.toBe(refusal);
   });
 
   it('a store failure reaches the publisher as Unavailable, and nothing is fanned out', async () => {

@@ -8,7 +8,11 @@ import { silentLogger } from '../../../lib/logger';
 import { deferred } from '../../helpers/async';
 import { scope, storeWith, task, userMessage } from './engine-fixtures';
 
-const withArtifact = { ...task('TASK_STATE_COMPLETED', 'task-2'), history: [userMessage('a', 'task-2'), userMessage('b', 'task-2')], artifacts: [{ artifactId: 'a1', parts: [{ text: 'x' }] }] };
+const withArtifact = {
+  ...task('TASK_STATE_COMPLETED', 'task-2'),
+  history: [userMessage('a', 'task-2'), userMessage('b', 'task-2')],
+  artifacts: [{ artifactId: 'a1', parts: [{ text: 'x' }] }],
+};
 
 function reader(store: Awaited<ReturnType<typeof storeWith>>, recovering?: Promise<void>) {
   return new TaskReader(store, { recovering } as EngineLifecycle, silentLogger);

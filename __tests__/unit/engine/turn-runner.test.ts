@@ -13,7 +13,8 @@ import { FakeLeases, recorder, scope, storeWith, task, turnHost, turnRequest, us
 
 const GENERIC = 'The agent failed while processing this task.';
 
-const endState = (outcome: { kind: string; task?: { status: { state: string } } } | undefined) => (outcome?.kind === 'task' ? outcome.task!.status.state : outcome?.kind);
+const endState = (outcome: { kind: string; task?: { status: { state: string } } } | undefined) =>
+  outcome?.kind === 'task' ? outcome.task!.status.state : outcome?.kind;
 const storedText = async (store: Awaited<ReturnType<typeof storeWith>>) => (await store.get(scope, 'task-1'))!.task.status.message?.parts[0];
 
 describe('runTurn', () => {
@@ -27,7 +28,10 @@ describe('runTurn', () => {
         await events.complete('done');
       },
     };
-    const { host, start, ends } = turnHost(store, executor, { stored: await store.get(scope, 'task-1'), events: { turnStarted: (info) => started.push(info) } });
+    const { host, start, ends } = turnHost(store, executor, {
+      stored: await store.get(scope, 'task-1'),
+      events: { turnStarted: (info) => started.push(info) },
+    });
     const observer = recorder();
     const turn = start(turnRequest(userMessage('more'), observer));
     await runTurn(host, turn);
@@ -153,7 +157,7 @@ describe('runTurn', () => {
 });
 
 describe('runResume', () => {
-  it('calls resume() with the task as stored in its owner\'s context; unfinished, the task is FAILED with the given reason', async () => {
+  it("calls resume() with the task as stored in its owner's context; unfinished, the task is FAILED with the given reason", async () => {
     const store = await storeWith(task('TASK_STATE_WORKING'));
     const stored = await store.get(scope, 'task-1');
     const logger = recordingLogger();
@@ -162,9 +166,14 @@ describe('runResume', () => {
     const turn = start(resumeRequest(scope, stored!.task, 'task-1', 'ctx-1'));
     await runResume(host, turn, 'lost', 'restart');
     expect(resume).toHaveBeenCalledTimes(1);
-    expect(resume.mock.calls[0]).toEqual([expect.objectContaining({ resumed: true, reason: 'restart', taskId: 'task-1', caller: { id: 'alice', authenticated: false } }), expect.anything()]);
+    expect(resume.mock.calls[0]).toEqual([
+      expect.objectContaining({ resumed: true, reason: 'restart', taskId: 'task-1', caller: { id: 'alice', authenticated: false } }),
+      expect.anything(),
+    ]);
     expect(ends.map(endState)).toEqual(['TASK_STATE_FAILED']);
     expect(await storedText(store)).toEqual({ text: 'lost' });
-    expect(logger.lines.map((line) => line.message)).toContain('resume() returned before publishing a reply, an interrupted or a terminal state; the task is failed');
+    expect(logger.lines.map((line) => line.message)).toContain(
+      'resume() returned before publishing a reply, an interrupted or a terminal state; the task is failed',
+    );
   });
 });

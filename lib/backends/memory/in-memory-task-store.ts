@@ -176,7 +176,10 @@ function materialize(entry: Entry): Task {
   if (entry.pending.length === 0) return task;
   const ctx = { taskId: task.id, contextId: task.contextId ?? '' };
   for (const { kind, json } of entry.pending) {
-    const event = kind === 'artifact' ? { artifactUpdate: JSON.parse(json) as TaskArtifactUpdateEvent } : { statusUpdate: JSON.parse(json) as TaskStatusUpdateEvent };
+    const event =
+      kind === 'artifact'
+        ? { artifactUpdate: JSON.parse(json) as TaskArtifactUpdateEvent }
+        : { statusUpdate: JSON.parse(json) as TaskStatusUpdateEvent };
     const folded = foldTaskInPlace(task, event, ctx);
     if (folded.ok) task = folded.task;
   }

@@ -66,7 +66,10 @@ export interface PostgresBackend {
 const FACTORY = 'createPostgresBackend';
 
 const schema = z.strictObject({
-  connectionString: z.string().regex(/^postgres(ql)?:\/\//i, { error: 'must be a postgres:// or postgresql:// URL' }).optional(),
+  connectionString: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//i, { error: 'must be a postgres:// or postgresql:// URL' })
+    .optional(),
   pool: poolSchema.optional(),
   schema: schemaNameSchema,
   leaseTtlMs: millisecondsSchema(30).optional(),
@@ -91,7 +94,9 @@ export async function createPostgresBackend(options: PostgresBackendOptions): Pr
   } catch (error) {
     if (owned) await pool.end().catch(() => undefined);
     if (error instanceof Error && error.message.startsWith(FACTORY)) throw error;
-    throw new Error(`${FACTORY}: could not open ${redacted(connectionString)}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new Error(`${FACTORY}: could not open ${redacted(connectionString)}: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
   }
 
   const connection = { pool, schema: parsed.schema, queryTimeoutMs };
@@ -107,7 +112,12 @@ export async function createPostgresBackend(options: PostgresBackendOptions): Pr
   const taskLeases = new PostgresTaskLeases({ ...connection, logger, ...(parsed.leaseTtlMs === undefined ? {} : { leaseTtlMs: parsed.leaseTtlMs }) });
   // Nothing runs until the router's push dispatcher starts the outbox (push enabled).
   const configStore = new PostgresPushConfigStore(connection);
-  const outbox = new PostgresPushOutbox({ configStore, taskStore, logger, ...(parsed.leaseTtlMs === undefined ? {} : { claimTtlMs: parsed.leaseTtlMs }) });
+  const outbox = new PostgresPushOutbox({
+    configStore,
+    taskStore,
+    logger,
+    ...(parsed.leaseTtlMs === undefined ? {} : { claimTtlMs: parsed.leaseTtlMs }),
+  });
   let closing: Promise<void> | undefined;
   return {
     options: { taskStore, eventBus, taskLeases },

@@ -62,8 +62,7 @@ export const quoteIdentifier = (name: string): string => `"${name.replace(/"/g, 
  * A NOTIFY channel name for this schema: channel names are identifiers of at most 63 bytes, so the
  * schema is hashed into it (two schemas on one database never hear each other).
  */
-export const channelName = (schema: string, kind: string): string =>
-  `a2a_${createHash('sha1').update(schema).digest('hex').slice(0, 16)}_${kind}`;
+export const channelName = (schema: string, kind: string): string => `a2a_${createHash('sha1').update(schema).digest('hex').slice(0, 16)}_${kind}`;
 
 /**
  * How a task key travels in a NOTIFY payload (at most 8000 bytes): as it is when short, else its
@@ -128,14 +127,16 @@ export class PostgresDatabase {
    * `work` inside BEGIN … COMMIT on one connection; rolled back when it throws. A connection whose
    * rollback fails is destroyed, not returned to the pool.
    */
-  async transaction<T>(work: (query: <R = Record<string, unknown>>(text: string, values?: readonly unknown[]) => Promise<R[]>) => Promise<T>): Promise<T> {
+  async transaction<T>(
+    work: (query: <R = Record<string, unknown>>(text: string, values?: readonly unknown[]) => Promise<R[]>) => Promise<T>,
+  ): Promise<T> {
     const client = await this.#pool.connect();
     let broken: Error | undefined;
     // A connection that drops between two statements emits 'error' (unhandled, it would end the
     // process); the pending or next statement fails, and the connection is not reused.
     const onError = (error: Error) => (broken = error);
     client.on('error', onError);
-    const query = async <R,>(text: string, values?: readonly unknown[]): Promise<R[]> =>
+    const query = async <R>(text: string, values?: readonly unknown[]): Promise<R[]> =>
       (await client.query<R>(queryConfig(text, values, this.#timeoutMs))).rows;
     try {
       await query('BEGIN');

@@ -116,7 +116,8 @@ export class PostgresTaskEventBus implements TaskEventBus {
 
   async publish(key: string, committed: CommittedEvent): Promise<void> {
     const { version } = committed;
-    if (!Number.isSafeInteger(version) || version < 1) throw new RangeError(`PostgresTaskEventBus: version must be a positive integer, got ${version}`);
+    if (!Number.isSafeInteger(version) || version < 1)
+      throw new RangeError(`PostgresTaskEventBus: version must be a positive integer, got ${version}`);
     const group = this.#groups.get(key);
     if (group && !group.ready) group.floor = Math.min(group.floor, version);
     // A linked store's write statement logged and notified this version already (see PostgresTaskStore).
@@ -191,7 +192,8 @@ export class PostgresTaskEventBus implements TaskEventBus {
   }
 
   async history(key: string, afterVersion: number): Promise<CommittedEvent[] | undefined> {
-    if (!Number.isSafeInteger(afterVersion) || afterVersion < 0) throw new RangeError(`PostgresTaskEventBus: afterVersion must be a whole number, got ${afterVersion}`);
+    if (!Number.isSafeInteger(afterVersion) || afterVersion < 0)
+      throw new RangeError(`PostgresTaskEventBus: afterVersion must be a whole number, got ${afterVersion}`);
     const rows = await this.#log.db.query<{ first: number | null; payload: string | null }>(
       `SELECT m.first, e.payload FROM (SELECT min(version) AS first FROM ${this.#log.table} WHERE task_key = $1) m
        LEFT JOIN ${this.#log.table} e ON e.task_key = $1 AND e.version > $2
@@ -256,19 +258,18 @@ export class PostgresTaskEventBus implements TaskEventBus {
     // listening connection, so it is sent before the caller's next statements (its read of the
     // task); the starting point stays below any version notified or published meanwhile.
     const fence = () => this.#listener.query<{ top: number | null }>(`SELECT max(version) AS top FROM ${this.#log.table} WHERE task_key = $1`, [key]);
-    const start = (this.#listening ? fence() : this.#eventsReady.then(fence))
-      .then(
-        ([row]) => {
-          const top = row?.top ?? 0;
-          group.last = Math.max(group.last, Math.min(top, group.floor - 1));
-          group.ready = true;
-          if (group.again || group.floor <= top) this.#read(group);
-        },
-        (error: unknown) => {
-          group.ready = true;
-          if (!this.#closed) this.#logger.error({ err: error }, 'could not follow a task on PostgreSQL; its subscribers may miss events');
-        },
-      );
+    const start = (this.#listening ? fence() : this.#eventsReady.then(fence)).then(
+      ([row]) => {
+        const top = row?.top ?? 0;
+        group.last = Math.max(group.last, Math.min(top, group.floor - 1));
+        group.ready = true;
+        if (group.again || group.floor <= top) this.#read(group);
+      },
+      (error: unknown) => {
+        group.ready = true;
+        if (!this.#closed) this.#logger.error({ err: error }, 'could not follow a task on PostgreSQL; its subscribers may miss events');
+      },
+    );
     this.#track(start);
     return group;
   }

@@ -36,7 +36,9 @@ export interface PostgresConnectionOptions {
 export const databaseOf = (parsed: { pool: PgPool; schema: string; queryTimeoutMs: number }): PostgresDatabase =>
   new PostgresDatabase(parsed.pool, parsed.schema, parsed.queryTimeoutMs);
 
-export const loggerSchema = z.custom<Logger>(hasMethods('warn', 'error'), { error: 'must be a logger with warn and error methods (pino-compatible)' });
+export const loggerSchema = z.custom<Logger>(hasMethods('warn', 'error'), {
+  error: 'must be a logger with warn and error methods (pino-compatible)',
+});
 
 /** A whole number of milliseconds between `min` and a day. */
 export const millisecondsSchema = (min: number) => z.number().int().min(min).max(86_400_000);

@@ -70,7 +70,10 @@ export class PostgresPushConfigStore implements PushConfigStore {
   }
 
   async get(scope: TaskScope, taskId: string, id: string): Promise<StoredPushConfig | undefined> {
-    const [row] = await this.#db.query<ConfigRow>(`SELECT config, failing FROM ${this.#table} WHERE task_key = $1 AND id = $2`, [taskKey(scope, taskId), id]);
+    const [row] = await this.#db.query<ConfigRow>(`SELECT config, failing FROM ${this.#table} WHERE task_key = $1 AND id = $2`, [
+      taskKey(scope, taskId),
+      id,
+    ]);
     return row && parse(row);
   }
 
@@ -92,9 +95,10 @@ export class PostgresPushConfigStore implements PushConfigStore {
 
   /** The task's configs with their cursors, oldest first (PostgresPushOutbox). */
   async cursors(scope: TaskScope, taskId: string): Promise<ConfigCursor[]> {
-    const rows = await this.#db.query<ConfigRow>(`SELECT config, failing, delivered, attempts FROM ${this.#table} WHERE task_key = $1 ORDER BY position`, [
-      taskKey(scope, taskId),
-    ]);
+    const rows = await this.#db.query<ConfigRow>(
+      `SELECT config, failing, delivered, attempts FROM ${this.#table} WHERE task_key = $1 ORDER BY position`,
+      [taskKey(scope, taskId)],
+    );
     return rows.map((row) => ({ config: parse(row), delivered: row.delivered, attempts: row.attempts }));
   }
 }

@@ -91,7 +91,14 @@ export class PostgresTaskLeases extends ExpiringLeases {
       SELECT EXISTS (SELECT 1 FROM taken WHERE taken.key = req.key) AS won,
         (SELECT (extract(epoch FROM expires_at - clock_timestamp()) * 1000)::integer FROM ${this.#table} WHERE key = req.key) AS left
       FROM req ORDER BY req.n`,
-      [keys, leases.map((l) => l.task.scope.tenant), leases.map((l) => l.task.scope.owner), leases.map((l) => l.task.taskId), leases.map((l) => l.holder), this.ttlMs],
+      [
+        keys,
+        leases.map((l) => l.task.scope.tenant),
+        leases.map((l) => l.task.scope.owner),
+        leases.map((l) => l.task.taskId),
+        leases.map((l) => l.holder),
+        this.ttlMs,
+      ],
     );
     return rows.map((row) => (row.won ? undefined : { left: Math.max(0, row.left ?? 0) }));
   }

@@ -22,7 +22,13 @@ export const headJson = (artifact: Artifact): string => JSON.stringify({ ...arti
 /** Artifacts as the JSON of a `json_to_recordset(...) AS a(p int, id text, head text, n int, parts text)`. */
 export const artifactRecords = (artifacts: ReadonlyArray<{ position: number; artifact: Artifact }>): string =>
   JSON.stringify(
-    artifacts.map(({ position, artifact }) => ({ p: position, id: artifact.artifactId, head: headJson(artifact), n: artifact.parts.length, parts: JSON.stringify(artifact.parts) })),
+    artifacts.map(({ position, artifact }) => ({
+      p: position,
+      id: artifact.artifactId,
+      head: headJson(artifact),
+      n: artifact.parts.length,
+      parts: JSON.stringify(artifact.parts),
+    })),
   );
 
 export const ARTIFACT_RECORD = 'a(p integer, id text, head text, n integer, parts text)';

@@ -77,11 +77,19 @@ export class PostgresTaskStore implements TaskStore {
 
   /** Tracing: the trace context the task was started in, in its row's trace_context column. */
   async saveTraceContext(scope: TaskScope, taskId: string, traceparent: string): Promise<void> {
-    await this.#db.query(`UPDATE ${this.#tasks} SET trace_context = $1 WHERE id = $2 AND tenant = $3 AND owner = $4`, [traceparent, taskId, scope.tenant, scope.owner]);
+    await this.#db.query(`UPDATE ${this.#tasks} SET trace_context = $1 WHERE id = $2 AND tenant = $3 AND owner = $4`, [
+      traceparent,
+      taskId,
+      scope.tenant,
+      scope.owner,
+    ]);
   }
 
   async loadTraceContext(scope: TaskScope, taskId: string): Promise<string | undefined> {
-    const [row] = await this.#db.query<{ trace_context: string | null }>(`SELECT trace_context FROM ${this.#tasks} WHERE id = $1 AND tenant = $2 AND owner = $3`, [taskId, scope.tenant, scope.owner]);
+    const [row] = await this.#db.query<{ trace_context: string | null }>(
+      `SELECT trace_context FROM ${this.#tasks} WHERE id = $1 AND tenant = $2 AND owner = $3`,
+      [taskId, scope.tenant, scope.owner],
+    );
     return row?.trace_context ?? undefined;
   }
 
@@ -111,7 +119,10 @@ export class PostgresTaskStore implements TaskStore {
     values.push(query.pageSize + 1);
     // The count ignores the cursor: totalSize is every match, whichever page is asked for.
     const [rows, [count]] = await Promise.all([
-      this.#db.query<LoadedRow>(`SELECT ${this.#load} FROM ${this.#tasks} t WHERE ${page} ORDER BY t.status_ts DESC, t.id LIMIT $${values.length}`, values),
+      this.#db.query<LoadedRow>(
+        `SELECT ${this.#load} FROM ${this.#tasks} t WHERE ${page} ORDER BY t.status_ts DESC, t.id LIMIT $${values.length}`,
+        values,
+      ),
       this.#db.query<{ total: string }>(`SELECT count(*) AS total FROM ${this.#tasks} t WHERE ${filters}`, countValues),
     ]);
     // One more than a page was read, to know whether another page follows.

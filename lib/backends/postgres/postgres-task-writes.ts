@@ -52,7 +52,8 @@ export class PostgresTaskWrites {
     const artifacts = task.artifacts ?? [];
     const count = p.add(artifacts.length);
     // A task created without artifacts (the usual case) inserts none: no artifact clauses to run.
-    const records = artifacts.length > 0 ? p.add(artifactRecords(artifacts.map((artifact, position) => ({ position, artifact }))), '::text::json') : undefined;
+    const records =
+      artifacts.length > 0 ? p.add(artifactRecords(artifacts.map((artifact, position) => ({ position, artifact }))), '::text::json') : undefined;
     const artifactInserts =
       records === undefined
         ? ''
@@ -62,11 +63,17 @@ export class PostgresTaskWrites {
       ), chunks AS (
         INSERT INTO ${this.#chunks} (task_id, position, chunk, parts) SELECT ins.id, a.p, 0, a.parts FROM ins, json_to_recordset(${records}) AS ${ARTIFACT_RECORD}
       )`;
-    const event = this.#eventSql(p, 'ins', () => {
-      // Without artifacts the body column is the task's JSON already: serialized once.
-      const json = task.artifacts === undefined ? `${headParams[headParams.length - 1]}::text` : p.add(JSON.stringify(task), '::text');
-      return { event: `'{"task":' || ${json} || '}'`, task: json };
-    }, scope, task.id);
+    const event = this.#eventSql(
+      p,
+      'ins',
+      () => {
+        // Without artifacts the body column is the task's JSON already: serialized once.
+        const json = task.artifacts === undefined ? `${headParams[headParams.length - 1]}::text` : p.add(JSON.stringify(task), '::text');
+        return { event: `'{"task":' || ${json} || '}'`, task: json };
+      },
+      scope,
+      task.id,
+    );
     const [row] = await this.#db.query<{ created: string }>(
       `WITH ins AS (
         INSERT INTO ${this.#tasks} (id, tenant, owner, state, terminal, context_id, status_ts, body, version, artifact_count)
@@ -84,7 +91,8 @@ export class PostgresTaskWrites {
     const event = change?.event;
     let outcome: Outcome | undefined;
     if (change?.kind === 'artifact') outcome = await this.#artifactWrite(scope, task, expectedVersion, change.update, event);
-    else if (change?.kind === 'status' || !task.artifacts?.length) outcome = await this.#rowWrite(scope, task, expectedVersion, change?.kind === 'status', event);
+    else if (change?.kind === 'status' || !task.artifacts?.length)
+      outcome = await this.#rowWrite(scope, task, expectedVersion, change?.kind === 'status', event);
     if (outcome?.version != null) return outcome.version;
     // The statement refused: a conflict, another scope, or a shape it cannot write (then the
     // transaction below writes the whole task).
@@ -120,9 +128,16 @@ export class PostgresTaskWrites {
    * out (as the Redis backend's does) for an artifact event, which leaves the rest as it was, and for
    * a status that does not end the turn; so a payload costs what the event costs, not the task.
    */
-  #eventPayload(p: Params, task: Task, event: StreamResponse | undefined, whole: boolean, bodyParam?: string): (() => { event: string; task: string }) | undefined {
+  #eventPayload(
+    p: Params,
+    task: Task,
+    event: StreamResponse | undefined,
+    whole: boolean,
+    bodyParam?: string,
+  ): (() => { event: string; task: string }) | undefined {
     // A task without artifacts is its body column's JSON: that parameter serves (serialized once).
-    if (bodyParam !== undefined && task.artifacts === undefined) return event && (() => ({ event: p.add(JSON.stringify(event), '::text'), task: `${bodyParam}::text` }));
+    if (bodyParam !== undefined && task.artifacts === undefined)
+      return event && (() => ({ event: p.add(JSON.stringify(event), '::text'), task: `${bodyParam}::text` }));
     const payloadTask = whole || task.artifacts === undefined ? task : { ...task, artifacts: undefined };
     return event && (() => ({ event: p.add(JSON.stringify(event), '::text'), task: p.add(JSON.stringify(payloadTask), '::text') }));
   }
@@ -242,11 +257,17 @@ export class PostgresTaskWrites {
       // A status update repeats the artifacts unchanged: compare texts, so they are not rewritten.
       const changed = artifacts.flatMap((artifact, position) => {
         const was = stored[position];
-        return was && was.head === headJson(artifact) && joinChunks(was.chunks ?? []) === JSON.stringify(artifact.parts) ? [] : [{ position, artifact }];
+        return was && was.head === headJson(artifact) && joinChunks(was.chunks ?? []) === JSON.stringify(artifact.parts)
+          ? []
+          : [{ position, artifact }];
       });
       if (changed.length > 0 || stored.length > artifacts.length) {
         const positions = changed.map((item) => item.position);
-        await query(`DELETE FROM ${this.#chunks} WHERE task_id = $1 AND (position = ANY($2::integer[]) OR position >= $3)`, [task.id, positions, artifacts.length]);
+        await query(`DELETE FROM ${this.#chunks} WHERE task_id = $1 AND (position = ANY($2::integer[]) OR position >= $3)`, [
+          task.id,
+          positions,
+          artifacts.length,
+        ]);
         await query(`DELETE FROM ${this.#artifacts} WHERE task_id = $1 AND position >= $2`, [task.id, artifacts.length]);
         if (changed.length > 0) {
           const records = artifactRecords(changed);

@@ -68,7 +68,10 @@ export interface RedisBackend {
 const FACTORY = 'createRedisBackend';
 
 const schema = z.strictObject({
-  url: z.string().regex(/^rediss?:\/\//i, { error: 'must be a redis:// or rediss:// URL' }).optional(),
+  url: z
+    .string()
+    .regex(/^rediss?:\/\//i, { error: 'must be a redis:// or rediss:// URL' })
+    .optional(),
   client: clientSchema.optional(),
   keyPrefix: keyPrefixSchema,
   leaseTtlMs: millisecondsSchema(30).optional(),
@@ -107,10 +110,22 @@ async function openRedisBackend(options: RedisBackendOptions): Promise<RedisBack
   // Linked: each store write appends its event to the bus's stream in the same script, so a replica
   // killed between the write and the bus's publish loses no event (resumes and push read the stream).
   const taskStore = new RedisTaskStore({ client, keyPrefix, eventBus });
-  const taskLeases = new RedisTaskLeases({ client, keyPrefix, logger, ...(parsed.leaseTtlMs === undefined ? {} : { leaseTtlMs: parsed.leaseTtlMs }) });
+  const taskLeases = new RedisTaskLeases({
+    client,
+    keyPrefix,
+    logger,
+    ...(parsed.leaseTtlMs === undefined ? {} : { leaseTtlMs: parsed.leaseTtlMs }),
+  });
   // Nothing runs until the router's push dispatcher starts the outbox (push enabled).
   const configStore = new RedisPushConfigStore({ client, keyPrefix });
-  const outbox = new RedisPushOutbox({ client, configStore, taskStore, keyPrefix, logger, ...(parsed.leaseTtlMs === undefined ? {} : { claimTtlMs: parsed.leaseTtlMs }) });
+  const outbox = new RedisPushOutbox({
+    client,
+    configStore,
+    taskStore,
+    keyPrefix,
+    logger,
+    ...(parsed.leaseTtlMs === undefined ? {} : { claimTtlMs: parsed.leaseTtlMs }),
+  });
   let closing: Promise<void> | undefined;
   return {
     options: { taskStore, eventBus, taskLeases },

@@ -168,7 +168,8 @@ export class RedisTaskEventBus implements TaskEventBus {
   }
 
   async history(key: string, afterVersion: number): Promise<CommittedEvent[] | undefined> {
-    if (!Number.isSafeInteger(afterVersion) || afterVersion < 0) throw new RangeError(`RedisTaskEventBus: afterVersion must be a whole number, got ${afterVersion}`);
+    if (!Number.isSafeInteger(afterVersion) || afterVersion < 0)
+      throw new RangeError(`RedisTaskEventBus: afterVersion must be a whole number, got ${afterVersion}`);
     return this.#read(key, afterVersion, true);
   }
 
@@ -216,7 +217,11 @@ export class RedisTaskEventBus implements TaskEventBus {
       group.channel.stop();
       group.channel = this.#channels.listen(this.#keys.eventsChannel(key), (message) => this.#onMessage(group, message));
       group.channel.ready.catch(() => this.#subscribeAgainLater(key, group));
-      this.#catchUp(key, group, group.channel.ready.then(() => group.last));
+      this.#catchUp(
+        key,
+        group,
+        group.channel.ready.then(() => group.last),
+      );
     }, SUBSCRIBE_RETRY_MS);
     timer.unref();
   }

@@ -11,7 +11,9 @@ export const clientSchema = z.custom<RedisClient>(isRedisClient, {
 
 export const keyPrefixSchema = z.string().min(1).max(256).default(DEFAULT_KEY_PREFIX);
 
-export const loggerSchema = z.custom<Logger>(hasMethods('warn', 'error'), { error: 'must be a logger with warn and error methods (pino-compatible)' });
+export const loggerSchema = z.custom<Logger>(hasMethods('warn', 'error'), {
+  error: 'must be a logger with warn and error methods (pino-compatible)',
+});
 
 /** A whole number of milliseconds between `min` and a day. */
 export const millisecondsSchema = (min: number) => z.number().int().min(min).max(86_400_000);

@@ -118,7 +118,12 @@ export class RedisPushConfigStore implements PushConfigStore {
   }
 
   async get(scope: TaskScope, taskId: string, id: string): Promise<StoredPushConfig | undefined> {
-    const [json, failing] = await this.#client.sendCommand<Array<string | null>>(['HMGET', this.#keys.pushConfigs(taskKey(scope, taskId)), `c:${id}`, `f:${id}`]);
+    const [json, failing] = await this.#client.sendCommand<Array<string | null>>([
+      'HMGET',
+      this.#keys.pushConfigs(taskKey(scope, taskId)),
+      `c:${id}`,
+      `f:${id}`,
+    ]);
     return json ? parse(json, failing ?? '0') : undefined;
   }
 
@@ -151,6 +156,10 @@ export class RedisPushConfigStore implements PushConfigStore {
 
   #delete(scope: TaskScope, taskId: string, ids: string[]): Promise<unknown> {
     const key = taskKey(scope, taskId);
-    return DELETE.run(this.#client, [this.#keys.pushConfigs(key), this.#keys.pushOrder(key), this.#keys.pushTasks()], [pushTaskMember(scope, taskId), ...ids]);
+    return DELETE.run(
+      this.#client,
+      [this.#keys.pushConfigs(key), this.#keys.pushOrder(key), this.#keys.pushTasks()],
+      [pushTaskMember(scope, taskId), ...ids],
+    );
   }
 }

@@ -39,7 +39,9 @@ const SWEEP_BATCH = 64;
 
 const optionsSchema = z.strictObject({
   client: clientSchema,
-  configStore: z.custom<RedisPushConfigStore>((v) => typeof v === 'object' && v !== null && typeof (v as { cursors?: unknown }).cursors === 'function'),
+  configStore: z.custom<RedisPushConfigStore>(
+    (v) => typeof v === 'object' && v !== null && typeof (v as { cursors?: unknown }).cursors === 'function',
+  ),
   taskStore: z.custom<TaskStore>((v) => typeof v === 'object' && v !== null && typeof (v as { get?: unknown }).get === 'function'),
   keyPrefix: keyPrefixSchema,
   claimTtlMs: millisecondsSchema(30).default(10_000),

@@ -175,7 +175,10 @@ function materialize(json: string, deltas: readonly string[]): Task {
   const ctx = { taskId: task.id, contextId: task.contextId ?? '' };
   for (const delta of deltas) {
     const text = delta.slice(1);
-    const event = delta[0] === 'a' ? { artifactUpdate: JSON.parse(text) as TaskArtifactUpdateEvent } : { statusUpdate: JSON.parse(text) as TaskStatusUpdateEvent };
+    const event =
+      delta[0] === 'a'
+        ? { artifactUpdate: JSON.parse(text) as TaskArtifactUpdateEvent }
+        : { statusUpdate: JSON.parse(text) as TaskStatusUpdateEvent };
     const folded = foldTaskInPlace(task, event, ctx);
     if (folded.ok) task = folded.task;
   }
@@ -204,8 +207,7 @@ function newestFirst(timestamp: string): Buffer {
 }
 
 /** A listing member: ListTasks order is the members' byte order (then the id breaks ties). */
-const listingMember = (timestamp: string, taskId: string): Buffer =>
-  Buffer.concat([newestFirst(timestamp), Buffer.from(taskId, 'utf8')]);
+const listingMember = (timestamp: string, taskId: string): Buffer => Buffer.concat([newestFirst(timestamp), Buffer.from(taskId, 'utf8')]);
 
 export class RedisTaskStore implements TaskStore {
   readonly #client: RedisClient;
@@ -299,7 +301,9 @@ export class RedisTaskStore implements TaskStore {
     // Inclusive bound: every member of that timestamp is its encoding plus an id, whose UTF-8
     // bytes are all below 255.
     const end =
-      query.statusTimestampAfter === undefined ? '+' : Buffer.concat([Buffer.from('('), newestFirst(query.statusTimestampAfter), Buffer.from([0xff])]);
+      query.statusTimestampAfter === undefined
+        ? '+'
+        : Buffer.concat([Buffer.from('('), newestFirst(query.statusTimestampAfter), Buffer.from([0xff])]);
     const index = this.#keys.taskIndex(scope, query.contextId, query.status);
     // One more than a page, to know whether another page follows.
     const [matches, ...found] = await LIST.run<[number, ...Array<[string, ...string[]]>]>(
@@ -313,7 +317,13 @@ export class RedisTaskStore implements TaskStore {
   }
 
   /** An artifact event: its artifact is pushed to the task's delta list; the task is not serialized. */
-  async #appendArtifact(scope: TaskScope, task: Task, expectedVersion: number, update: TaskArtifactUpdateEvent, event: StreamResponse | undefined): Promise<number> {
+  async #appendArtifact(
+    scope: TaskScope,
+    task: Task,
+    expectedVersion: number,
+    update: TaskArtifactUpdateEvent,
+    event: StreamResponse | undefined,
+  ): Promise<number> {
     const keys = [this.#keys.task(task.id), this.#keys.taskDeltas(task.id)];
     const args: Array<string | number> = [scopeId(scope), expectedVersion, `a${JSON.stringify(update)}`];
     const append = event && this.#streams?.streamArgs(scope, task.id);
@@ -332,11 +342,24 @@ export class RedisTaskStore implements TaskStore {
   }
 
   /** A status event: the listing entries move, the status joins the delta list; the task's JSON stays. */
-  async #appendStatus(scope: TaskScope, task: Task, expectedVersion: number, update: TaskStatusUpdateEvent, event: StreamResponse | undefined): Promise<number> {
+  async #appendStatus(
+    scope: TaskScope,
+    task: Task,
+    expectedVersion: number,
+    update: TaskStatusUpdateEvent,
+    event: StreamResponse | undefined,
+  ): Promise<number> {
     const keys = this.#writeKeys(scope, task);
     keys.push(this.#keys.taskDeltas(task.id), this.#finishedKey);
     const [scopeArg, , terminal, member] = this.#writeArgs(scope, task, '');
-    const args: Array<string | Buffer | number> = [scopeArg, terminal, member, expectedVersion, `s${JSON.stringify(update)}`, this.#finishedMember(scope, task)];
+    const args: Array<string | Buffer | number> = [
+      scopeArg,
+      terminal,
+      member,
+      expectedVersion,
+      `s${JSON.stringify(update)}`,
+      this.#finishedMember(scope, task),
+    ];
     const append = event && this.#streams?.streamArgs(scope, task.id);
     if (append) {
       keys.push(append.stream);

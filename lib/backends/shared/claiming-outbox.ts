@@ -66,12 +66,15 @@ export abstract class ClaimingOutbox implements PushOutbox {
   }
 
   watch(take: (deliveries: PushDelivery[]) => void): () => Promise<void> {
-    const sweeper = setInterval(() => {
-      this.pending().then(
-        (deliveries) => deliveries.length > 0 && take(deliveries),
-        (error: unknown) => this.logger.error({ err: error }, 'push notifications: could not sweep for deliveries to take over'),
-      );
-    }, Math.max(15, Math.floor(this.ttlMs / 2)));
+    const sweeper = setInterval(
+      () => {
+        this.pending().then(
+          (deliveries) => deliveries.length > 0 && take(deliveries),
+          (error: unknown) => this.logger.error({ err: error }, 'push notifications: could not sweep for deliveries to take over'),
+        );
+      },
+      Math.max(15, Math.floor(this.ttlMs / 2)),
+    );
     sweeper.unref();
     return async () => {
       clearInterval(sweeper);
@@ -115,19 +118,24 @@ export abstract class ClaimingOutbox implements PushOutbox {
   /** Renews this replica's claims while it has deliveries open; stops when it has none. */
   protected renewWhileOpen(): void {
     if (this.#renewer) return;
-    this.#renewer = setInterval(() => {
-      const tasks = this.spans.tasks();
-      if (tasks.length === 0) {
-        clearInterval(this.#renewer);
-        this.#renewer = undefined;
-        return;
-      }
-      // One round at a time: a store that stops answering gets no pile of renewals behind the first.
-      if (this.#renewing) return;
-      this.#renewing = this.renewClaims(tasks.map(({ key }) => key))
-        .catch((error: unknown) => this.logger.warn({ err: error }, 'push notifications: could not renew delivery claims; another replica may deliver too'))
-        .finally(() => (this.#renewing = undefined));
-    }, Math.max(10, Math.floor(this.ttlMs / 3)));
+    this.#renewer = setInterval(
+      () => {
+        const tasks = this.spans.tasks();
+        if (tasks.length === 0) {
+          clearInterval(this.#renewer);
+          this.#renewer = undefined;
+          return;
+        }
+        // One round at a time: a store that stops answering gets no pile of renewals behind the first.
+        if (this.#renewing) return;
+        this.#renewing = this.renewClaims(tasks.map(({ key }) => key))
+          .catch((error: unknown) =>
+            this.logger.warn({ err: error }, 'push notifications: could not renew delivery claims; another replica may deliver too'),
+          )
+          .finally(() => (this.#renewing = undefined));
+      },
+      Math.max(10, Math.floor(this.ttlMs / 3)),
+    );
     this.#renewer.unref();
   }
 }

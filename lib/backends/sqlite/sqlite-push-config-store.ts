@@ -67,25 +67,21 @@ export class SqlitePushConfigStore implements PushConfigStore {
     this.#tasks = taskStore;
     const db = taskStore.database;
     this.#s = statements(db);
-    this.#put = db
-      .transaction((scope: TaskScope, config: StoredPushConfig, maxPerTask: number) => {
-        const params = { taskId: config.taskId, tenant: scope.tenant, owner: scope.owner, id: config.id };
-        const { failing, ...rest } = config;
-        const values = { ...params, config: JSON.stringify(rest), failing: failing ? 1 : 0 };
-        if (this.#s.replace.run(values).changes > 0) return;
-        const { n, last } = this.#s.count.get(params)!;
-        if (n >= maxPerTask) throw new PushConfigLimitError(config.taskId, maxPerTask);
-        const delivered = this.#s.taskVersion.get(params)?.version ?? 0;
-        this.#s.insert.run({ ...values, position: (last ?? 0) + 1, delivered });
-      })
-      .immediate;
-    this.#remove = db
-      .transaction((params: Record<string, unknown>, all: boolean) => {
-        if (all) this.#s.deleteAll.run(params);
-        else this.#s.delete.run(params);
-        this.#s.trim.run({ taskId: params.taskId as string });
-      })
-      .immediate;
+    this.#put = db.transaction((scope: TaskScope, config: StoredPushConfig, maxPerTask: number) => {
+      const params = { taskId: config.taskId, tenant: scope.tenant, owner: scope.owner, id: config.id };
+      const { failing, ...rest } = config;
+      const values = { ...params, config: JSON.stringify(rest), failing: failing ? 1 : 0 };
+      if (this.#s.replace.run(values).changes > 0) return;
+      const { n, last } = this.#s.count.get(params)!;
+      if (n >= maxPerTask) throw new PushConfigLimitError(config.taskId, maxPerTask);
+      const delivered = this.#s.taskVersion.get(params)?.version ?? 0;
+      this.#s.insert.run({ ...values, position: (last ?? 0) + 1, delivered });
+    }).immediate;
+    this.#remove = db.transaction((params: Record<string, unknown>, all: boolean) => {
+      if (all) this.#s.deleteAll.run(params);
+      else this.#s.delete.run(params);
+      this.#s.trim.run({ taskId: params.taskId as string });
+    }).immediate;
   }
 
   async put(scope: TaskScope, config: StoredPushConfig, maxPerTask: number): Promise<void> {

@@ -56,12 +56,10 @@ export class SqlitePushOutbox implements PushOutbox {
     this.#configs = configStore;
     const db = taskStore.database;
     this.#s = statements(db);
-    this.#advance = db
-      .transaction((params: Record<string, unknown>) => {
-        this.#s.advance.run(params);
-        this.#s.trim.run({ taskId: params.taskId as string });
-      })
-      .immediate;
+    this.#advance = db.transaction((params: Record<string, unknown>) => {
+      this.#s.advance.run(params);
+      this.#s.trim.run({ taskId: params.taskId as string });
+    }).immediate;
   }
 
   /** Deliveries queued in this process and not done (0 once every one is). */

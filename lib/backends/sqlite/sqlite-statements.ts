@@ -63,9 +63,7 @@ export function prepareStatements(db: BetterSqlite3.Database) {
     growArtifact: prepare<[string, number, number, number, number]>(
       'UPDATE a2a_artifacts SET head = ?, part_count = ?, chunks = ? WHERE task = ? AND position = ?',
     ),
-    insertChunk: prepare<[number, number, number, string]>(
-      'INSERT INTO a2a_artifact_chunks (task, position, chunk, parts) VALUES (?, ?, ?, ?)',
-    ),
+    insertChunk: prepare<[number, number, number, string]>('INSERT INTO a2a_artifact_chunks (task, position, chunk, parts) VALUES (?, ?, ?, ?)'),
     deleteChunksAt: prepare<[number, number]>('DELETE FROM a2a_artifact_chunks WHERE task = ? AND position = ?'),
     deleteChunksFrom: prepare<[number, number]>('DELETE FROM a2a_artifact_chunks WHERE task = ? AND position >= ?'),
     deleteArtifactsFrom: prepare<[number, number]>('DELETE FROM a2a_artifacts WHERE task = ? AND position >= ?'),

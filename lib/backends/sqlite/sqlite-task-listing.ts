@@ -4,7 +4,14 @@
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Task } from '../../protocol/schemas.js';
-import { decodePageToken, encodePageToken, type ListTasksQuery, type ListingKey, type TaskPage, type TaskScope } from '../../engine/seams/task-store.js';
+import {
+  decodePageToken,
+  encodePageToken,
+  type ListTasksQuery,
+  type ListingKey,
+  type TaskPage,
+  type TaskScope,
+} from '../../engine/seams/task-store.js';
 import { preparer, type SqliteStatement, type TaskStatements } from './sqlite-statements.js';
 import { loadTask } from './sqlite-task-reads.js';
 

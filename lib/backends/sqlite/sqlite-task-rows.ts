@@ -36,7 +36,14 @@ export interface ArtifactWrite {
    * What the task passed says the result is, as far as a few numbers tell (the task is not
    * serialized): a change that does not fit the stored task falls back to writing the whole task.
    */
-  readonly fit: { readonly state: TaskState; readonly timestamp: string; readonly contextId: string | null; readonly count: number; readonly index: number; readonly partsAfter: number };
+  readonly fit: {
+    readonly state: TaskState;
+    readonly timestamp: string;
+    readonly contextId: string | null;
+    readonly count: number;
+    readonly index: number;
+    readonly partsAfter: number;
+  };
   /** The task passed, for that fallback only (a caller that lies about the change). */
   readonly task: Task;
 }

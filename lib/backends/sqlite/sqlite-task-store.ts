@@ -126,7 +126,6 @@ export class SqliteTaskStore implements TaskStore {
     return found;
   }
 
-
   /**
    * Retention: up to `limit` finished tasks older than the cutoff, with their rows and their push
    * configs and logged events, in one transaction (see sqlite-retention.ts).

@@ -54,10 +54,18 @@ export const copyOf = (task: Task): Task => JSON.parse(JSON.stringify(task)) as 
 export function runCancel(target: CancelTarget, deps: CancelDeps, request: CancelRequest, graceMs: number): Promise<Task> {
   const tracing = deps.events?.tracing;
   if (!tracing) return cancelOnce(target, deps, request, graceMs, noop);
-  return tracing.traceCancel({ taskId: target.taskId, contextId: request.contextId, scope: target.scope }, (note) => cancelOnce(target, deps, request, graceMs, note));
+  return tracing.traceCancel({ taskId: target.taskId, contextId: request.contextId, scope: target.scope }, (note) =>
+    cancelOnce(target, deps, request, graceMs, note),
+  );
 }
 
-async function cancelOnce(target: CancelTarget, deps: CancelDeps, request: CancelRequest, graceMs: number, note: (step: 'hook' | 'grace') => void): Promise<Task> {
+async function cancelOnce(
+  target: CancelTarget,
+  deps: CancelDeps,
+  request: CancelRequest,
+  graceMs: number,
+  note: (step: 'hook' | 'grace') => void,
+): Promise<Task> {
   const channel = target.channel;
   let timer: NodeJS.Timeout | undefined;
   const graceOver = new Promise<typeof GRACE_OVER>((resolve) => {
@@ -88,7 +96,8 @@ async function cancelOnce(target: CancelTarget, deps: CancelDeps, request: Cance
       } catch (error) {
         const ended = channel.task?.status.state;
         // A benign race: the task ended first, so the hook's event was refused; nothing is canceled.
-        if (error instanceof InvalidAgentEventError && ended && isTerminal(ended)) logger.info({ taskId: target.taskId, state: ended }, endedFirst(ended));
+        if (error instanceof InvalidAgentEventError && ended && isTerminal(ended))
+          logger.info({ taskId: target.taskId, state: ended }, endedFirst(ended));
         else logger.error({ err: error, taskId: target.taskId }, 'executor.cancel() threw; the task is canceled anyway');
       }
     }
@@ -112,7 +121,9 @@ async function cancelOnce(target: CancelTarget, deps: CancelDeps, request: Cance
 /** What is logged when the task ended before a cancel could. */
 function endedFirst(state: string): string {
   const name = state.replace('TASK_STATE_', '');
-  return name === 'COMPLETED' ? 'the task completed before the cancel; it stays COMPLETED' : `the task ended ${name} before the cancel; it stays ${name}`;
+  return name === 'COMPLETED'
+    ? 'the task completed before the cancel; it stays COMPLETED'
+    : `the task ended ${name} before the cancel; it stays ${name}`;
 }
 
 function commitCanceled(channel: TaskChannel<unknown>): Promise<void> {
@@ -131,7 +142,11 @@ export function cancelAnswer(task: Task): Task {
 }
 
 /** Reports how `run` answered its CancelTask to the cancelAnswered hook, if there is one. */
-export function reportCancelAnswer(events: EngineEvents | undefined, info: { readonly taskId: string; readonly tenant: string }, run: Promise<Task>): void {
+export function reportCancelAnswer(
+  events: EngineEvents | undefined,
+  info: { readonly taskId: string; readonly tenant: string },
+  run: Promise<Task>,
+): void {
   const hook = events?.cancelAnswered;
   if (!hook) return;
   const report = (outcome: 'canceled' | 'not-cancelable' | 'error') => hook({ taskId: info.taskId, tenant: info.tenant, outcome });

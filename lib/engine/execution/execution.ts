@@ -108,7 +108,10 @@ export class Execution {
       // The resumed turn runs ahead of any message that arrived meanwhile.
       if (resume) {
         const request = resumeRequest(this.scope, this.#channel.task!, this.taskId, this.contextId);
-        this.#queue.startOwn(request, tracedTurns(this.#host.deps.events?.tracing, this, (turn) => void runResume(this.#host, turn, text, reason), reason));
+        this.#queue.startOwn(
+          request,
+          tracedTurns(this.#host.deps.events?.tracing, this, (turn) => void runResume(this.#host, turn, text, reason), reason),
+        );
       } else this.#afterTurn();
     }
   }

@@ -135,7 +135,8 @@ export class LiveSink implements EventSink {
     const live = this.#live;
     const turn = live.runningTurn();
     const over = `the turn of task ${live.taskId} is over; there is nothing to hand off`;
-    if (this.#publisher !== turn || turn.closed) throw new InvalidAgentEventError(this.#publisher.closed ? over : 'only execute() can hand its turn off');
+    if (this.#publisher !== turn || turn.closed)
+      throw new InvalidAgentEventError(this.#publisher.closed ? over : 'only execute() can hand its turn off');
     if (!turn.handedOff) {
       if (!live.channel.task) {
         const status = { state: 'TASK_STATE_WORKING' as const, timestamp: now() };

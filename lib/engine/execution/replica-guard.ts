@@ -169,6 +169,8 @@ export class ReplicaGuard {
     const lease = this.#lease;
     if (!lease) return;
     this.#lease = undefined;
-    lease.release().catch((error: unknown) => this.#deps.logger.warn({ err: error, taskId: this.#taskId }, 'could not release the task lease; it expires'));
+    lease
+      .release()
+      .catch((error: unknown) => this.#deps.logger.warn({ err: error, taskId: this.#taskId }, 'could not release the task lease; it expires'));
   }
 }

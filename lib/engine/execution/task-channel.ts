@@ -159,7 +159,8 @@ export class TaskChannel<Target = void> {
     } catch (error) {
       const clientError = this.asClientError(error);
       // Still owed: written once the store answers again (see OwedWrites).
-      if (clientError.kind === 'Unavailable' && this.#deps.owed) this.#deps.owed.owe({ key: this.#key, scope: this.#scope, taskId: this.#taskId, contextId: this.#contextId, state, text });
+      if (clientError.kind === 'Unavailable' && this.#deps.owed)
+        this.#deps.owed.owe({ key: this.#key, scope: this.#scope, taskId: this.#taskId, contextId: this.#contextId, state, text });
       else this.#deps.logger.error({ err: error, taskId: this.#taskId }, `could not store ${state}`);
       this.#listener.engineWriteFailed(clientError);
       throw clientError;

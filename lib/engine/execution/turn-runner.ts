@@ -118,7 +118,8 @@ async function runAgent(host: TurnHost, turn: Turn, run: () => Promise<void> | v
 async function agentFailed(host: TurnHost, turn: Turn, error: unknown, hook: string, failureText: string): Promise<void> {
   if (!turn.closed && !turn.canceled) {
     // The store's failure, passed through publish(): the outage is logged once elsewhere.
-    if (error instanceof A2AError && error.kind === 'Unavailable') host.logger.debug({ err: error, taskId: host.taskId }, `${hook} threw a store failure; the task is failed`);
+    if (error instanceof A2AError && error.kind === 'Unavailable')
+      host.logger.debug({ err: error, taskId: host.taskId }, `${hook} threw a store failure; the task is failed`);
     else host.logger.error({ err: error, taskId: host.taskId }, `${hook} threw; the task is failed`);
   }
   turn.settle();
@@ -145,7 +146,10 @@ async function endUnfinished(host: TurnHost, turn: Turn, returned: string | unde
     return;
   }
   if (returned) {
-    host.logger.error({ taskId: host.taskId }, `${returned} returned before publishing a reply, an interrupted or a terminal state; the task is failed`);
+    host.logger.error(
+      { taskId: host.taskId },
+      `${returned} returned before publishing a reply, an interrupted or a terminal state; the task is failed`,
+    );
   }
   await host.channel.commitEngineStatus('TASK_STATE_FAILED', failureText).catch(noop);
 }

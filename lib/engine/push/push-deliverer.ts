@@ -56,7 +56,10 @@ export class PushDeliverer {
       if (outcome === 'delivered') {
         if (config.failing) {
           await configs.setFailing(delivery.scope, delivery.taskId, config.id, false);
-          logger.info({ taskId: delivery.taskId, configId: config.id, webhook: originOf(config.url) }, 'push notifications delivered again; the config is no longer failing');
+          logger.info(
+            { taskId: delivery.taskId, configId: config.id, webhook: originOf(config.url) },
+            'push notifications delivered again; the config is no longer failing',
+          );
         }
         return;
       }
@@ -80,10 +83,18 @@ export class PushDeliverer {
    * One HTTP attempt: resolve and check the address, wait for a slot on the host, POST. The slot is
    * held until the attempt's socket is closed: the per-host limit bounds open connections.
    */
-  async #attempt(config: StoredPushConfig, delivery: PushDelivery, attempt: number): Promise<{ outcome: AttemptOutcome['kind'] | 'refused'; cause: string }> {
+  async #attempt(
+    config: StoredPushConfig,
+    delivery: PushDelivery,
+    attempt: number,
+  ): Promise<{ outcome: AttemptOutcome['kind'] | 'refused'; cause: string }> {
     const { guard, settings, logger, observer } = this.#deps;
     const started = performance.now();
-    const trace = (observer as (PushDeliveryObserver & PushAttemptTracing) | undefined)?.traceAttempt?.({ taskId: delivery.taskId, configId: config.id, attempt });
+    const trace = (observer as (PushDeliveryObserver & PushAttemptTracing) | undefined)?.traceAttempt?.({
+      taskId: delivery.taskId,
+      configId: config.id,
+      attempt,
+    });
     let outcome: AttemptOutcome['kind'] | 'refused';
     let cause: string;
     let status: number | undefined;
@@ -93,12 +104,25 @@ export class PushDeliverer {
       host = target.url.hostname;
       const release = await this.#hosts.acquire(target.url.origin);
       try {
-        const result = await postWebhook(target, delivery.body, headersOf(config, delivery.contentType, trace?.traceparent), settings.timeoutMs, this.#signal);
+        const result = await postWebhook(
+          target,
+          delivery.body,
+          headersOf(config, delivery.contentType, trace?.traceparent),
+          settings.timeoutMs,
+          this.#signal,
+        );
         outcome = result.kind;
         if ('status' in result) status = result.status;
         cause = causeOf(result, settings.timeoutMs);
         logger.debug(
-          { taskId: delivery.taskId, configId: config.id, version: delivery.version, webhook: target.url.origin, outcome, ...('status' in result ? { status: result.status } : {}) },
+          {
+            taskId: delivery.taskId,
+            configId: config.id,
+            version: delivery.version,
+            webhook: target.url.origin,
+            outcome,
+            ...('status' in result ? { status: result.status } : {}),
+          },
           'push notification attempt',
         );
       } finally {

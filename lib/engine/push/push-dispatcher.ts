@@ -114,7 +114,16 @@ export class PushDispatcher {
    * after `before` (an inline config being stored), the task's configs are read and one delivery
    * per config is queued. Steps of one task run in commit order.
    */
-  eventCommitted(scope: TaskScope, taskId: string, event: StreamResponse, task: Task, version: number, run: RunIn, before?: () => Promise<void>, v03?: boolean): void {
+  eventCommitted(
+    scope: TaskScope,
+    taskId: string,
+    event: StreamResponse,
+    task: Task,
+    version: number,
+    run: RunIn,
+    before?: () => Promise<void>,
+    v03?: boolean,
+  ): void {
     if (this.#abort.signal.aborted) return;
     const key = taskKey(scope, taskId);
     if (v03) this.#v03Tasks.add(key);
@@ -144,7 +153,8 @@ export class PushDispatcher {
   resume(): Promise<void> {
     const resumed = (async () => {
       this.#take(await this.#deps.outbox.pending());
-      if (this.#deps.outbox.watch && !this.#abort.signal.aborted) this.#stopWatching = this.#deps.outbox.watch((deliveries) => this.#take(deliveries));
+      if (this.#deps.outbox.watch && !this.#abort.signal.aborted)
+        this.#stopWatching = this.#deps.outbox.watch((deliveries) => this.#take(deliveries));
     })();
     // Live events wait for it, even when it fails (the failure is the caller's to log).
     this.#ready = resumed.catch(() => undefined);
@@ -184,7 +194,16 @@ export class PushDispatcher {
     this.#v03Tasks.clear();
   }
 
-  async #fanOut(key: string, scope: TaskScope, taskId: string, event: StreamResponse, task: Task, version: number, run: RunIn, entry: TaskEntry): Promise<void> {
+  async #fanOut(
+    key: string,
+    scope: TaskScope,
+    taskId: string,
+    event: StreamResponse,
+    task: Task,
+    version: number,
+    run: RunIn,
+    entry: TaskEntry,
+  ): Promise<void> {
     const final = isTerminal(task.status.state);
     const configs = await this.#deps.configs.list(scope, taskId);
     if (final) this.#v03Tasks.delete(key);

@@ -71,9 +71,13 @@ const PushObjectSchema = z.strictObject({
     })
     .optional(),
   outbox: z
-    .custom<PushOutbox>(hasMethods('add', 'recordAttempts', 'remove', 'pending'), { error: 'must implement add, recordAttempts, remove and pending (PushOutbox)' })
+    .custom<PushOutbox>(hasMethods('add', 'recordAttempts', 'remove', 'pending'), {
+      error: 'must implement add, recordAttempts, remove and pending (PushOutbox)',
+    })
     .optional(),
-  lookup: z.custom<WebhookLookup>((v) => typeof v === 'function', { error: 'must be a function (hostname) => Promise<{ address, family }[]>' }).optional(),
+  lookup: z
+    .custom<WebhookLookup>((v) => typeof v === 'function', { error: 'must be a function (hostname) => Promise<{ address, family }[]>' })
+    .optional(),
 });
 
 /** `true` for every default, the options object, or `false` (off, as when absent). */

@@ -88,7 +88,11 @@ export class PushNotificationService {
    * may drop the configs of ended tasks on its own schedule: SQLite at start-up, and every store
    * when a final delivery of that task, in flight when it was created, completes).
    */
-  async create(scope: TaskScope, request: CreateTaskPushNotificationConfigRequest, protocol: PushProtocol = '1.0'): Promise<TaskPushNotificationConfig> {
+  async create(
+    scope: TaskScope,
+    request: CreateTaskPushNotificationConfigRequest,
+    protocol: PushProtocol = '1.0',
+  ): Promise<TaskPushNotificationConfig> {
     const { task } = await this.#visibleTask(scope, request.taskId);
     const config = await this.#validated(request, request.taskId, protocol, '');
     if (protocol === '0.3') this.#deps.dispatcher.expectV03(scope, task.id);
@@ -96,7 +100,10 @@ export class PushNotificationService {
       await this.#deps.configs.put(scope, config, this.#deps.maxConfigsPerTask);
     } catch (error) {
       if (error instanceof PushConfigLimitError) {
-        throw new A2AError('UnsupportedOperation', `Task ${task.id} already has ${error.maxPerTask} push notification configs, the most this agent keeps per task; delete one first`);
+        throw new A2AError(
+          'UnsupportedOperation',
+          `Task ${task.id} already has ${error.maxPerTask} push notification configs, the most this agent keeps per task; delete one first`,
+        );
       }
       throw this.#storeFailure(error);
     }
@@ -155,7 +162,10 @@ export class PushNotificationService {
         await this.#deps.configs.put(scope, config, this.#deps.maxConfigsPerTask);
       } catch (error) {
         const reason = error instanceof PushConfigLimitError ? 'the task has as many configs as allowed' : 'the config store failed';
-        this.#deps.logger.error({ err: error instanceof PushConfigLimitError ? undefined : error, taskId }, `push notifications: the inline config was not stored: ${reason}`);
+        this.#deps.logger.error(
+          { err: error instanceof PushConfigLimitError ? undefined : error, taskId },
+          `push notifications: the inline config was not stored: ${reason}`,
+        );
       }
     };
   }
@@ -170,7 +180,8 @@ export class PushNotificationService {
       violations.push({ field: `${prefix}token`, description: `must be at most ${MAX_SECRET} printable ASCII characters` });
     }
     const auth = input.authentication;
-    if (auth && !TOKEN.test(auth.scheme)) violations.push({ field: `${prefix}authentication.scheme`, description: 'must be an HTTP authentication scheme such as Bearer' });
+    if (auth && !TOKEN.test(auth.scheme))
+      violations.push({ field: `${prefix}authentication.scheme`, description: 'must be an HTTP authentication scheme such as Bearer' });
     if (auth?.credentials !== undefined && (auth.credentials.length > MAX_SECRET || !HEADER_TEXT.test(auth.credentials))) {
       violations.push({ field: `${prefix}authentication.credentials`, description: `must be at most ${MAX_SECRET} printable ASCII characters` });
     }

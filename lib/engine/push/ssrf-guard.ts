@@ -197,7 +197,8 @@ export class SsrfGuard {
     const hostAllowed = literal === 0 && this.#hostAllowed(hostname.toLowerCase());
     // All of them, not just the first: a name resolving to a public and a private address is refused.
     for (const { address, family } of addresses) {
-      if (!hostAllowed && !this.addressAllowed(address, family)) throw this.#refusal(address, family, literal === 0 ? hostname.toLowerCase() : hostname);
+      if (!hostAllowed && !this.addressAllowed(address, family))
+        throw this.#refusal(address, family, literal === 0 ? hostname.toLowerCase() : hostname);
     }
     return { url, hostname, address: addresses[0].address, family: addresses[0].family };
   }

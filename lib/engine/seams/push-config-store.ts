@@ -26,7 +26,10 @@ export interface StoredPushConfig {
 
 /** `put` would give the task more configs than `maxPerTask`. */
 export class PushConfigLimitError extends Error {
-  constructor(readonly taskId: string, readonly maxPerTask: number) {
+  constructor(
+    readonly taskId: string,
+    readonly maxPerTask: number,
+  ) {
     super(`task ${taskId} already has ${maxPerTask} push notification configs`);
     this.name = 'PushConfigLimitError';
   }

@@ -31,30 +31,31 @@ export interface VersionedTask {
  * alone materializes the task when it is read (compacting what it appended as it goes), so a write
  * costs what the event costs, not what the task holds.
  */
-export type TaskChange = (
+export type TaskChange =
   /**
    * An artifact (or a chunk of one) was added: the task's artifacts are the stored ones with this
    * update folded in as reduceTask does (a new artifactId goes last; `append` adds the parts to the
    * artifact with that id and its other fields replace the stored ones; otherwise it replaces it).
    */
-  | { readonly kind: 'artifact'; readonly update: TaskArtifactUpdateEvent }
-  /**
-   * The status moved to `update.status` (its timestamp in the stored form) and its message, when it
-   * has one, joined the end of the history; nothing else changed. A store may write this alone too
-   * (the listing keys change with it): the task's artifacts are as stored. Stores that know only
-   * 'artifact' treat it as 'replace', as every kind they do not know.
-   */
-  | { readonly kind: 'status'; readonly update: TaskStatusUpdateEvent }
-  /** Anything else (a created task, a follow-up joining the history): replace the task. */
-  | { readonly kind: 'replace' }
-) & {
-  /**
-   * The committed event this write records, when the engine writes it. Optional: a store that
-   * keeps an event log (SQLite for durable push, Redis for the bus's streams) writes it in the
-   * same transaction or script; the others ignore it.
-   */
-  readonly event?: StreamResponse;
-};
+  (
+    | { readonly kind: 'artifact'; readonly update: TaskArtifactUpdateEvent }
+    /**
+     * The status moved to `update.status` (its timestamp in the stored form) and its message, when it
+     * has one, joined the end of the history; nothing else changed. A store may write this alone too
+     * (the listing keys change with it): the task's artifacts are as stored. Stores that know only
+     * 'artifact' treat it as 'replace', as every kind they do not know.
+     */
+    | { readonly kind: 'status'; readonly update: TaskStatusUpdateEvent }
+    /** Anything else (a created task, a follow-up joining the history): replace the task. */
+    | { readonly kind: 'replace' }
+  ) & {
+    /**
+     * The committed event this write records, when the engine writes it. Optional: a store that
+     * keeps an event log (SQLite for durable push, Redis for the bus's streams) writes it in the
+     * same transaction or script; the others ignore it.
+     */
+    readonly event?: StreamResponse;
+  };
 
 export interface ListTasksQuery {
   readonly contextId?: string;

@@ -29,7 +29,11 @@ type V03TaskPushNotificationConfig = z.infer<typeof V03TaskPushNotificationConfi
 
 /** `tasks/pushNotificationConfig/get` params: without a config id, the task's first config is meant. */
 export const V03GetPushConfigParamsSchema = z.object(
-  { id: requiredString('id'), pushNotificationConfigId: z.string(fieldError('pushNotificationConfigId', 'a string')).optional(), metadata: optionalMetadata() },
+  {
+    id: requiredString('id'),
+    pushNotificationConfigId: z.string(fieldError('pushNotificationConfigId', 'a string')).optional(),
+    metadata: optionalMetadata(),
+  },
   fieldError('params', 'a JSON object'),
 );
 

@@ -72,7 +72,9 @@ function put(out: JsonObject, name: string, value: unknown): void {
 function oneOf(object: JsonObject, names: readonly string[], field: string): string {
   const set = names.filter((name) => object[name] !== undefined && object[name] !== null);
   if (set.length === 1) return set[0];
-  throw invalidParams([{ field, description: set.length === 0 ? `must have one of ${names.join(', ')}` : `must have only one of ${set.join(', ')}` }]);
+  throw invalidParams([
+    { field, description: set.length === 0 ? `must have one of ${names.join(', ')}` : `must have only one of ${set.join(', ')}` },
+  ]);
 }
 
 const ROLES: Readonly<Record<string, 'user' | 'agent'>> = { ROLE_USER: 'user', ROLE_AGENT: 'agent', 1: 'user', 2: 'agent' };
@@ -323,7 +325,11 @@ export function toV03RestAgentCard(card: AgentCard & Partial<V03CardFields>): Js
   const out: JsonObject = { protocolVersion: card.protocolVersion ?? '0.3.0', name: card.name, description: card.description };
   put(out, 'url', card.url);
   put(out, 'preferredTransport', card.preferredTransport);
-  putList(out, 'additionalInterfaces', card.additionalInterfaces?.map((i) => ({ url: i.url, transport: i.transport })));
+  putList(
+    out,
+    'additionalInterfaces',
+    card.additionalInterfaces?.map((i) => ({ url: i.url, transport: i.transport })),
+  );
   if (card.provider) out.provider = { url: card.provider.url, organization: card.provider.organization };
   out.version = card.version;
   put(out, 'documentationUrl', card.documentationUrl);

@@ -9,7 +9,15 @@
  */
 import { z } from 'zod';
 import { isBase64 } from '../schemas.js';
-import { fieldError, optionalBoolean, optionalMetadata, optionalNonNegativeInt32, optionalString, optionalStringList, requiredString } from '../schema-builders.js';
+import {
+  fieldError,
+  optionalBoolean,
+  optionalMetadata,
+  optionalNonNegativeInt32,
+  optionalString,
+  optionalStringList,
+  requiredString,
+} from '../schema-builders.js';
 
 /** v0.3 task states, `unknown` included (it has no v1.0 counterpart and is never sent by this server). */
 export const V03_TASK_STATES = [
@@ -43,10 +51,7 @@ const FILE_CONTENT = ['bytes', 'uri'] as const;
 const FileSchema = z
   .object(
     {
-      bytes: z
-        .string(fieldError('file.bytes', 'a base64 string'))
-        .refine(isBase64, { error: 'file.bytes must be base64' })
-        .optional(),
+      bytes: z.string(fieldError('file.bytes', 'a base64 string')).refine(isBase64, { error: 'file.bytes must be base64' }).optional(),
       uri: optionalString('file.uri'),
       name: optionalString('file.name'),
       mimeType: optionalString('file.mimeType'),

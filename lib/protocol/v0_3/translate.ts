@@ -72,8 +72,7 @@ function standardBase64(value: string): string {
   return standard.length % 4 === 0 ? standard : standard + '='.repeat(4 - (standard.length % 4));
 }
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function toV1Part(part: V03Part): Part {
   switch (part.kind) {
@@ -238,7 +237,12 @@ export function toV03StreamEvent(event: StreamResponse, rule: FinalRule = 'turn'
     return out;
   }
   const update = event.artifactUpdate;
-  const out: V03StreamEvent = { kind: 'artifact-update', taskId: update.taskId, contextId: update.contextId, artifact: toV03Artifact(update.artifact) };
+  const out: V03StreamEvent = {
+    kind: 'artifact-update',
+    taskId: update.taskId,
+    contextId: update.contextId,
+    artifact: toV03Artifact(update.artifact),
+  };
   if (update.append !== undefined) out.append = update.append;
   if (update.lastChunk !== undefined) out.lastChunk = update.lastChunk;
   if (update.metadata !== undefined) out.metadata = update.metadata;
