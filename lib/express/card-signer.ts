@@ -4,7 +4,7 @@
  * jose. The key is read and checked when the router is built; signing itself is asynchronous.
  */
 import { createHash, createPrivateKey, createPublicKey, KeyObject, webcrypto, type JsonWebKey } from 'node:crypto';
-import { FlattenedSign } from 'jose';
+import { loadJose } from '../jose-loader.js';
 import { canonicalCardPayload, cardWithoutDefaults } from '../protocol/card-canonical.js';
 import { AgentCardSchema, type AgentCard, type AgentCardSignature } from '../protocol/schemas.js';
 
@@ -115,6 +115,7 @@ export class CardSigner {
 
   /** One signature over `card`'s canonical form. */
   async signature(card: AgentCard): Promise<AgentCardSignature> {
+    const { FlattenedSign } = await loadJose();
     const jws = await new FlattenedSign(new TextEncoder().encode(canonicalCardPayload(card)))
       .setProtectedHeader(this.#protectedHeader)
       .sign(this.#key);

@@ -4,10 +4,11 @@
  */
 import { KeyObject, createPublicKey, createSecretKey } from 'node:crypto';
 import type { Request } from 'express';
-import { createLocalJWKSet, createRemoteJWKSet, jwtVerify } from 'jose';
+import type * as Jose from 'jose';
 import type { JWK, JWTHeaderParameters, JWTPayload, JWTVerifyGetKey, JWTVerifyOptions, KeyLike } from 'jose';
 import { z } from 'zod';
 import { defineCallerSource, invalidCredentials, type A2ACallerInit, type A2ACallerSource } from './caller-source.js';
+import { loadJose } from '../jose-loader.js';
 import { A2AOptionsError } from '../options.js';
 import { A2AMiddlewareError } from './errors.js';
 import { fn, optionsError, parseOptions } from './options.js';
@@ -249,7 +250,8 @@ type BearerJwtSettings = z.output<typeof schema>;
 
 /** What tokens are verified with, and the algorithms accepted (undefined: jose's choice, for a remote set). */
 interface KeyMaterial {
-  readonly verifyWith: KeyLike | Uint8Array | JWTVerifyGetKey;
+  /** Built from jose once it is loaded (on the first token); the options were checked at construction. */
+  readonly verifyWith: (jose: typeof Jose) => KeyLike | Uint8Array | JWTVerifyGetKey;
   readonly algorithms: JwsAlgorithm[] | undefined;
   /** A remote JWKS: a failure that is not jose's own means the keys could not be loaded. */
   readonly remote: boolean;
@@ -265,24 +267,19 @@ function keyMaterialOf(parsed: BearerJwtSettings): KeyMaterial {
     const verifyWith = normalizeKey(parsed.key);
     const jwkAlg = (parsed.key as { alg?: unknown } | null)?.alg;
     const usable = algorithmsOfKey(verifyWith).filter((alg) => typeof jwkAlg !== 'string' || alg === jwkAlg);
-    return { verifyWith, algorithms: allowedAlgorithms(parsed.algorithms, usable, 'key'), remote: false };
+    return { verifyWith: () => verifyWith, algorithms: allowedAlgorithms(parsed.algorithms, usable, 'key'), remote: false };
   }
   if (parsed.jwks !== undefined) {
+    // The schema has checked the set's shape ({ keys: [objects] }), all jose's createLocalJWKSet checks.
     const keys = parsed.jwks.keys as unknown as JWK[];
-    let verifyWith: JWTVerifyGetKey;
-    try {
-      verifyWith = createLocalJWKSet({ keys });
-    } catch (err) {
-      throw optionError('jwks', (err as Error).message);
-    }
-    return { verifyWith, algorithms: allowedAlgorithms(parsed.algorithms, [...new Set(keys.flatMap(algorithmsOfJwk))], 'jwks'), remote: false };
+    const algorithms = allowedAlgorithms(parsed.algorithms, [...new Set(keys.flatMap(algorithmsOfJwk))], 'jwks');
+    return { verifyWith: (jose) => jose.createLocalJWKSet({ keys }), algorithms, remote: false };
   }
   // A remote set's keys are unknown until fetched; jose only selects a key of the token's
   // algorithm's type, so a mismatched algorithm is a verification failure there already.
-  const verifyWith = createRemoteJWKSet(parseJwksUrl(parsed.jwksUrl as string | URL), {
-    timeoutDuration: parsed.jwksTimeoutMs ?? 5000,
-  });
-  return { verifyWith, algorithms: parsed.algorithms, remote: true };
+  const url = parseJwksUrl(parsed.jwksUrl as string | URL);
+  const timeoutDuration = parsed.jwksTimeoutMs ?? 5000;
+  return { verifyWith: (jose) => jose.createRemoteJWKSet(url, { timeoutDuration }), algorithms: parsed.algorithms, remote: true };
 }
 
 /** jose's verify options: issuer, audience, algorithms, clock and age bounds, required claims. */
@@ -336,8 +333,13 @@ export function bearerJwt(options: BearerJwtOptions): A2ACallerSource {
   const verifyOptions = verifyOptionsOf(parsed, algorithms);
   const toCaller = parsed.toCaller;
 
+  let verifier: Promise<(token: string) => Promise<Jose.JWTVerifyResult>> | undefined;
   async function verify(token: string) {
-    return typeof verifyWith === 'function' ? jwtVerify(token, verifyWith, verifyOptions) : jwtVerify(token, verifyWith, verifyOptions);
+    verifier ??= loadJose().then((jose) => {
+      const key = verifyWith(jose);
+      return (jwt: string) => (typeof key === 'function' ? jose.jwtVerify(jwt, key, verifyOptions) : jose.jwtVerify(jwt, key, verifyOptions));
+    });
+    return (await verifier)(token);
   }
 
   return defineCallerSource('bearerJwt', async (req: Request) => {
