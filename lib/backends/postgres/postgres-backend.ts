@@ -106,10 +106,11 @@ export async function createPostgresBackend(options: PostgresBackendOptions): Pr
     ...(parsed.eventRetentionMs === undefined ? {} : { eventRetentionMs: parsed.eventRetentionMs }),
     ...(parsed.eventMaxPerTask === undefined ? {} : { eventMaxPerTask: parsed.eventMaxPerTask }),
   });
-  // Linked: each store write inserts its event in the bus's table in the same statement, so a
-  // replica killed between the write and the bus's publish loses no event.
-  const taskStore = new PostgresTaskStore({ ...connection, eventBus });
   const taskLeases = new PostgresTaskLeases({ ...connection, logger, ...(parsed.leaseTtlMs === undefined ? {} : { leaseTtlMs: parsed.leaseTtlMs }) });
+  // Linked: each store write inserts its event in the bus's table in the same statement, so a
+  // replica killed between the write and the bus's publish loses no event; and a task's create
+  // takes its lease, its terminal write gives it back, without a statement of their own.
+  const taskStore = new PostgresTaskStore({ ...connection, eventBus, taskLeases });
   // Nothing runs until the router's push dispatcher starts the outbox (push enabled).
   const configStore = new PostgresPushConfigStore(connection);
   const outbox = new PostgresPushOutbox({

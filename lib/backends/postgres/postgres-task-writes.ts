@@ -5,7 +5,9 @@
  * write is a compare-and-set on the version that also refuses a terminal task and another scope,
  * in one statement; a whole-task replace of a task with artifacts is one transaction that rewrites
  * only the artifacts that differ. With the bus's event log, the committed event is inserted and
- * notified by the same statement or transaction, so no written event can be lost.
+ * notified by the same statement or transaction, so no written event can be lost. With the linked
+ * leases, a create takes the task's pending lease and a terminal status write gives back the one
+ * held here, in the same statement (see postgres-write-leases.ts).
  */
 import type { StreamResponse, Task, TaskArtifactUpdateEvent } from '../../protocol/schemas.js';
 import {
@@ -17,7 +19,8 @@ import {
 } from '../../engine/seams/task-store.js';
 import type { PostgresDatabase } from './postgres-client.js';
 import { committedPayloadSql, type PostgresEventLog } from './postgres-event-log.js';
-import { endsTurn } from '../../engine/task-state.js';
+import { endsTurn, isTerminal } from '../../engine/task-state.js';
+import type { WriteLeases } from './postgres-write-leases.js';
 import { ARTIFACT_RECORD, artifactRecords, headJson, headValues, joinChunks } from './postgres-task-rows.js';
 
 /** What a single-statement write reports: the new version, or why there is none. */
@@ -26,18 +29,25 @@ interface Outcome {
   /** The stored version when the task is in this scope (read in the statement's snapshot). */
   readonly stored: number | null;
   readonly terminal: boolean | null;
+  /** Leases given back by the write (when it gives one back). */
+  readonly released?: string;
 }
+
+/** The columns' types, for an insert that selects its values (a VALUES list infers them). */
+const HEAD_CASTS = ['::text', '::boolean', '::text', '::text', '::text'];
 
 export class PostgresTaskWrites {
   readonly #db: PostgresDatabase;
   readonly #log: PostgresEventLog | undefined;
+  readonly #leases: WriteLeases | undefined;
   readonly #tasks: string;
   readonly #artifacts: string;
   readonly #chunks: string;
 
-  constructor(db: PostgresDatabase, log: PostgresEventLog | undefined) {
+  constructor(db: PostgresDatabase, log: PostgresEventLog | undefined, leases: WriteLeases | undefined) {
     this.#db = db;
     this.#log = log;
+    this.#leases = leases;
     this.#tasks = db.table('tasks');
     this.#artifacts = db.table('artifacts');
     this.#chunks = db.table('artifact_chunks');
@@ -47,10 +57,15 @@ export class PostgresTaskWrites {
   async create(scope: TaskScope, task: Task): Promise<number> {
     const p = new Params();
     const [id, tenant, owner] = [p.add(task.id), p.add(scope.tenant), p.add(scope.owner)];
-    const headParams = headValues(task).map((value) => p.add(value));
-    const head = headParams.join(', ');
+    const values = headValues(task);
+    const headParams = values.map((value) => p.add(value));
     const artifacts = task.artifacts ?? [];
     const count = p.add(artifacts.length);
+    const lease = this.#leases?.takeOnCreate(scope, task.id, p, values[1], this.#tasks);
+    // With the task's lease taken in the same statement, the row is inserted only once it is taken.
+    const inserted = lease
+      ? `SELECT ${id}::text, ${tenant}::text, ${owner}::text, ${headParams.map((param, i) => param + HEAD_CASTS[i]).join(', ')}, 1, ${count}::integer FROM lease`
+      : `VALUES (${id}, ${tenant}, ${owner}, ${headParams.join(', ')}, 1, ${count})`;
     // A task created without artifacts (the usual case) inserts none: no artifact clauses to run.
     const records =
       artifacts.length > 0 ? p.add(artifactRecords(artifacts.map((artifact, position) => ({ position, artifact }))), '::text::json') : undefined;
@@ -74,15 +89,23 @@ export class PostgresTaskWrites {
       scope,
       task.id,
     );
-    const [row] = await this.#db.query<{ created: string }>(
-      `WITH ins AS (
+    const sql = `WITH ${lease ? `${lease.sql}, ` : ''}ins AS (
         INSERT INTO ${this.#tasks} (id, tenant, owner, state, terminal, context_id, status_ts, body, version, artifact_count)
-        VALUES (${id}, ${tenant}, ${owner}, ${head}, 1, ${count}) ON CONFLICT (id) DO NOTHING RETURNING id, version
+        ${inserted} ON CONFLICT (id) DO NOTHING RETURNING id, version
       )${artifactInserts}${event.with}
-      SELECT (SELECT count(*) FROM ins) AS created${event.select}`,
-      p.values,
-    );
-    if (Number(row.created) !== 1) throw new TaskExistsError(task.id);
+      SELECT (SELECT count(*) FROM ins) AS created${event.select}${lease ? `, (SELECT count(*) FROM lease) AS leased, EXISTS (SELECT 1 FROM ${this.#tasks} WHERE id = ${id}) AS existed` : ''}`;
+    let row: { created: string; leased?: string; existed?: boolean };
+    try {
+      [row] = await this.#db.query<typeof row>(sql, p.values);
+    } catch (error) {
+      lease?.ended(undefined);
+      throw error;
+    }
+    lease?.ended(Number(row.leased) > 0);
+    if (Number(row.created) !== 1) {
+      if (lease && !row.existed) throw new Error(`PostgresTaskStore: the lease of new task ${task.id} is held by another process`);
+      throw new TaskExistsError(task.id);
+    }
     event.done(1);
     return 1;
   }
@@ -163,12 +186,22 @@ export class PostgresTaskWrites {
     const cas = this.#cas(p, scope, task, expectedVersion);
     const [state, terminal, contextId, statusTs, body] = headValues(task).map((value) => p.add(value));
     const logged = this.#eventSql(p, 'upd', this.#eventPayload(p, task, event, !statusOnly || endsTurn(task.status.state), body), scope, task.id);
+    // The task ends: the lease held here for it is given back by this statement too.
+    const giveBack = isTerminal(task.status.state) ? this.#leases?.giveBackOnEnd(scope, task.id, p, 'upd') : undefined;
     const sql = `WITH upd AS (
         UPDATE ${this.#tasks} t SET version = t.version + 1, state = ${state}, terminal = ${terminal}, context_id = ${contextId}, status_ts = ${statusTs}, body = ${body}
         WHERE ${cas.where}${statusOnly ? '' : ' AND t.artifact_count = 0'} RETURNING t.version
-      )${logged.with}
-      ${cas.outcome(logged.select)}`;
-    return this.#runOutcome(sql, p.values, logged.done);
+      )${logged.with}${giveBack ? giveBack.with : ''}
+      ${cas.outcome(giveBack ? logged.select + giveBack.select : logged.select)}`;
+    if (!giveBack) return this.#runOutcome(sql, p.values, logged.done);
+    let given = false;
+    try {
+      const outcome = await this.#runOutcome(sql, p.values, logged.done);
+      given = Number(outcome.released) > 0;
+      return outcome;
+    } finally {
+      giveBack.ended(given);
+    }
   }
 
   /** An artifact event: one chunk appended, or a new artifact last; undefined for anything else. */
