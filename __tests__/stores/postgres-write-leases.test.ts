@@ -7,7 +7,7 @@
  * reply none: no lease statement of their own.
  */
 import { createPostgresBackend, PostgresTaskLeases, PostgresTaskStore, type PostgresBackend } from 'a2a-express-kit/postgres';
-import { silentLogger, TaskExistsError, type AgentExecutor, type StreamResponse, type Task } from 'a2a-express-kit';
+import { silentLogger, TaskExistsError, type AgentExecutor, type Task } from 'a2a-express-kit';
 import { Pool } from 'pg';
 import { randomUUID } from 'node:crypto';
 import { startAgent } from '../helpers/fixtures';
@@ -22,7 +22,10 @@ const withState = (id: string, state: Task['status']['state']): Task => ({
   contextId: 'c',
   status: { state, timestamp: new Date().toISOString() },
 });
-const statusEvent = (task: Task): StreamResponse => ({ statusUpdate: { taskId: task.id, contextId: 'c', status: task.status } });
+const statusChange = (task: Task) => {
+  const update = { taskId: task.id, contextId: 'c', status: task.status };
+  return { kind: 'status' as const, update, event: { statusUpdate: update } };
+};
 
 pg.describe('PostgreSQL leases on the store writes', () => {
   let backend: PostgresBackend;
@@ -44,7 +47,7 @@ pg.describe('PostgreSQL leases on the store writes', () => {
     return { id, key: taskKey(scope, id), leased: { scope, taskId: id } };
   };
   const leaseRow = async (key: string) =>
-    (await backend.pool.query<{ holder: string }>(`SELECT holder FROM "${pg.schema}".a2a_leases WHERE key = $1`, [key])).rows[0];
+    (await peerPool.query<{ holder: string }>(`SELECT holder FROM "${pg.schema}".a2a_leases WHERE key = $1`, [key])).rows[0];
   const onWrites = () => backend.taskLeases.onWrites!;
 
   it('offers the capability for the linked store only; a store refuses leases on another pool', () => {
@@ -71,7 +74,7 @@ pg.describe('PostgreSQL leases on the store writes', () => {
 
       sent.mockClear();
       const done = withState(id, 'TASK_STATE_COMPLETED');
-      expect(await backend.taskStore.update(scope, done, 1, { kind: 'status', event: statusEvent(done) })).toBe(2);
+      expect(await backend.taskStore.update(scope, done, 1, statusChange(done))).toBe(2);
       expect(sent).toHaveBeenCalledTimes(1);
       expect(await leaseRow(key)).toBeUndefined();
       expect(backend.taskLeases.heldCount).toBe(held);
@@ -93,7 +96,7 @@ pg.describe('PostgreSQL leases on the store writes', () => {
     await backend.taskStore.create(scope, withState(id, 'TASK_STATE_WORKING'));
     const waiting = peer.acquire(key, leased, 60_000);
     const done = withState(id, 'TASK_STATE_FAILED');
-    await backend.taskStore.update(scope, done, 1, { kind: 'status', event: statusEvent(done) });
+    await backend.taskStore.update(scope, done, 1, statusChange(done));
     const taken = await waiting;
     expect(taken).toBeDefined();
     await taken!.release();
@@ -104,10 +107,10 @@ pg.describe('PostgreSQL leases on the store writes', () => {
     await backend.taskStore.create(scope, withState(id, 'TASK_STATE_WORKING'));
     const lease = (await backend.taskLeases.acquire(key, leased, 0))!;
     const parked = withState(id, 'TASK_STATE_INPUT_REQUIRED');
-    await backend.taskStore.update(scope, parked, 1, { kind: 'status', event: statusEvent(parked) });
+    await backend.taskStore.update(scope, parked, 1, statusChange(parked));
     expect(await leaseRow(key)).toBeDefined();
     const done = withState(id, 'TASK_STATE_CANCELED');
-    await backend.taskStore.update(scope, done, 2, { kind: 'status', event: statusEvent(done) });
+    await backend.taskStore.update(scope, done, 2, statusChange(done));
     expect(await leaseRow(key)).toBeUndefined();
     await lease.release();
   });
@@ -131,7 +134,7 @@ pg.describe('PostgreSQL leases on the store writes', () => {
   it('the create of a task that exists fails as before and never takes over its expired lease (the sweep settles it)', async () => {
     const { id, key, leased } = newTask();
     await backend.taskStore.create(scope, withState(id, 'TASK_STATE_WORKING'));
-    await backend.pool.query(
+    await peerPool.query(
       `INSERT INTO "${pg.schema}".a2a_leases (key, tenant, owner, task_id, holder, expires_at) VALUES ($1, 't', 'o', $2, 'dead', now() - interval '1 hour')`,
       [key, id],
     );
@@ -139,7 +142,7 @@ pg.describe('PostgreSQL leases on the store writes', () => {
     await expect(backend.taskStore.create(scope, withState(id, 'TASK_STATE_WORKING'))).rejects.toBeInstanceOf(TaskExistsError);
     await lease.release();
     expect((await leaseRow(key)).holder).toBe('dead');
-    await backend.pool.query(`DELETE FROM "${pg.schema}".a2a_leases WHERE key = $1`, [key]);
+    await peerPool.query(`DELETE FROM "${pg.schema}".a2a_leases WHERE key = $1`, [key]);
   });
 
   it('a create whose lease another replica holds is refused, and stores nothing', async () => {

@@ -3,7 +3,8 @@
  * `createA2ARouter({ agentCard, executor, ...backend.options })`, with durable push in
  * `backend.push`. Opens a pool from `connectionString` (every statement bounded by
  * `queryTimeoutMs`, on the server and in the client) or uses the application's own `pool` (left
- * open on close()), and brings the schema's tables up to date before it resolves.
+ * open on close()), brings the schema's tables up to date and listens for cancel requests before
+ * it resolves.
  */
 import { z } from 'zod';
 import { consoleLogger, type Logger } from '../../logger.js';
@@ -120,6 +121,20 @@ export async function createPostgresBackend(options: PostgresBackendOptions): Pr
     ...(parsed.leaseTtlMs === undefined ? {} : { claimTtlMs: parsed.leaseTtlMs }),
   });
   let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      await Promise.allSettled([eventBus.close(), taskLeases.close()]);
+      if (owned) await pool.end();
+    })());
+  // Cancels routed to this replica are heard from the moment it serves, before its first turn.
+  try {
+    await within(eventBus.listenForCancels(), connectTimeoutMs + queryTimeoutMs, connectionString);
+  } catch (error) {
+    await close().catch(() => undefined);
+    throw new Error(`${FACTORY}: could not listen on ${redacted(connectionString)}: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
+  }
   return {
     options: { taskStore, eventBus, taskLeases },
     taskStore,
@@ -127,11 +142,7 @@ export async function createPostgresBackend(options: PostgresBackendOptions): Pr
     taskLeases,
     push: { configStore, outbox },
     pool,
-    close: () =>
-      (closing ??= (async () => {
-        await Promise.allSettled([eventBus.close(), taskLeases.close()]);
-        if (owned) await pool.end();
-      })()),
+    close,
   };
 }
 
