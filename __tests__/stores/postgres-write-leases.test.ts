@@ -173,7 +173,8 @@ pg.describe('PostgreSQL leases on the store writes', () => {
         expect(reply.body.result.task.status.state).toBe('TASK_STATE_COMPLETED');
         const statements = sent.mock.calls.map(([config]) => (typeof config === 'string' ? config : (config as { text: string }).text));
         expect(statements).toHaveLength(2);
-        expect(statements[0]).toMatch(/^WITH lease AS \(\s*INSERT INTO .*a2a_leases/);
+        // The create takes the lease; the completion gives it back.
+        expect(statements[0]).toMatch(/lease AS \(\s*INSERT INTO \S*a2a_leases[\s\S]*INSERT INTO \S*a2a_tasks/);
         expect(statements[1]).toMatch(/lease_gone AS \(\s*DELETE FROM .*a2a_leases/);
         expect(backend.taskLeases.heldCount).toBe(0);
 
@@ -187,5 +188,87 @@ pg.describe('PostgreSQL leases on the store writes', () => {
         await server.close();
       }
     });
+  });
+});
+
+pg.describe('PostgreSQL status writes of several tasks in one statement', () => {
+  let backend: PostgresBackend;
+  let raw: Pool;
+  beforeAll(async () => {
+    backend = await createPostgresBackend({ connectionString: pg.url(), schema: pg.schema, logger: silentLogger });
+    raw = new Pool({ connectionString: pg.url(), max: 2 });
+  });
+  afterAll(async () => {
+    await backend?.close();
+    await raw?.end();
+  });
+
+  it('writes concurrent status changes together, each its own compare-and-set with its own event', async () => {
+    const ids = Array.from({ length: 12 }, () => `batch-${randomUUID()}`);
+    await Promise.all(ids.map((id) => backend.taskStore.create(scope, withState(id, 'TASK_STATE_WORKING'))));
+    const sent = jest.spyOn(backend.pool, 'query');
+    let results: PromiseSettledResult<number>[];
+    try {
+      results = await Promise.allSettled(
+        ids.map((id, i) => {
+          const next = withState(id, i % 2 ? 'TASK_STATE_COMPLETED' : 'TASK_STATE_INPUT_REQUIRED');
+          // One stale version, one write from another scope: refused alone.
+          if (i === 3) return backend.taskStore.update(scope, next, 7, statusChange(next));
+          if (i === 4) return backend.taskStore.update({ tenant: 't', owner: 'someone-else' }, next, 1, statusChange(next));
+          return backend.taskStore.update(scope, next, 1, statusChange(next));
+        }),
+      );
+      expect(sent.mock.calls.length).toBeLessThan(ids.length);
+    } finally {
+      sent.mockRestore();
+    }
+    results.forEach((result, i) => {
+      if (i === 3) expect(result).toMatchObject({ status: 'rejected', reason: { name: 'TaskVersionConflictError' } });
+      else if (i === 4) expect(result).toMatchObject({ status: 'rejected', reason: { name: 'TaskNotFoundInStoreError' } });
+      else expect(result).toEqual({ status: 'fulfilled', value: 2 });
+    });
+    for (const [i, id] of ids.entries()) {
+      const stored = await backend.taskStore.get(scope, id);
+      const logged = (await raw.query(`SELECT version FROM "${pg.schema}".a2a_events WHERE task_key = $1 ORDER BY version`, [taskKey(scope, id)])).rows;
+      if (i === 3 || i === 4) {
+        expect(stored).toMatchObject({ version: 1, task: { status: { state: 'TASK_STATE_WORKING' } } });
+        expect(logged).toEqual([{ version: 1 }]);
+      } else {
+        expect(stored).toMatchObject({ version: 2, task: { status: { state: i % 2 ? 'TASK_STATE_COMPLETED' : 'TASK_STATE_INPUT_REQUIRED' } } });
+        expect(logged).toEqual([{ version: 1 }, { version: 2 }]);
+      }
+    }
+  });
+
+  it('creates concurrent tasks together; an id already taken is refused alone', async () => {
+    const taken = `taken-${randomUUID()}`;
+    await backend.taskStore.create(scope, withState(taken, 'TASK_STATE_WORKING'));
+    const ids = Array.from({ length: 10 }, () => `new-${randomUUID()}`);
+    const sent = jest.spyOn(backend.pool, 'query');
+    let results: PromiseSettledResult<number>[];
+    try {
+      results = await Promise.allSettled([...ids, taken].map((id) => backend.taskStore.create(scope, withState(id, 'TASK_STATE_SUBMITTED'))));
+      expect(sent.mock.calls.length).toBeLessThan(ids.length + 1);
+    } finally {
+      sent.mockRestore();
+    }
+    expect(results.slice(0, ids.length)).toEqual(ids.map(() => ({ status: 'fulfilled', value: 1 })));
+    expect(results[ids.length]).toMatchObject({ status: 'rejected', reason: { name: 'TaskExistsError' } });
+    for (const id of ids) {
+      expect(await backend.taskStore.get(scope, id)).toMatchObject({ version: 1, task: { id, status: { state: 'TASK_STATE_SUBMITTED' } } });
+      expect(await backend.eventBus.history(taskKey(scope, id), 0)).toMatchObject([{ version: 1, event: { task: { id } } }]);
+    }
+  });
+
+  it('two writes of one task at once: one wins, the other conflicts', async () => {
+    const id = `twice-${randomUUID()}`;
+    await backend.taskStore.create(scope, withState(id, 'TASK_STATE_WORKING'));
+    const [a, b] = [withState(id, 'TASK_STATE_INPUT_REQUIRED'), withState(id, 'TASK_STATE_COMPLETED')];
+    const results = await Promise.allSettled([
+      backend.taskStore.update(scope, a, 1, statusChange(a)),
+      backend.taskStore.update(scope, b, 1, statusChange(b)),
+    ]);
+    expect(results.filter((result) => result.status === 'fulfilled')).toEqual([{ status: 'fulfilled', value: 2 }]);
+    expect(results.filter((result) => result.status === 'rejected')).toMatchObject([{ reason: { name: 'TaskVersionConflictError' } }]);
   });
 });

@@ -9,7 +9,6 @@ import type { LeasedTask, LeasesOnWrites, TaskLease } from '../../engine/seams/t
 import type { TaskScope, TaskStore } from '../../engine/seams/task-store.js';
 import { taskKey } from '../../engine/task-key.js';
 import type { HeldLease, LeaseRef } from '../shared/expiring-leases.js';
-import { wireKey } from './postgres-client.js';
 
 /** What the linked leases do for this bridge (PostgresTaskLeases supplies it). */
 export interface LeaseStatements {
@@ -24,11 +23,6 @@ export interface LeaseStatements {
   adopt(ref: LeaseRef): TaskLease | undefined;
   /** Deletes `ref`'s row if it still names its holder (the leases' own release statement). */
   release(ref: LeaseRef): Promise<void>;
-}
-
-/** A statement's parameters: add() answers the new one's `$n` (with `cast`). */
-interface Params {
-  add(value: unknown, cast?: string): string;
 }
 
 const RESOLVED: Promise<void> = Promise.resolve();
@@ -76,17 +70,15 @@ export class WriteLeases {
   }
 
   /**
-   * The create of the task takes its pending lease: the SQL of a WITH clause `lease` (one row
-   * when taken) and what to tell the lease once the statement ended. Undefined when none is pending,
-   * or when the task is created finished (nothing runs its turns any more: no lease to take).
+   * The create of the task takes its pending lease: its key and holder, and what to tell the lease
+   * once the statement ended (taken, not taken, or unknown: the statement failed). Undefined when
+   * none is pending, or when the task is created finished (nothing runs its turns: no lease to take).
    */
-  takeOnCreate(
+  claimOnCreate(
     scope: TaskScope,
     taskId: string,
-    p: Params,
     finished: boolean,
-    tasksTable: string,
-  ): { sql: string; ended: (taken: boolean | undefined) => void } | undefined {
+  ): { key: string; holder: string; ended: (taken: boolean | undefined) => void } | undefined {
     if (this.#pending.size === 0) return undefined;
     const key = taskKey(scope, taskId);
     const lease = this.#pending.get(key);
@@ -96,47 +88,49 @@ export class WriteLeases {
       lease.settle(false);
       return undefined;
     }
-    const { ref } = lease;
-    const [tenant, owner, id] = [p.add(ref.task.scope.tenant, '::text'), p.add(ref.task.scope.owner, '::text'), p.add(ref.task.taskId, '::text')];
-    const { table, ttlMs } = this.#statements;
     lease.writing();
-    // Only for a task that does not exist (its create then fails): never over an existing task's lease.
-    const sql = `lease AS (
+    return { key, holder: lease.ref.holder, ended: (taken) => lease.settle(taken) };
+  }
+
+  /**
+   * The WITH clause `lease`: takes the lease of each row of `source` (columns key, tenant, owner, id,
+   * holder) that has a holder, when free or expired, and only for a task that does not exist (its
+   * create then fails: never over an existing task's lease); returns the keys taken.
+   */
+  takeSql(source: string, tasksTable: string): string {
+    const { table, ttlMs } = this.#statements;
+    return `lease AS (
         INSERT INTO ${table} AS l (key, tenant, owner, task_id, holder, expires_at)
-        SELECT ${p.add(key, '::text')}, ${tenant}, ${owner}, ${id}, ${p.add(ref.holder, '::text')}, clock_timestamp() + ${p.add(ttlMs, '::integer')} * interval '1 millisecond'
-        WHERE NOT EXISTS (SELECT 1 FROM ${tasksTable} WHERE id = ${id})
+        SELECT src.key, src.tenant, src.owner, src.id, src.holder, clock_timestamp() + ${ttlMs} * interval '1 millisecond' FROM ${source} src
+        WHERE src.holder IS NOT NULL AND NOT EXISTS (SELECT 1 FROM ${tasksTable} WHERE id = src.id)
         ON CONFLICT (key) DO UPDATE SET tenant = EXCLUDED.tenant, owner = EXCLUDED.owner, task_id = EXCLUDED.task_id,
           holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
         WHERE l.expires_at <= clock_timestamp()
         RETURNING l.key
       )`;
-    return { sql, ended: (taken) => lease.settle(taken) };
+  }
+
+  /** The leases table. */
+  get table(): string {
+    return this.#statements.table;
+  }
+
+  /** The channel a release is notified on. */
+  get releasedChannel(): string {
+    return this.#statements.releasedChannel;
   }
 
   /**
-   * A terminal write of the task gives back the lease held here for it: the SQL of WITH
-   * clauses deleting it once CTE `done` has a row (the write is made), a select-list part
-   * `released` (the rows deleted), and what to tell the lease once the statement ended.
+   * The lease held here for the task, for its terminal write to give back (see postgres-row-writes.ts):
+   * its key and holder, and what to tell it once the write ended. Undefined when none is held.
    */
-  giveBackOnEnd(
-    scope: TaskScope,
-    taskId: string,
-    p: Params,
-    done: string,
-  ): { with: string; select: string; ended: (given: boolean) => void } | undefined {
+  giveBackFor(scope: TaskScope, taskId: string): { key: string; holder: string; ended: (given: boolean) => void } | undefined {
     if (this.#held.size === 0) return undefined;
     const key = taskKey(scope, taskId);
     const held = this.#held.get(key);
     if (!held) return undefined;
     held.givingBack();
-    const { table, releasedChannel } = this.#statements;
-    return {
-      with: `, lease_gone AS (
-        DELETE FROM ${table} l WHERE l.key = ${p.add(key, '::text')} AND l.holder = ${p.add(held.ref.holder, '::text')} AND EXISTS (SELECT 1 FROM ${done}) RETURNING l.key
-      ), lease_notice AS (SELECT pg_notify('${releasedChannel}', ${p.add(wireKey(key), '::text')}) FROM lease_gone)`,
-      select: ', (SELECT count(*) FROM lease_notice) AS released',
-      ended: (given) => held.gaveBack(given),
-    };
+    return { key, holder: held.ref.holder, ended: (given) => held.gaveBack(given) };
   }
 }
 
