@@ -12,7 +12,7 @@ import { StatementBatch } from './postgres-statement-batch.js';
 import type { WriteLeases } from './postgres-write-leases.js';
 
 /** One task's row write, as the statement's arrays take it. */
-export interface RowWrite {
+interface RowWrite {
   readonly id: string;
   readonly tenant: string;
   readonly owner: string;

@@ -11,7 +11,7 @@ import { taskKey } from '../../engine/task-key.js';
 import type { HeldLease, LeaseRef } from '../shared/expiring-leases.js';
 
 /** What the linked leases do for this bridge (PostgresTaskLeases supplies it). */
-export interface LeaseStatements {
+interface LeaseStatements {
   /** The leases table. */
   readonly table: string;
   /** The channel a release is notified on (its payload: the key's wire form). */
