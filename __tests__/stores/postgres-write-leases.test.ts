@@ -149,7 +149,9 @@ pg.describe('PostgreSQL leases on the store writes', () => {
     const { id, key, leased } = newTask();
     const other = (await peer.acquire(key, leased, 0))!;
     const lease = onWrites().leaseOnCreate(key, leased);
-    await expect(backend.taskStore.create(scope, withState(id, 'TASK_STATE_WORKING'))).rejects.toThrow(/lease of new task .* is held by another process/);
+    await expect(backend.taskStore.create(scope, withState(id, 'TASK_STATE_WORKING'))).rejects.toThrow(
+      /lease of new task .* is held by another process/,
+    );
     expect(await backend.taskStore.get(scope, id)).toBeUndefined();
     await lease.release();
     expect(await leaseRow(key)).toBeDefined();
@@ -229,7 +231,8 @@ pg.describe('PostgreSQL status writes of several tasks in one statement', () => 
     });
     for (const [i, id] of ids.entries()) {
       const stored = await backend.taskStore.get(scope, id);
-      const logged = (await raw.query(`SELECT version FROM "${pg.schema}".a2a_events WHERE task_key = $1 ORDER BY version`, [taskKey(scope, id)])).rows;
+      const logged = (await raw.query(`SELECT version FROM "${pg.schema}".a2a_events WHERE task_key = $1 ORDER BY version`, [taskKey(scope, id)]))
+        .rows;
       if (i === 3 || i === 4) {
         expect(stored).toMatchObject({ version: 1, task: { status: { state: 'TASK_STATE_WORKING' } } });
         expect(logged).toEqual([{ version: 1 }]);

@@ -63,7 +63,11 @@ export class PostgresTaskStore implements TaskStore {
   constructor(options: PostgresTaskStoreOptions) {
     const parsed = parseOptions('PostgresTaskStore', optionsSchema, options);
     this.#db = databaseOf(parsed);
-    this.#writes = new PostgresTaskWrites(this.#db, parsed.eventBus && taskEventLog(parsed.eventBus), parsed.taskLeases && this.#linkLeases(parsed.taskLeases));
+    this.#writes = new PostgresTaskWrites(
+      this.#db,
+      parsed.eventBus && taskEventLog(parsed.eventBus),
+      parsed.taskLeases && this.#linkLeases(parsed.taskLeases),
+    );
     this.#tasks = this.#db.table('tasks');
     this.#load = loadColumns(this.#db.table('artifacts'), this.#db.table('artifact_chunks'));
     this.#removeFinished = finishedTaskRemover(this.#db);
