@@ -24,11 +24,14 @@ export const boundBus = (bus: TaskEventBus, deadlines: Deadlines): TaskEventBus 
 
 /**
  * acquire() gets its wait on top of the deadline. A lease granted after its call timed out is
- * given back at once (nobody holds it to release it, and it would be renewed for ever).
+ * given back at once (nobody holds it to release it, and it would be renewed for ever). The leases'
+ * onWrites is kept only when `store` (the engine's, unbounded) is the one their writes ride on.
  */
-export function boundLeases(leases: TaskLeases, deadlines: Deadlines): TaskLeases {
+export function boundLeases(leases: TaskLeases, deadlines: Deadlines, store: TaskStore): TaskLeases {
   const boundLease = (lease: TaskLease): TaskLease => withDeadlines(lease, 'lease', ['release'], deadlines);
+  const onWrites = leases.onWrites?.store === store ? leases.onWrites : undefined;
   return {
+    onWrites: onWrites && { store, leaseOnCreate: (key, task) => boundLease(onWrites.leaseOnCreate(key, task)) },
     get sweepIntervalMs() {
       return leases.sweepIntervalMs;
     },

@@ -66,7 +66,7 @@ export class A2ARequestHandler {
       ...options,
       taskStore: boundStore(options.taskStore, deadlines),
       bus: options.bus && boundBus(options.bus, deadlines),
-      leases: options.leases && boundLeases(options.leases, deadlines),
+      leases: options.leases && boundLeases(options.leases, deadlines, options.taskStore),
     };
     options.push?.useDeadlines(deadlines);
     this.#options = options;

@@ -3,7 +3,8 @@
  * `createA2ARouter({ agentCard, executor, ...backend.options })`, with durable push in
  * `backend.push`. Opens a pool from `connectionString` (every statement bounded by
  * `queryTimeoutMs`, on the server and in the client) or uses the application's own `pool` (left
- * open on close()), and brings the schema's tables up to date before it resolves.
+ * open on close()), brings the schema's tables up to date and listens for cancel requests before
+ * it resolves.
  */
 import { z } from 'zod';
 import { consoleLogger, type Logger } from '../../logger.js';
@@ -106,10 +107,11 @@ export async function createPostgresBackend(options: PostgresBackendOptions): Pr
     ...(parsed.eventRetentionMs === undefined ? {} : { eventRetentionMs: parsed.eventRetentionMs }),
     ...(parsed.eventMaxPerTask === undefined ? {} : { eventMaxPerTask: parsed.eventMaxPerTask }),
   });
-  // Linked: each store write inserts its event in the bus's table in the same statement, so a
-  // replica killed between the write and the bus's publish loses no event.
-  const taskStore = new PostgresTaskStore({ ...connection, eventBus });
   const taskLeases = new PostgresTaskLeases({ ...connection, logger, ...(parsed.leaseTtlMs === undefined ? {} : { leaseTtlMs: parsed.leaseTtlMs }) });
+  // Linked: each store write inserts its event in the bus's table in the same statement, so a
+  // replica killed between the write and the bus's publish loses no event; and a task's create
+  // takes its lease, its terminal write gives it back, without a statement of their own.
+  const taskStore = new PostgresTaskStore({ ...connection, eventBus, taskLeases });
   // Nothing runs until the router's push dispatcher starts the outbox (push enabled).
   const configStore = new PostgresPushConfigStore(connection);
   const outbox = new PostgresPushOutbox({
@@ -119,6 +121,20 @@ export async function createPostgresBackend(options: PostgresBackendOptions): Pr
     ...(parsed.leaseTtlMs === undefined ? {} : { claimTtlMs: parsed.leaseTtlMs }),
   });
   let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      await Promise.allSettled([eventBus.close(), taskLeases.close()]);
+      if (owned) await pool.end();
+    })());
+  // Cancels routed to this replica are heard from the moment it serves, before its first turn.
+  try {
+    await within(eventBus.listenForCancels(), connectTimeoutMs + queryTimeoutMs, connectionString);
+  } catch (error) {
+    await close().catch(() => undefined);
+    throw new Error(`${FACTORY}: could not listen on ${redacted(connectionString)}: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
+  }
   return {
     options: { taskStore, eventBus, taskLeases },
     taskStore,
@@ -126,11 +142,7 @@ export async function createPostgresBackend(options: PostgresBackendOptions): Pr
     taskLeases,
     push: { configStore, outbox },
     pool,
-    close: () =>
-      (closing ??= (async () => {
-        await Promise.allSettled([eventBus.close(), taskLeases.close()]);
-        if (owned) await pool.end();
-      })()),
+    close,
   };
 }
 

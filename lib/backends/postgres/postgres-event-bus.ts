@@ -172,14 +172,29 @@ export class PostgresTaskEventBus implements TaskEventBus {
     });
   }
 
+  /**
+   * Listens for cancel requests from now on; settles once they arrive. onCancelRequest() starts it
+   * too, but a cancel routed here before it settles would be lost: createPostgresBackend awaits it,
+   * so a replica hears cancels from the moment it serves (before its first turn).
+   */
+  listenForCancels(): Promise<void> {
+    if (this.#closed) return Promise.reject(new Error('PostgresTaskEventBus is closed'));
+    if (!this.#cancelReady) {
+      const ready = (this.#cancelReady = this.#listen(this.#log.cancelChannel, (payload) => {
+        for (const cancel of [...(this.#cancels.get(payload) ?? [])]) cancel();
+      }));
+      // Failed (no connection): the next call listens again.
+      ready.catch(() => {
+        if (this.#cancelReady === ready) this.#cancelReady = undefined;
+      });
+      this.#track(ready);
+    }
+    return this.#cancelReady;
+  }
+
   onCancelRequest(key: string, listener: () => void): () => void {
     if (this.#closed) throw new Error('PostgresTaskEventBus is closed');
-    this.#cancelReady ??= this.#listen(this.#log.cancelChannel, (payload) => {
-      for (const cancel of [...(this.#cancels.get(payload) ?? [])]) cancel();
-    });
-    // Failed (no connection): the next call listens again.
-    this.#cancelReady.catch(() => (this.#cancelReady = undefined));
-    this.#track(this.#cancelReady);
+    void this.listenForCancels().catch(() => {}); // reported by #listen
     const wire = wireKey(key);
     let listeners = this.#cancels.get(wire);
     if (!listeners) this.#cancels.set(wire, (listeners = new Set()));

@@ -12,10 +12,12 @@ import { z } from 'zod';
 import { consoleLogger, type Logger } from '../../logger.js';
 import { parseOptions } from '../../options.js';
 import type { LeasedTask } from '../../engine/seams/task-leases.js';
-import { ExpiringLeases, type LeaseRef, type ReleaseNotices } from '../shared/expiring-leases.js';
+import type { LeasesOnWrites } from '../../engine/seams/task-leases.js';
+import { ExpiringLeases, type HeldLease, type LeaseRef, type ReleaseNotices } from '../shared/expiring-leases.js';
 import { channelName, wireKey, type PostgresDatabase } from './postgres-client.js';
 import { StatementBatch } from './postgres-statement-batch.js';
 import { acquireListener, type PostgresListener } from './postgres-listener.js';
+import { WriteLeases } from './postgres-write-leases.js';
 import { connectionShape, databaseOf, loggerSchema, millisecondsSchema, type PostgresConnectionOptions } from './postgres-options.js';
 
 export interface PostgresTaskLeasesOptions extends PostgresConnectionOptions {
@@ -37,6 +39,12 @@ const optionsSchema = z.strictObject({
 
 const CLAIMS_PER_SWEEP = 100;
 
+/** Each leases' bridge to the PostgresTaskStore whose writes carry them (not part of the public API). */
+const writesOfLeases = new WeakMap<PostgresTaskLeases, { readonly db: PostgresDatabase; readonly writes: WriteLeases }>();
+
+/** The bridge of `leases` and their database, for the store that links them (see postgres-write-leases.ts). */
+export const writeLeasesOf = (leases: PostgresTaskLeases) => writesOfLeases.get(leases)!;
+
 export class PostgresTaskLeases extends ExpiringLeases {
   readonly #db: PostgresDatabase;
   readonly #table: string;
@@ -49,6 +57,8 @@ export class PostgresTaskLeases extends ExpiringLeases {
   /** Takes and releases asked while one of the kind is in flight share the next statement. */
   readonly #takes = new StatementBatch<LeaseRef, { left: number } | undefined>((leases) => this.#takeAll(leases));
   readonly #releases = new StatementBatch<LeaseRef>((leases) => this.#releaseAll(leases));
+  /** Takes and releases folded into a linked store's writes. */
+  readonly #writes: WriteLeases;
 
   constructor(options: PostgresTaskLeasesOptions) {
     const parsed = parseOptions('PostgresTaskLeases', optionsSchema, options);
@@ -59,6 +69,28 @@ export class PostgresTaskLeases extends ExpiringLeases {
     const shared = acquireListener(this.#db, this.logger);
     this.#listener = shared.listener;
     this.#releaseListener = shared.release;
+    this.#writes = new WriteLeases({
+      table: this.#table,
+      releasedChannel: this.#channel,
+      ttlMs: this.ttlMs,
+      newRef: (key, task) => this.newRef(key, task),
+      adopt: (ref) => this.adopt(ref),
+      release: (ref) => this.release(ref),
+    });
+    writesOfLeases.set(this, { db: this.#db, writes: this.#writes });
+  }
+
+  /** With a linked PostgresTaskStore (createPostgresBackend): its creates take leases, its terminal writes give them back. */
+  get onWrites(): LeasesOnWrites | undefined {
+    return this.#writes.onWrites;
+  }
+
+  protected override onHeld(lease: HeldLease): void {
+    this.#writes.held(lease);
+  }
+
+  protected override onDropped(lease: HeldLease): void {
+    this.#writes.dropped(lease);
   }
 
   protected take(lease: LeaseRef): Promise<{ left: number } | undefined> {

@@ -5,10 +5,12 @@
  * chunks, so streaming an artifact writes only the chunk. Writes are compare-and-set on the
  * version in one statement or transaction (see postgres-task-writes.ts); a task of another scope
  * looks exactly like a missing one. Given the backend's PostgresTaskEventBus (`eventBus`), each
- * write inserts its committed event in the events table and notifies it in the same statement.
+ * write inserts its committed event in the events table and notifies it in the same statement;
+ * given its PostgresTaskLeases (`taskLeases`), a create takes the task's lease and a terminal write
+ * gives it back in the write's own statement (see postgres-write-leases.ts).
  */
 import { z } from 'zod';
-import { parseOptions } from '../../options.js';
+import { optionsError, parseOptions } from '../../options.js';
 import type { Task } from '../../protocol/schemas.js';
 import {
   decodePageToken,
@@ -25,6 +27,8 @@ import { PostgresTaskEventBus, taskEventLog } from './postgres-event-bus.js';
 import { connectionShape, databaseOf, type PostgresConnectionOptions } from './postgres-options.js';
 import { loadColumns, taskFromRow, type LoadedRow } from './postgres-task-rows.js';
 import { PostgresTaskWrites } from './postgres-task-writes.js';
+import { PostgresTaskLeases, writeLeasesOf } from './postgres-task-leases.js';
+import type { WriteLeases } from './postgres-write-leases.js';
 import { finishedTaskRemover } from './postgres-retention.js';
 
 export interface PostgresTaskStoreOptions extends PostgresConnectionOptions {
@@ -35,11 +39,18 @@ export interface PostgresTaskStoreOptions extends PostgresConnectionOptions {
    * of that event costs nothing. Without it the engine's publish() does both, after the write.
    */
   readonly eventBus?: PostgresTaskEventBus;
+  /**
+   * The task leases on the same pool and schema (createPostgresBackend links them): the create of a
+   * task takes the lease the engine asked for it, and a terminal write gives back the lease this
+   * process holds, in the write's own statement, instead of a statement each. One store per leases.
+   */
+  readonly taskLeases?: PostgresTaskLeases;
 }
 
 const optionsSchema = z.strictObject({
   ...connectionShape,
   eventBus: z.custom<PostgresTaskEventBus>((v) => v instanceof PostgresTaskEventBus, { error: 'must be a PostgresTaskEventBus' }).optional(),
+  taskLeases: z.custom<PostgresTaskLeases>((v) => v instanceof PostgresTaskLeases, { error: 'must be a PostgresTaskLeases' }).optional(),
 });
 
 export class PostgresTaskStore implements TaskStore {
@@ -52,10 +63,23 @@ export class PostgresTaskStore implements TaskStore {
   constructor(options: PostgresTaskStoreOptions) {
     const parsed = parseOptions('PostgresTaskStore', optionsSchema, options);
     this.#db = databaseOf(parsed);
-    this.#writes = new PostgresTaskWrites(this.#db, parsed.eventBus && taskEventLog(parsed.eventBus));
+    this.#writes = new PostgresTaskWrites(
+      this.#db,
+      parsed.eventBus && taskEventLog(parsed.eventBus),
+      parsed.taskLeases && this.#linkLeases(parsed.taskLeases),
+    );
     this.#tasks = this.#db.table('tasks');
     this.#load = loadColumns(this.#db.table('artifacts'), this.#db.table('artifact_chunks'));
     this.#removeFinished = finishedTaskRemover(this.#db);
+  }
+
+  /** Leases on another pool or schema cannot ride on this store's statements. */
+  #linkLeases(leases: PostgresTaskLeases): WriteLeases {
+    const { db, writes } = writeLeasesOf(leases);
+    if (db.pool !== this.#db.pool || db.schema !== this.#db.schema)
+      throw optionsError('PostgresTaskStore', 'taskLeases', 'must use the same pool and schema as the store');
+    writes.link(this);
+    return writes;
   }
 
   async get(scope: TaskScope, taskId: string): Promise<VersionedTask | undefined> {

@@ -5,7 +5,9 @@
  * write is a compare-and-set on the version that also refuses a terminal task and another scope,
  * in one statement; a whole-task replace of a task with artifacts is one transaction that rewrites
  * only the artifacts that differ. With the bus's event log, the committed event is inserted and
- * notified by the same statement or transaction, so no written event can be lost.
+ * notified by the same statement or transaction, so no written event can be lost. With the linked
+ * leases, a create takes the task's pending lease and a terminal status write gives back the one
+ * held here, in the same statement (see postgres-write-leases.ts).
  */
 import type { StreamResponse, Task, TaskArtifactUpdateEvent } from '../../protocol/schemas.js';
 import {
@@ -15,9 +17,13 @@ import {
   type TaskChange,
   type TaskScope,
 } from '../../engine/seams/task-store.js';
-import type { PostgresDatabase } from './postgres-client.js';
+import { wireKey, type PostgresDatabase } from './postgres-client.js';
 import { committedPayloadSql, type PostgresEventLog } from './postgres-event-log.js';
 import { endsTurn } from '../../engine/task-state.js';
+import type { WriteLeases } from './postgres-write-leases.js';
+import { RowWrites, type RowOutcome } from './postgres-row-writes.js';
+import { CreateWrites } from './postgres-create-writes.js';
+import { taskKey } from '../../engine/task-key.js';
 import { ARTIFACT_RECORD, artifactRecords, headJson, headValues, joinChunks } from './postgres-task-rows.js';
 
 /** What a single-statement write reports: the new version, or why there is none. */
@@ -28,30 +34,48 @@ interface Outcome {
   readonly terminal: boolean | null;
 }
 
+/** The columns' types, for an insert that selects its values (a VALUES list infers them). */
+const HEAD_CASTS = ['::text', '::boolean', '::text', '::text', '::text'];
+
 export class PostgresTaskWrites {
   readonly #db: PostgresDatabase;
   readonly #log: PostgresEventLog | undefined;
+  readonly #leases: WriteLeases | undefined;
   readonly #tasks: string;
   readonly #artifacts: string;
   readonly #chunks: string;
+  readonly #rows: RowWrites;
+  readonly #creates: CreateWrites;
 
-  constructor(db: PostgresDatabase, log: PostgresEventLog | undefined) {
+  constructor(db: PostgresDatabase, log: PostgresEventLog | undefined, leases: WriteLeases | undefined) {
     this.#db = db;
     this.#log = log;
+    this.#leases = leases;
     this.#tasks = db.table('tasks');
     this.#artifacts = db.table('artifacts');
     this.#chunks = db.table('artifact_chunks');
+    this.#rows = new RowWrites(db, log, leases);
+    this.#creates = new CreateWrites(db, log, leases);
   }
 
-  // A task is created by its `{ task }` event.
+  // A task is created by its `{ task }` event; without artifacts (the usual case) with other tasks' creates.
   async create(scope: TaskScope, task: Task): Promise<number> {
+    const values = headValues(task);
+    if (task.artifacts === undefined) return this.#creates.create(scope, task.id, values);
     const p = new Params();
     const [id, tenant, owner] = [p.add(task.id), p.add(scope.tenant), p.add(scope.owner)];
-    const headParams = headValues(task).map((value) => p.add(value));
-    const head = headParams.join(', ');
-    const artifacts = task.artifacts ?? [];
+    const headParams = values.map((value) => p.add(value));
+    const artifacts = task.artifacts;
     const count = p.add(artifacts.length);
-    // A task created without artifacts (the usual case) inserts none: no artifact clauses to run.
+    const lease = this.#leases?.claimOnCreate(scope, task.id, values[1]);
+    // With the task's lease taken in the same statement, the row is inserted only once it is taken.
+    const leaseSql = lease
+      ? `${this.#leases!.takeSql(`(SELECT ${p.add(lease.key)}::text AS key, ${tenant}::text AS tenant, ${owner}::text AS owner, ${id}::text AS id, ${p.add(lease.holder)}::text AS holder)`, this.#tasks)}, `
+      : '';
+    const inserted = lease
+      ? `SELECT ${id}::text, ${tenant}::text, ${owner}::text, ${headParams.map((param, i) => param + HEAD_CASTS[i]).join(', ')}, 1, ${count}::integer FROM lease`
+      : `VALUES (${id}, ${tenant}, ${owner}, ${headParams.join(', ')}, 1, ${count})`;
+    // An empty list inserts no artifact rows: no artifact clauses to run.
     const records =
       artifacts.length > 0 ? p.add(artifactRecords(artifacts.map((artifact, position) => ({ position, artifact }))), '::text::json') : undefined;
     const artifactInserts =
@@ -67,22 +91,29 @@ export class PostgresTaskWrites {
       p,
       'ins',
       () => {
-        // Without artifacts the body column is the task's JSON already: serialized once.
-        const json = task.artifacts === undefined ? `${headParams[headParams.length - 1]}::text` : p.add(JSON.stringify(task), '::text');
+        const json = p.add(JSON.stringify(task), '::text');
         return { event: `'{"task":' || ${json} || '}'`, task: json };
       },
       scope,
       task.id,
     );
-    const [row] = await this.#db.query<{ created: string }>(
-      `WITH ins AS (
+    const sql = `WITH ${leaseSql}ins AS (
         INSERT INTO ${this.#tasks} (id, tenant, owner, state, terminal, context_id, status_ts, body, version, artifact_count)
-        VALUES (${id}, ${tenant}, ${owner}, ${head}, 1, ${count}) ON CONFLICT (id) DO NOTHING RETURNING id, version
+        ${inserted} ON CONFLICT (id) DO NOTHING RETURNING id, version
       )${artifactInserts}${event.with}
-      SELECT (SELECT count(*) FROM ins) AS created${event.select}`,
-      p.values,
-    );
-    if (Number(row.created) !== 1) throw new TaskExistsError(task.id);
+      SELECT (SELECT count(*) FROM ins) AS created${event.select}${lease ? `, (SELECT count(*) FROM lease) AS leased, EXISTS (SELECT 1 FROM ${this.#tasks} WHERE id = ${id}) AS existed` : ''}`;
+    let row: { created: string; leased?: string; existed?: boolean };
+    try {
+      [row] = await this.#db.query<typeof row>(sql, p.values);
+    } catch (error) {
+      lease?.ended(undefined);
+      throw error;
+    }
+    lease?.ended(Number(row.leased) > 0);
+    if (Number(row.created) !== 1) {
+      if (lease && !row.existed) throw new Error(`PostgresTaskStore: the lease of new task ${task.id} is held by another process`);
+      throw new TaskExistsError(task.id);
+    }
     event.done(1);
     return 1;
   }
@@ -156,19 +187,39 @@ export class PostgresTaskWrites {
 
   /**
    * The task's row only: a status change (the artifacts are as stored), or a task without
-   * artifacts (stored without any too).
+   * artifacts (stored without any too); batched with other tasks' (see postgres-row-writes.ts).
    */
   async #rowWrite(scope: TaskScope, task: Task, expectedVersion: number, statusOnly: boolean, event: StreamResponse | undefined): Promise<Outcome> {
-    const p = new Params();
-    const cas = this.#cas(p, scope, task, expectedVersion);
-    const [state, terminal, contextId, statusTs, body] = headValues(task).map((value) => p.add(value));
-    const logged = this.#eventSql(p, 'upd', this.#eventPayload(p, task, event, !statusOnly || endsTurn(task.status.state), body), scope, task.id);
-    const sql = `WITH upd AS (
-        UPDATE ${this.#tasks} t SET version = t.version + 1, state = ${state}, terminal = ${terminal}, context_id = ${contextId}, status_ts = ${statusTs}, body = ${body}
-        WHERE ${cas.where}${statusOnly ? '' : ' AND t.artifact_count = 0'} RETURNING t.version
-      )${logged.with}
-      ${cas.outcome(logged.select)}`;
-    return this.#runOutcome(sql, p.values, logged.done);
+    const head = headValues(task);
+    const log = event && this.#log;
+    // The task ends: the lease held here for it is given back by the same statement.
+    const giveBack = head[1] ? this.#leases?.giveBackFor(scope, task.id) : undefined;
+    const key = log || giveBack ? taskKey(scope, task.id) : null;
+    // The payload's task is the body column's JSON when the task has no artifacts (serialized once).
+    const whole = !statusOnly || endsTurn(task.status.state);
+    const payloadTask = log && task.artifacts !== undefined ? JSON.stringify(whole ? task : { ...task, artifacts: undefined }) : null;
+    let outcome: RowOutcome;
+    try {
+      outcome = await this.#rows.write({
+        id: task.id,
+        tenant: scope.tenant,
+        owner: scope.owner,
+        expected: expectedVersion,
+        head,
+        statusOnly,
+        event: log ? JSON.stringify(event) : null,
+        payloadTask,
+        key,
+        wire: key === null ? null : wireKey(key),
+        holder: giveBack ? giveBack.holder : null,
+      });
+    } catch (error) {
+      giveBack?.ended(false);
+      throw error;
+    }
+    giveBack?.ended(outcome.released);
+    if (log && outcome.version !== null) log.appended(key!, outcome.version);
+    return outcome;
   }
 
   /** An artifact event: one chunk appended, or a new artifact last; undefined for anything else. */

@@ -18,11 +18,22 @@ export interface LeaseRef {
   readonly holder: string;
 }
 
+/** A lease held here, as a backend that gives it back by a statement of its own sees it (see onHeld). */
+export interface HeldLease {
+  readonly ref: LeaseRef;
+  /** A statement that deletes the lease is under way: a renewal that finds it gone meanwhile is no loss. */
+  givingBack(): void;
+  /** That statement ended; `given`: it deleted the lease (renewals stop, and release() costs nothing). */
+  gaveBack(given: boolean): void;
+}
+
 /** Listening for release notices of one key; `ready` settles once a notice after it would arrive. */
 export interface ReleaseNotices {
   readonly ready: Promise<void>;
   stop(): void;
 }
+
+const RESOLVED: Promise<void> = Promise.resolve();
 
 /** Poll delays while waiting for a held lease: doubling from the first to the last. */
 const FIRST_POLL_MS = 20;
@@ -63,6 +74,10 @@ export abstract class ExpiringLeases implements TaskLeases {
   /** Gives back what the notices use (close()). */
   protected abstract closeNotices(): Promise<void>;
   abstract claimExpired(): Promise<LeasedTask[]>;
+  /** A lease is held from now (a backend that gives leases back by statements of its own tracks it). */
+  protected onHeld(_lease: HeldLease): void {}
+  /** It is no longer held here (released, lost, given back, or close()). */
+  protected onDropped(_lease: HeldLease): void {}
 
   /** Leases this process holds now (a gauge). */
   get heldCount(): number {
@@ -75,7 +90,7 @@ export abstract class ExpiringLeases implements TaskLeases {
 
   async acquire(key: string, task: LeasedTask, waitMs: number): Promise<TaskLease | undefined> {
     if (this.#closed) throw new Error(`${this.constructor.name} is closed`);
-    const ref: LeaseRef = { key, task, holder: `${this.#holderPrefix}${++this.#acquired}` };
+    const ref = this.newRef(key, task);
     let taken = await this.take(ref);
     if (taken === undefined) return this.#took(ref);
     if (!(waitMs > 0) || this.#closed) return undefined;
@@ -134,6 +149,21 @@ export abstract class ExpiringLeases implements TaskLeases {
     await this.closeNotices();
   }
 
+  /** A lease of `key` for a holder of its own (unique per call). */
+  protected newRef(key: string, task: LeasedTask): LeaseRef {
+    return { key, task, holder: `${this.#holderPrefix}${++this.#acquired}` };
+  }
+
+  /**
+   * A lease another statement took (a backend folding the take into a store write): held and
+   * renewed from now, as if take() had won it; given back at once after close() (undefined).
+   */
+  protected adopt(ref: LeaseRef): TaskLease | undefined {
+    if (!this.#closed) return this.#hold(ref);
+    this.release(ref).catch(() => undefined); // it expires otherwise
+    return undefined;
+  }
+
   /** A lease won; given back at once when close() came meanwhile (nothing would renew it). */
   async #took(ref: LeaseRef): Promise<TaskLease | undefined> {
     const lease = this.#hold(ref);
@@ -145,18 +175,19 @@ export abstract class ExpiringLeases implements TaskLeases {
   #hold(ref: LeaseRef): TaskLease {
     let lost = false;
     let renewing = false;
+    let givingBack = 0;
     let released: Promise<void> | undefined;
     const timer = setInterval(() => void renew(), Math.max(10, Math.floor(this.ttlMs / 3)));
     timer.unref();
     const stop = () => {
       clearInterval(timer);
-      this.#held.delete(held);
+      if (this.#held.delete(held)) this.onDropped(control);
     };
     const renew = async () => {
       if (renewing) return; // the previous one is still on its way
       renewing = true;
       try {
-        if (!(await this.renew(ref)) && !released) {
+        if (!(await this.renew(ref)) && !released && givingBack === 0) {
           lost = true;
           stop();
           this.logger.warn({ lease: ref.key }, 'a task lease expired before it was renewed; another replica may run the task now');
@@ -185,8 +216,19 @@ export abstract class ExpiringLeases implements TaskLeases {
         return released;
       },
     };
+    const control: HeldLease = {
+      ref,
+      givingBack: () => void givingBack++,
+      gaveBack: (given) => {
+        givingBack--;
+        if (!given || released) return;
+        released = RESOLVED;
+        stop();
+      },
+    };
     const held: Held = { lease, stop };
     this.#held.add(held);
+    this.onHeld(control);
     return lease;
   }
 }

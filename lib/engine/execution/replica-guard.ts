@@ -72,6 +72,12 @@ export class ReplicaGuard {
    */
   async takeLease(channel: TaskChannel<unknown>): Promise<A2AError | undefined> {
     const { leases, leaseWaitMs, logger } = this.#deps;
+    const onWrites = leases!.onWrites;
+    // A task not created yet: its create takes the lease in the same write (no statement of its own).
+    if (onWrites && !channel.task) {
+      this.#lease = onWrites.leaseOnCreate(this.#key, { scope: this.#scope, taskId: this.#taskId });
+      return undefined;
+    }
     let lease: TaskLease | undefined;
     try {
       lease = await leases!.acquire(this.#key, { scope: this.#scope, taskId: this.#taskId }, leaseWaitMs);

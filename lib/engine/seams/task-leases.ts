@@ -6,7 +6,7 @@
  * A replica that dies stops renewing: once its lease expires, one replica claims the task through
  * claimExpired() and the engine settles it. One process alone needs no leases (the router's default).
  */
-import type { TaskScope } from './task-store.js';
+import type { TaskScope, TaskStore } from './task-store.js';
 
 /** Which task a lease is for (the engine's task key is `taskKey(scope, taskId)`). */
 export interface LeasedTask {
@@ -35,4 +35,24 @@ export interface TaskLeases {
   claimExpired(): Promise<LeasedTask[]>;
   /** How often the engine should call claimExpired() (about the lease's time to live). */
   readonly sweepIntervalMs: number;
+  /** Optional: leases that ride on one task store's writes (see LeasesOnWrites). */
+  readonly onWrites?: LeasesOnWrites;
+}
+
+/**
+ * Optional, for a backend whose task store and leases share one database: the create of a task
+ * takes the lease given by leaseOnCreate() in its own write, and a terminal write of a task through
+ * `store` gives back the lease this process holds for it (its release() then costs nothing). The
+ * engine uses it only when it writes through `store` itself; everything else acquires and releases.
+ */
+export interface LeasesOnWrites {
+  /** The store whose writes take and give back these leases. */
+  readonly store: TaskStore;
+  /**
+   * `key`'s lease for a task this process is about to create through `store`. Nobody can see the
+   * task before its create, so nobody else can run its turns: the create's write takes the lease
+   * (renewed from then on; a create that finds it held elsewhere rejects). A task never created
+   * leaves nothing to give back; release() as for acquire()'s lease.
+   */
+  leaseOnCreate(key: string, task: LeasedTask): TaskLease;
 }
