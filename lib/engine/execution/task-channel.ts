@@ -28,8 +28,11 @@ export type Committed = Extract<Commit, { kind: 'committed' }>;
  * `announced`, which runs after them (the event may end the writer's turn).
  */
 export interface ChannelListener<Target = void> {
-  /** The message that opens the task when a write creates it (undefined: the task exists already). */
-  readonly openingMessage: Message | undefined;
+  /**
+   * The message that opens the task when a write creates it (undefined: the task exists already).
+   * A method, not a getter: a literal with a getter is built in dictionary mode, per execution.
+   */
+  openingMessage(): Message | undefined;
   /** The task's first write (its creation) is stored. */
   created(): void;
   committed(commit: Committed): Target;
@@ -175,7 +178,7 @@ export class TaskChannel<Target = void> {
    */
   commit(event: TaskEvent, recheck?: (fresh: Task) => A2AError | undefined): Commit | Promise<Commit> {
     const created = this.#writer.task === undefined;
-    const result = this.#writer.commit(event, this.#listener.openingMessage, recheck);
+    const result = this.#writer.commit(event, created ? this.#listener.openingMessage() : undefined, recheck);
     if (!created) return result;
     if (result instanceof Promise) return result.then((written) => this.#afterCreate(written));
     return this.#afterCreate(result);
