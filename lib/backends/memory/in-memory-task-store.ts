@@ -70,9 +70,7 @@ export class InMemoryTaskStore implements TaskStore {
   }
 
   async get(scope: TaskScope, taskId: string): Promise<VersionedTask | undefined> {
-    const entry = this.#byId.get(taskId);
-    if (!entry || entry.scopeKey !== scopeKeyOf(scope)) return undefined;
-    return { task: materialize(entry), version: entry.version };
+    return this.#getNow(scope, taskId);
   }
 
   async create(scope: TaskScope, task: Task): Promise<number> {
@@ -92,7 +90,15 @@ export class InMemoryTaskStore implements TaskStore {
       update: InMemoryTaskStore.prototype.update,
       createNow: (scope, task) => this.#createNow(scope, task),
       updateNow: (scope, task, expectedVersion, change) => this.#updateNow(scope, task, expectedVersion, change),
+      get: InMemoryTaskStore.prototype.get,
+      getNow: (scope, taskId) => this.#getNow(scope, taskId),
     });
+  }
+
+  #getNow(scope: TaskScope, taskId: string): VersionedTask | undefined {
+    const entry = this.#byId.get(taskId);
+    if (!entry || entry.scopeKey !== scopeKeyOf(scope)) return undefined;
+    return { task: materialize(entry), version: entry.version };
   }
 
   #createNow(scope: TaskScope, task: Task): number {
