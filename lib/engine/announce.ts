@@ -16,11 +16,15 @@ export interface AnnounceDeps {
   readonly events?: EngineEvents;
 }
 
-/** A stored event of one task. */
-interface StoredEvent {
+/** Which task: its key, scope and id (one object per writer, built once). */
+export interface AnnouncedTask {
   readonly key: string;
   readonly scope: TaskScope;
   readonly taskId: string;
+}
+
+/** A stored event of that task. */
+interface StoredEvent {
   readonly event: StreamResponse;
   readonly task: Task;
   readonly version: number;
@@ -30,8 +34,9 @@ interface StoredEvent {
  * Publishes `stored` on the bus and reports it to the engine's listeners, in the caller's async
  * context. Returns the bus's promise when it has one (a failure is logged here already).
  */
-export function announceCommit(deps: AnnounceDeps, stored: StoredEvent): void | Promise<void> {
-  const { key, scope, taskId, event, task, version } = stored;
+export function announceCommit(deps: AnnounceDeps, of: AnnouncedTask, stored: StoredEvent): void | Promise<void> {
+  const { key, scope, taskId } = of;
+  const { event, task, version } = stored;
   const published = deps.bus.publish(key, { event, task, version });
   if (published) published.catch((error: unknown) => deps.logger.error({ err: error, taskId }, 'the event bus failed to publish an event'));
   const events = deps.events;

@@ -1,9 +1,10 @@
 /**
- * Task writes a store can make within the call (the in-memory store): the engine's writer then
- * skips the promise, the seam deadline and the awaits an async write costs, on every event.
+ * Task writes (and reads) a store can make within the call (the in-memory store): the engine's
+ * writer then skips the promise, the seam deadline and the awaits an async write costs, on every
+ * event, and a read (GetTask, a follow-up) skips the deadline's promise and timer.
  */
 import type { Task } from '../protocol/schemas.js';
-import type { TaskChange, TaskScope, TaskStore } from './seams/task-store.js';
+import type { TaskChange, TaskScope, TaskStore, VersionedTask } from './seams/task-store.js';
 
 /** Where a store offers its ImmediateWrites (a symbol: no public method, nothing for a wrapper to copy by accident). */
 export const IMMEDIATE_WRITES: unique symbol = Symbol('a2a-express-kit.immediateWrites');
@@ -16,6 +17,10 @@ export interface ImmediateWrites {
   createNow(scope: TaskScope, task: Task): number;
   /** update() done now: the version, or the error update() would reject with, thrown. */
   updateNow(scope: TaskScope, task: Task, expectedVersion: number, change?: TaskChange): number;
+  /** The store's own get, when it offers getNow (see immediateReadOf). */
+  readonly get?: TaskStore['get'];
+  /** get() done now: what get() would resolve with, or its error, thrown. */
+  getNow?(scope: TaskScope, taskId: string): VersionedTask | undefined;
 }
 
 type Offering = TaskStore & { readonly [IMMEDIATE_WRITES]?: ImmediateWrites };
@@ -29,14 +34,22 @@ export function immediateWritesOf(store: TaskStore): ImmediateWrites | undefined
   return writes && store.create === writes.create && store.update === writes.update ? writes : undefined;
 }
 
+/** The store's get() made within the call, while its get is still the one it stands for (as immediateWritesOf). */
+export function immediateReadOf(store: TaskStore): ImmediateWrites['getNow'] {
+  const writes = (store as Offering)[IMMEDIATE_WRITES];
+  return writes?.getNow && writes.get === store.get ? writes.getNow : undefined;
+}
+
 /** `wrapper` (a bounded copy of `store`) offers `store`'s immediate writes as its own: they never wait, so no deadline applies. */
 export function offerImmediateWrites(wrapper: TaskStore, store: TaskStore): void {
   const writes = immediateWritesOf(store);
+  const getNow = immediateReadOf(store);
   const own: ImmediateWrites | undefined = writes && {
     create: wrapper.create,
     update: wrapper.update,
     createNow: writes.createNow,
     updateNow: writes.updateNow,
+    ...(getNow ? { get: wrapper.get, getNow } : {}),
   };
   // Defined either way: the wrapper must not inherit the store's own offer (it is not the store).
   Object.defineProperty(wrapper, IMMEDIATE_WRITES, { value: own });

@@ -106,7 +106,7 @@ class HandedOffSink implements PublisherSink, ChannelListener {
 
   // What the channel tells this sink (ChannelListener).
 
-  get openingMessage(): undefined {
+  openingMessage(): undefined {
     return undefined;
   }
 

@@ -4,6 +4,7 @@
  */
 import { A2AError, taskNotFound } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { immediateReadOf } from './immediate-writes.js';
 import type { EngineLifecycle } from './lifecycle.js';
 import type { TaskScope, TaskStore, VersionedTask } from './seams/task-store.js';
 
@@ -11,11 +12,14 @@ export class TaskReader {
   readonly #store: TaskStore;
   readonly #lifecycle: EngineLifecycle;
   readonly #logger: Logger;
+  /** The store's reads made within the call, when it has them: no deadline promise or timer per read. */
+  readonly #readNow: ((scope: TaskScope, taskId: string) => VersionedTask | undefined) | undefined;
 
   constructor(store: TaskStore, lifecycle: EngineLifecycle, logger: Logger) {
     this.#store = store;
     this.#lifecycle = lifecycle;
     this.#logger = logger;
+    this.#readNow = immediateReadOf(store);
   }
 
   /** Resolves once start-up settlement is over (undefined when there is none to wait for). */
@@ -29,7 +33,8 @@ export class TaskReader {
     if (recovering) await recovering;
     let stored: VersionedTask | undefined;
     try {
-      stored = await this.#store.get(scope, taskId);
+      const readNow = this.#readNow;
+      stored = readNow ? readNow(scope, taskId) : await this.#store.get(scope, taskId);
     } catch (error) {
       throw this.storeFailure(error);
     }

@@ -13,12 +13,13 @@ import {
   TaskExistsError,
   TaskNotFoundInStoreError,
   TaskVersionConflictError,
+  type TaskChange,
   type TaskScope,
   type TaskStore,
   type VersionedTask,
 } from './seams/task-store.js';
 import { immediateWritesOf, type ImmediateWrites } from './immediate-writes.js';
-import { foldTaskInPlace, type TaskEvent } from './task-reducer.js';
+import { foldTaskInPlace, type ReduceContext, type TaskEvent } from './task-reducer.js';
 import { isTerminal } from './task-state.js';
 
 /** The result of writing one event. */
@@ -56,6 +57,21 @@ export function writeFailure(error: unknown, taskId: string, logger: Logger, fai
   return error instanceof TaskExistsError || error instanceof TaskVersionConflictError ? new A2AError('Internal') : new A2AError('Unavailable');
 }
 
+/**
+ * The change a store is given, with the event it records: a literal per kind rather than a spread
+ * of the reducer's change (a clone of an object, then a property added to it, on every event).
+ */
+function changeWithEvent(change: TaskChange, event: StreamResponse): TaskChange {
+  switch (change.kind) {
+    case 'status':
+      return { kind: 'status', update: change.update, event };
+    case 'artifact':
+      return { kind: 'artifact', update: change.update, event };
+    default:
+      return { kind: 'replace', event };
+  }
+}
+
 /** Conflicts in a row before a write gives up (each means another writer won meanwhile). */
 const MAX_CONFLICT_RETRIES = 8;
 
@@ -70,6 +86,8 @@ export class TaskWriter {
   #stale = false;
   /** The store's writes made within the call, when it has them (see immediate-writes.ts). */
   readonly #immediate: ImmediateWrites | undefined;
+  /** The fold's context of every event but the one that creates the task (built once). */
+  readonly #ids: ReduceContext;
 
   constructor(store: TaskStore, scope: TaskScope, taskId: string, contextId: string, stored?: VersionedTask) {
     this.#store = store;
@@ -78,6 +96,12 @@ export class TaskWriter {
     this.#contextId = contextId;
     this.#committed = stored;
     this.#immediate = immediateWritesOf(store);
+    this.#ids = { taskId, contextId };
+  }
+
+  /** The fold's context: the opening message matters only to the write that creates the task. */
+  #reduceContext(openingMessage: Message | undefined): ReduceContext {
+    return openingMessage ? { taskId: this.#taskId, contextId: this.#contextId, openingMessage } : this.#ids;
   }
 
   /** The task as last read or written here. */
@@ -96,12 +120,12 @@ export class TaskWriter {
     if (!immediate || this.#stale) return this.#commitAsync(event, openingMessage, recheck, 0);
     const base = this.#committed;
     if (base && isTerminal(base.task.status.state)) return { kind: 'ended', task: base.task };
-    const reduced = foldTaskInPlace(base?.task, event, { taskId: this.#taskId, contextId: this.#contextId, openingMessage });
+    const reduced = foldTaskInPlace(base?.task, event, this.#reduceContext(openingMessage));
     if (!reduced.ok) return { kind: 'refused', reason: reduced.reason };
     let version: number;
     try {
       version = base
-        ? immediate.updateNow(this.#scope, reduced.task, base.version, { ...reduced.change, event: reduced.event })
+        ? immediate.updateNow(this.#scope, reduced.task, base.version, changeWithEvent(reduced.change, reduced.event))
         : immediate.createNow(this.#scope, reduced.task);
     } catch (error) {
       if (base && reduced.change.kind !== 'replace') this.#stale = true;
@@ -134,12 +158,12 @@ export class TaskWriter {
     for (let attempt = firstAttempt; ; attempt++) {
       const base = this.#committed;
       if (base && isTerminal(base.task.status.state)) return { kind: 'ended', task: base.task };
-      const reduced = foldTaskInPlace(base?.task, event, { taskId: this.#taskId, contextId: this.#contextId, openingMessage });
+      const reduced = foldTaskInPlace(base?.task, event, this.#reduceContext(openingMessage));
       if (!reduced.ok) return { kind: 'refused', reason: reduced.reason };
       let version: number;
       try {
         version = base
-          ? await this.#store.update(this.#scope, reduced.task, base.version, { ...reduced.change, event: reduced.event })
+          ? await this.#store.update(this.#scope, reduced.task, base.version, changeWithEvent(reduced.change, reduced.event))
           : await this.#store.create(this.#scope, reduced.task);
       } catch (error) {
         // Folded in place (an artifact's parts, a status message in the shared history): the copy

@@ -55,13 +55,17 @@ export function queryOf(req: Request): string {
   return start === -1 ? '' : url.slice(start + 1);
 }
 
-/** The signal aborts when the client closes the connection before the answer is finished. */
+/**
+ * The signal aborts when the client closes the connection before the answer is finished. `on`, not
+ * `once`: a response emits 'close' once, and once() would wrap the listener (a bound function and
+ * its state) on every request that is watched.
+ */
 const watchClose: WatchClientClose<Response> = (res, abort) => {
   const onClose = (): void => {
     if (!res.writableFinished) abort();
   };
   if (res.destroyed || res.writableFinished) onClose();
-  else res.once('close', onClose);
+  else res.on('close', onClose);
 };
 
 /** The call for `req`: the app's own answer (`resolved`) or what the middlewares contributed. */

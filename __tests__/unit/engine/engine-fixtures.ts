@@ -121,9 +121,7 @@ export function turnHost(store: InMemoryTaskStore, executor: AgentExecutor, extr
   let current: Turn | undefined;
   const ends: TurnOutcome[] = [];
   const listener: ChannelListener<Turn | undefined> = {
-    get openingMessage() {
-      return current?.request.message;
-    },
+    openingMessage: () => current?.request.message,
     created: () => undefined,
     committed: (commit) => {
       current?.notify(commit.event, commit.version);

@@ -64,7 +64,7 @@ describe('ReplicaGuard leases', () => {
       { taskId: 'task-1', contextId: 'ctx-1' },
       await store.get(scope, 'task-1'),
       {
-        openingMessage: undefined,
+        openingMessage: () => undefined,
         created: () => {},
         committed: () => {},
         announced: () => {},

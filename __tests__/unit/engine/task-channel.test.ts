@@ -23,7 +23,7 @@ function channelOn(store: InMemoryTaskStore, stored?: VersionedTask) {
     taskFinished: ({ state }) => log.push(`finished ${state}`),
   };
   const listener: ChannelListener<number> = {
-    openingMessage: userMessage('hello'),
+    openingMessage: () => userMessage('hello'),
     created: () => log.push('created'),
     committed: (commit: Committed) => {
       log.push(`observer ${commit.version}`);

@@ -40,6 +40,17 @@ interface Entry {
   traceparent?: string;
 }
 
+type Pending = Entry['pending'][number];
+
+/** The pending list of an entry with none (shared, never appended to: see pend). */
+const NO_PENDING: Pending[] = [];
+
+/** Appends an update to the entry's pending list, giving it a list of its own on the first one. */
+function pend(entry: Entry, update: Pending): void {
+  if (entry.pending === NO_PENDING) entry.pending = [update];
+  else entry.pending.push(update);
+}
+
 const scopeKeyOf = (scope: TaskScope): string => `${scope.tenant.length}:${scope.tenant}${scope.owner}`;
 
 export class InMemoryTaskStore implements TaskStore {
@@ -59,9 +70,7 @@ export class InMemoryTaskStore implements TaskStore {
   }
 
   async get(scope: TaskScope, taskId: string): Promise<VersionedTask | undefined> {
-    const entry = this.#byId.get(taskId);
-    if (!entry || entry.scopeKey !== scopeKeyOf(scope)) return undefined;
-    return { task: materialize(entry), version: entry.version };
+    return this.#getNow(scope, taskId);
   }
 
   async create(scope: TaskScope, task: Task): Promise<number> {
@@ -81,16 +90,34 @@ export class InMemoryTaskStore implements TaskStore {
       update: InMemoryTaskStore.prototype.update,
       createNow: (scope, task) => this.#createNow(scope, task),
       updateNow: (scope, task, expectedVersion, change) => this.#updateNow(scope, task, expectedVersion, change),
+      get: InMemoryTaskStore.prototype.get,
+      getNow: (scope, taskId) => this.#getNow(scope, taskId),
     });
+  }
+
+  #getNow(scope: TaskScope, taskId: string): VersionedTask | undefined {
+    const entry = this.#byId.get(taskId);
+    if (!entry || entry.scopeKey !== scopeKeyOf(scope)) return undefined;
+    return { task: materialize(entry), version: entry.version };
   }
 
   #createNow(scope: TaskScope, task: Task): number {
     if (this.#byId.has(task.id)) throw new TaskExistsError(task.id);
     const scopeKey = scopeKeyOf(scope);
-    const entry: Entry = { scopeKey, id: task.id, version: 1, pending: [], ...indexed(task) };
-    this.#byId.set(task.id, entry);
     let partition = this.#byScope.get(scopeKey);
     if (!partition) this.#byScope.set(scopeKey, (partition = new Map()));
+    // One literal of fixed shape (no spread of an intermediate object); no pending array until an update.
+    const entry: Entry = {
+      scopeKey,
+      id: task.id,
+      version: 1,
+      pending: NO_PENDING,
+      json: JSON.stringify(task),
+      contextId: task.contextId,
+      state: task.status.state,
+      timestamp: task.status.timestamp ?? '',
+    };
+    this.#byId.set(task.id, entry);
     partition.set(task.id, entry);
     return 1;
   }
@@ -103,15 +130,18 @@ export class InMemoryTaskStore implements TaskStore {
     }
     if (change?.kind === 'artifact') {
       // Listing keys do not change with an artifact; the update is the clone on the way in.
-      entry.pending.push({ kind: 'artifact', json: JSON.stringify(change.update) });
+      pend(entry, { kind: 'artifact', json: JSON.stringify(change.update) });
     } else if (change?.kind === 'status') {
       const status = change.update.status;
-      entry.pending.push({ kind: 'status', json: JSON.stringify(change.update) });
+      pend(entry, { kind: 'status', json: JSON.stringify(change.update) });
       entry.state = status.state;
       entry.timestamp = status.timestamp ?? '';
     } else {
-      Object.assign(entry, indexed(task));
-      entry.pending = [];
+      entry.json = JSON.stringify(task);
+      entry.contextId = task.contextId;
+      entry.state = task.status.state;
+      entry.timestamp = task.status.timestamp ?? '';
+      entry.pending = NO_PENDING;
     }
     return ++entry.version;
   }
@@ -166,10 +196,6 @@ export class InMemoryTaskStore implements TaskStore {
   }
 }
 
-function indexed(task: Task) {
-  return { json: JSON.stringify(task), contextId: task.contextId, state: task.status.state, timestamp: task.status.timestamp ?? '' };
-}
-
 /** A fresh Task: the stored text with the updates written since folded in (and kept so). */
 function materialize(entry: Entry): Task {
   let task = JSON.parse(entry.json) as Task;
@@ -185,6 +211,6 @@ function materialize(entry: Entry): Task {
   }
   // Compacted: the next read parses one text again.
   entry.json = JSON.stringify(task);
-  entry.pending = [];
+  entry.pending = NO_PENDING;
   return task;
 }

@@ -186,12 +186,8 @@ export class Execution {
 
   /** What the channel tells this execution: the running turn hears its events first and may end with them. */
   #listener(): ChannelListener<Turn | undefined> {
-    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the getters below read this execution's private state
-    const execution = this;
     return {
-      get openingMessage() {
-        return execution.#queue.current?.request.message;
-      },
+      openingMessage: () => this.#queue.current?.request.message,
       created: () => this.#guard.listenForCancel(),
       committed: (commit) => {
         const turn = this.#queue.current;

@@ -6,7 +6,7 @@
 import type { A2AError } from '../../errors.js';
 import type { Message, Task } from '../../protocol/schemas.js';
 import { InvalidAgentEventError } from '../agent-event-error.js';
-import { announceCommit, type AnnounceDeps } from '../announce.js';
+import { announceCommit, type AnnounceDeps, type AnnouncedTask } from '../announce.js';
 import type { TaskScope, TaskStore, VersionedTask } from '../seams/task-store.js';
 import type { TaskEvent } from '../task-reducer.js';
 import type { OwedWrites } from '../owed-writes.js';
@@ -28,8 +28,11 @@ export type Committed = Extract<Commit, { kind: 'committed' }>;
  * `announced`, which runs after them (the event may end the writer's turn).
  */
 export interface ChannelListener<Target = void> {
-  /** The message that opens the task when a write creates it (undefined: the task exists already). */
-  readonly openingMessage: Message | undefined;
+  /**
+   * The message that opens the task when a write creates it (undefined: the task exists already).
+   * A method, not a getter: a literal with a getter is built in dictionary mode, per execution.
+   */
+  openingMessage(): Message | undefined;
   /** The task's first write (its creation) is stored. */
   created(): void;
   committed(commit: Committed): Target;
@@ -62,6 +65,8 @@ export class TaskChannel<Target = void> {
   readonly #writer: TaskWriter;
   readonly #listener: ChannelListener<Target>;
   readonly #wording: ChannelWording;
+  /** The task as announced with each event (built once). */
+  readonly #announced: AnnouncedTask;
   /** The last step queued: folding and writing keep generation order. */
   #tail: Promise<unknown> | undefined;
 
@@ -82,6 +87,7 @@ export class TaskChannel<Target = void> {
     this.#writer = new TaskWriter(deps.store, scope, ids.taskId, ids.contextId, stored);
     this.#listener = listener;
     this.#wording = wording;
+    this.#announced = { key, scope, taskId: ids.taskId };
   }
 
   /** The task as last read or written here (undefined until created). */
@@ -175,7 +181,7 @@ export class TaskChannel<Target = void> {
    */
   commit(event: TaskEvent, recheck?: (fresh: Task) => A2AError | undefined): Commit | Promise<Commit> {
     const created = this.#writer.task === undefined;
-    const result = this.#writer.commit(event, this.#listener.openingMessage, recheck);
+    const result = this.#writer.commit(event, created ? this.#listener.openingMessage() : undefined, recheck);
     if (!created) return result;
     if (result instanceof Promise) return result.then((written) => this.#afterCreate(written));
     return this.#afterCreate(result);
@@ -202,14 +208,12 @@ export class TaskChannel<Target = void> {
 
   /** Tells the bus and the engine's hooks of `commit` only (its writer told its own observer already). */
   announce(commit: Committed): void {
-    const { event, task, version } = commit;
-    announceCommit(this.#deps, { key: this.#key, scope: this.#scope, taskId: this.#taskId, event, task, version });
+    announceCommit(this.#deps, this.#announced, commit);
   }
 
   #fanOut(commit: Committed): void {
     const target = this.#listener.committed(commit);
-    const { event, task, version } = commit;
-    const published = announceCommit(this.#deps, { key: this.#key, scope: this.#scope, taskId: this.#taskId, event, task, version });
+    const published = announceCommit(this.#deps, this.#announced, commit);
     this.#listener.announced(commit, published, target);
   }
 }
