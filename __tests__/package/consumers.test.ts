@@ -30,6 +30,40 @@ describe('package consumers', () => {
     expect(out).toBe('function function');
   });
 
+  // An app that verifies no JWT and signs no card never loads jose; one that does gets it on first use.
+  const hs256 = `const { createHmac } = require('node:crypto');
+    const secret = Buffer.alloc(32, 7);
+    const part = (o) => Buffer.from(JSON.stringify(o)).toString('base64url');
+    const unsigned = part({ alg: 'HS256' }) + '.' + part({ sub: 'u1', exp: Math.floor(Date.now() / 1000) + 60 });
+    const token = unsigned + '.' + createHmac('sha256', secret).update(unsigned).digest('base64url');
+    const req = { headers: { authorization: 'Bearer ' + token } };`;
+  const joseLoaded = "Object.keys(require.cache).some((file) => file.includes('/node_modules/jose/'))";
+
+  it('require() loads jose only when the first token is verified', () => {
+    const out = node([
+      '-e',
+      `${hs256}
+      const kit = require('a2a-express-kit');
+      const source = kit.bearerJwt({ key: secret });
+      const before = ${joseLoaded};
+      source.resolve(req).then((caller) => console.log(before, caller.id, ${joseLoaded}));`,
+    ]);
+    expect(out).toBe('false u1 true');
+  });
+
+  it('import verifies a token through jose loaded on first use', () => {
+    const out = node([
+      '--input-type=module',
+      '-e',
+      `import { createRequire } from 'node:module';
+      const require = createRequire(process.cwd() + '/');
+      ${hs256}
+      const { bearerJwt } = await import('a2a-express-kit');
+      console.log((await bearerJwt({ key: secret }).resolve(req)).id);`,
+    ]);
+    expect(out).toBe('u1');
+  });
+
   it('ships a2a-express-kit/testing with .d.mts and .d.cts declarations', () => {
     for (const file of ['testing.mjs', 'testing.cjs', 'testing.d.mts', 'testing.d.cts']) {
       expect(existsSync(join(root, 'dist', file))).toBe(true);
