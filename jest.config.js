@@ -11,6 +11,10 @@ const base = {
   // The benchmark's smoke check (real server processes under load, ~50 s of CPU) checks the bench
   // tooling, not the library: `npm run test:bench` (jest.bench.config.js) runs it, and so does CI.
   testPathIgnorePatterns: ['/node_modules/', '/__tests__/bench/'],
+  // One throwaway PostgreSQL cluster for the run instead of one per file (see helpers/postgres.ts);
+  // listed in every project so that any selection of projects starts it, once.
+  globalSetup: '<rootDir>/__tests__/helpers/postgres-global-setup.ts',
+  globalTeardown: '<rootDir>/__tests__/helpers/postgres-global-teardown.ts',
   // SWC strips the types (the typecheck is `tsc --noEmit`, before jest in `npm test`): ~10x cheaper
   // than ts-jest per file, and its cache key does not depend on the project, so the five projects
   // share one transformed copy of each file instead of five.
@@ -85,8 +89,8 @@ module.exports = {
       globals: { EXPRESS_MAJOR: 5, REDIS_STORE: true },
     },
     {
-      // The guarantee suites again, on the PostgreSQL task store (a throwaway cluster per file, a
-      // schema per server; skipped with a warning where PostgreSQL is absent, required under CI).
+      // The guarantee suites again, on the PostgreSQL task store (the run's throwaway cluster, a
+      // schema per file; skipped with a warning where PostgreSQL is absent, required under CI).
       ...base,
       displayName: 'postgres',
       roots: ['<rootDir>/__tests__/guarantees'],

@@ -1,9 +1,11 @@
 /**
  * A PostgreSQL for the PostgreSQL suites: the one at A2A_TEST_PG_URL when set, otherwise a throwaway
- * cluster (initdb + pg_ctl from `pg_config --bindir`, trust auth, loopback port, its own temp dir)
- * shared by the tests of one file and stopped after them. Without either, the suites are skipped
- * with one warning, except under CI, which installs PostgreSQL and must run them. Each file gets its
- * own schema, so files running in parallel against one server never see each other's tables.
+ * cluster (initdb + pg_ctl from `pg_config --bindir`, trust auth, loopback port, its own temp dir),
+ * one for the whole jest run (started by postgres-global-setup.ts: a cluster costs about a second,
+ * and two dozen files use one). Without either, the suites are skipped with one warning, except
+ * under CI, which installs PostgreSQL and must run them. Each file gets its own schema, so files
+ * running in parallel against one server never see each other's tables. Tests that stop and restart
+ * the server start a cluster of their own (startPostgresServer).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -13,6 +15,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const ENV_URL = process.env.A2A_TEST_PG_URL;
+/** The throwaway cluster jest's global setup started for the whole run (postgres-global-setup.ts). */
+const SHARED_URL = process.env.A2A_TEST_PG_SHARED_URL;
 
 /** The directory of initdb and pg_ctl, when PostgreSQL's server binaries are installed. */
 function serverBinaries(): string | undefined {
@@ -135,12 +139,15 @@ export interface TestPostgres {
   url(): string;
 }
 
-/** Call once at the top of a test file: registers the hooks that start and stop the server. */
+/**
+ * Call once at the top of a test file: the run's shared cluster when jest's global setup started
+ * one, else registers the hooks that start and stop a cluster of the file's own.
+ */
 export function useTestPostgres(): TestPostgres {
   let server: TestPostgresServer | undefined;
-  let url: string | undefined = ENV_URL;
+  let url: string | undefined = ENV_URL ?? SHARED_URL;
   const schema = `a2a_test_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
-  if (postgresAvailable && ENV_URL === undefined) {
+  if (postgresAvailable && url === undefined) {
     beforeAll(async () => {
       server = await startPostgresServer();
       url = server.url;

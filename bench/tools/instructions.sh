@@ -10,7 +10,8 @@
 #   bench/tools/instructions.sh official-sdk.ts "" complete 2000 /rest/message:send  # the SDK's REST handler
 #
 # <text> picks the agent behaviour as in bench/servers (message | complete | input), or get-task:
-# JSON-RPC GetTask, every request on the one task a `complete` SendMessage made first. Without a REST
+# JSON-RPC GetTask, every request on the one task a `complete` SendMessage made first, or two-turn:
+# pairs of a parked task and its follow-up (bench/tools/two-turn-pairs.ts), counted per pair. Without a REST
 # path: JSON-RPC SendMessage posted to /; with one: the HTTP+JSON SendMessageRequest `{"message": ...}`
 # posted to that path as application/a2a+json. Needs valgrind; run `npm run build` first for ours.ts.
 # INSTR_NODE_FLAGS adds node flags to the server, e.g. --single-threaded: V8 then compiles and
@@ -45,6 +46,19 @@ check() {
     *'"error"'* | '') echo "not the expected answer from $path: ${sample:0:300}" >&2; kill -INT "$pid"; exit 1 ;;
   esac
 }
+if [ "$text" = two-turn ]; then
+  pairs() { npx tsx bench/tools/two-turn-pairs.ts "$port" "$1" || { kill -INT "$pid"; exit 1; }; }
+  pairs 1500
+  callgrind_control -i on "$pid" >/dev/null 2>&1
+  pairs "$n"
+  callgrind_control -i off "$pid" >/dev/null 2>&1
+  kill -INT "$pid"
+  wait "$pid" || true
+  if [ -n "${CALLGRIND_KEEP:-}" ]; then mkdir -p "$CALLGRIND_KEEP" && cp "$out"/cg.* "$CALLGRIND_KEEP"/; fi
+  total=$(cat "$out"/cg.* | awk '/^(summary|totals):/ {s += $2} END {printf "%.0f", s}')
+  echo "$script $args two-turn (JSON-RPC): $((total / n)) instructions/pair ($n pairs)"
+  exit 0
+fi
 check
 load() {
   npx autocannon -c 10 -a "$1" -m POST -H "content-type: $type" -H 'a2a-version: 1.0' \
