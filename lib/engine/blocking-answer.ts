@@ -5,7 +5,7 @@
 import { A2AError } from '../errors.js';
 import type { StreamResponse } from '../protocol/schemas.js';
 import type { ExecutionObserver, Turn, TurnOutcome } from './execution/turn.js';
-import type { CallContext } from './request-handler.js';
+import type { CallContext } from './call-context.js';
 
 export class BlockingAnswer implements ExecutionObserver {
   readonly outcome: Promise<TurnOutcome>;

@@ -3,18 +3,13 @@
  * turn and each cancel. Absent when tracing is off, and then the engine makes no call at all.
  */
 import type { TaskScope } from './seams/task-store.js';
-import type { Turn, TurnOutcome } from './execution/turn.js';
+import type { Turn } from './execution/turn.js';
 
 /** The task a turn or cancel works on. */
 export interface TracedTask {
   readonly taskId: string;
   readonly contextId: string;
   readonly scope: TaskScope;
-}
-
-/** A turn's span: it ends with the turn. */
-export interface TurnTrace {
-  end(outcome: TurnOutcome): void;
 }
 
 export interface EngineTracing {

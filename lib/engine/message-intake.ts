@@ -17,7 +17,7 @@ import type { PushNotificationService } from './push/push-service.js';
 import type { TaskScope } from './seams/task-store.js';
 import { taskKey } from './task-key.js';
 import type { TaskReader } from './task-reader.js';
-import type { CallContext } from './request-handler.js';
+import type { CallContext } from './call-context.js';
 
 interface MessageIntakeDeps {
   readonly executions: Executions;

@@ -16,7 +16,7 @@ import {
   type MetricAttributesLike,
 } from './meter.js';
 import { measureTaskStore, storeInstruments, type StoreInstruments } from './task-store-metrics.js';
-import type { PushDeliveryObserver } from '../engine/push/push-dispatcher.js';
+import type { PushDeliveryObserver } from '../engine/push/push-dispatcher-deps.js';
 import { PUSH_METRICS, pushInstruments, pushMetricsObserver, type PushInstruments } from './push-metrics.js';
 
 /**

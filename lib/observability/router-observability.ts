@@ -7,7 +7,7 @@ import type { Logger } from '../logger.js';
 import type { StreamResponse, Task } from '../protocol/schemas.js';
 import { combineEngineEvents, type EngineEvents } from '../engine/engine-events.js';
 import type { TaskScope, TaskStore } from '../engine/seams/task-store.js';
-import type { PushDeliveryObserver } from '../engine/push/push-dispatcher.js';
+import type { PushDeliveryObserver } from '../engine/push/push-dispatcher-deps.js';
 import type { TaskLeases } from '../engine/seams/task-leases.js';
 import type { PushAttemptTracing } from '../engine/push/push-deliverer.js';
 import { routerMetrics, type A2AMetricsOption, type LiveGauges } from './metrics.js';

@@ -7,13 +7,17 @@ import type { A2ACaller, A2ARequestContext } from '../../context/carrier.js';
 import type { SendMessageConfiguration } from '../../protocol/requests.js';
 import type { Message, StreamResponse, Task } from '../../protocol/schemas.js';
 import type { ExecutionContext } from '../executor.js';
-import type { TurnTrace } from '../engine-tracing.js';
 
 /** How a turn ended, as seen by whoever waits on it. */
 export type TurnOutcome =
   | { readonly kind: 'message'; readonly message: Message }
   | { readonly kind: 'task'; readonly task: Task }
   | { readonly kind: 'error'; readonly error: A2AError };
+
+/** A turn's span, when tracing is on (lib/engine/engine-tracing.ts): it ends with the turn. */
+export interface TurnTrace {
+  end(outcome: TurnOutcome): void;
+}
 
 /** Follows a turn's committed events (a blocking send, an SSE stream). */
 export interface ExecutionObserver {

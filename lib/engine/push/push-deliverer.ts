@@ -5,7 +5,7 @@
 import type { StoredPushConfig } from '../seams/push-config-store.js';
 import type { PushDelivery } from '../seams/push-outbox.js';
 import type { HostLimiter } from './host-limiter.js';
-import type { DeliverySettings, PushDeliveryObserver, PushDispatcherDeps } from './push-dispatcher.js';
+import type { DeliverySettings, PushDeliveryObserver, PushDispatcherDeps } from './push-dispatcher-deps.js';
 import { WebhookRefusedError } from './ssrf-guard.js';
 import { postWebhook, type AttemptOutcome } from './webhook-client.js';
 

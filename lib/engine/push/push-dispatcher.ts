@@ -8,10 +8,8 @@
  * dropped as soon as it is empty.
  */
 import type { Deadlines } from '../deadlines.js';
-import type { Logger } from '../../logger.js';
 import type { StreamResponse, Task } from '../../protocol/schemas.js';
-import type { PushConfigStore } from '../seams/push-config-store.js';
-import type { PushDelivery, PushOutbox } from '../seams/push-outbox.js';
+import type { PushDelivery } from '../seams/push-outbox.js';
 import type { TaskScope } from '../seams/task-store.js';
 import { taskKey } from '../task-key.js';
 import { isTerminal } from '../task-state.js';
@@ -20,25 +18,7 @@ import { DeliveryQueues, type RunIn } from './delivery-queues.js';
 import { asCommitted, eventDeliveries } from './event-deliveries.js';
 import { HostLimiter } from './host-limiter.js';
 import { PushDeliverer } from './push-deliverer.js';
-import type { SsrfGuard } from './ssrf-guard.js';
-import type { AttemptOutcome } from './webhook-client.js';
-
-/** How delivery behaves; the router's `pushNotifications` option, defaults applied. */
-export interface DeliverySettings {
-  readonly timeoutMs: number;
-  readonly maxAttempts: number;
-  readonly retryBaseMs: number;
-  readonly retryMaxMs: number;
-  readonly maxInFlightPerHost: number;
-}
-
-/** What a delivery attempt reports (the metrics listen here). */
-export interface PushDeliveryObserver {
-  /** One HTTP attempt ended; `refused`: the SSRF guard refused the address at delivery time. */
-  attempt?(info: { readonly outcome: AttemptOutcome['kind'] | 'refused'; readonly durationMs: number }): void;
-  /** A delivery exhausted its attempts: its config is now failing. */
-  gaveUp?(info: { readonly taskId: string; readonly tenant: string }): void;
-}
+import type { PushDispatcherDeps } from './push-dispatcher-deps.js';
 
 const runHere: RunIn = (fn) => fn();
 
@@ -48,15 +28,6 @@ interface TaskEntry {
   steps: number;
   /** Final deliveries not yet done; the configs are removed when it drops to 0. */
   finals: number;
-}
-
-export interface PushDispatcherDeps {
-  readonly configs: PushConfigStore;
-  readonly outbox: PushOutbox;
-  readonly guard: SsrfGuard;
-  readonly logger: Logger;
-  readonly settings: DeliverySettings;
-  readonly observer?: PushDeliveryObserver;
 }
 
 export class PushDispatcher {
