@@ -15,7 +15,7 @@ export type TurnOutcome =
   | { readonly kind: 'error'; readonly error: A2AError };
 
 /** A turn's span, when tracing is on (lib/engine/engine-tracing.ts): it ends with the turn. */
-export interface TurnTrace {
+interface TurnTrace {
   end(outcome: TurnOutcome): void;
 }
 
