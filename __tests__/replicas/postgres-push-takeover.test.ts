@@ -27,31 +27,43 @@ const pg = useTestPostgres();
 
 pg.describe('push deliveries taken over by another replica on PostgreSQL', () => {
   const replicas: Replica[] = [];
-  let receiver: Receiver;
+  let receiver: Receiver | undefined;
   let up = false;
+  let attempt = 0;
+  let schema = pg.schema;
 
-  beforeAll(async () => {
+  // Each attempt (jest.retryTimes above) starts from nothing: its own receiver, refusing until A is
+  // killed, its own schema, and no replica of an earlier attempt still running. Shared between
+  // attempts, the receiver and the outbox would hold the earlier attempt's deliveries, and a retry
+  // could never pass.
+  beforeEach(async () => {
+    await killAll(replicas.splice(0));
+    await receiver?.close();
+    up = false;
+    schema = `${pg.schema}_${++attempt}`;
     receiver = await startReceiver(() => ({ status: up ? 200 : 503 }));
   });
   afterAll(async () => {
     await killAll(replicas);
-    await receiver.close();
+    await receiver?.close();
   }, 20_000);
 
   const startReplica = (name: string): Promise<Replica> =>
     startAgentProcess<PushLine>(SERVER, {
       label: `replica ${name}`,
-      env: { NAME: name, PG_URL: pg.url(), PG_SCHEMA: pg.schema, LEASE_TTL_MS: String(LEASE_TTL_MS) },
+      env: { NAME: name, PG_URL: pg.url(), PG_SCHEMA: schema, LEASE_TTL_MS: String(LEASE_TTL_MS) },
     });
 
   it('delivers on B every event A committed before it was killed, in order', async () => {
+    const push = receiver;
+    if (!push) throw new Error('no receiver: beforeEach did not run');
     // Both open the new schema at once: one migrates, the other waits on the lock.
     const [a, b] = await Promise.all([startReplica('A'), startReplica('B')]);
     replicas.push(a, b);
 
     const parked = await rpc(a.url, 'SendMessage', userMessage('park'), { headers: HEADERS });
     const taskId: string = parked.body.result.task.id;
-    const created = await rpc(a.url, 'CreateTaskPushNotificationConfig', { taskId, url: receiver.url, token: 'tok-a' }, { headers: HEADERS });
+    const created = await rpc(a.url, 'CreateTaskPushNotificationConfig', { taskId, url: push.url, token: 'tok-a' }, { headers: HEADERS });
     expect(created.body.error).toBeUndefined();
     const followUp = await rpc(
       a.url,
@@ -61,10 +73,10 @@ pg.describe('push deliveries taken over by another replica on PostgreSQL', () =>
     );
     expect(followUp.body.error).toBeUndefined();
     await a.printed((line) => line.kind === 'holding' && line.taskId === taskId);
-    await receiver.requestCount(1);
+    await push.requestCount(1);
     a.process.kill('SIGKILL');
     expect(await a.exited).toBe('SIGKILL');
-    expect(receiver.delivered).toEqual([]);
+    expect(push.delivered).toEqual([]);
     const all = eventsOf(a.lines, taskId);
     const committed = all.slice(all.findIndex((event) => stateOf(event) === 'TASK_STATE_INPUT_REQUIRED') + 1);
     expect(committed).toHaveLength(5); // the follow-up announced (WORKING), the agent's WORKING and 3 progress updates
@@ -72,8 +84,8 @@ pg.describe('push deliveries taken over by another replica on PostgreSQL', () =>
 
     await b.printed((line) => line.kind === 'event' && line.taskId === taskId && stateOf(line.event) === 'TASK_STATE_FAILED');
     const expected = [...committed, ...eventsOf(b.lines, taskId)];
-    await until(() => withoutRepeats(receiver.delivered.map((r) => r.body)).length >= expected.length, 'every event delivered', 15_000);
-    expect(withoutRepeats(receiver.delivered.map((r) => r.body))).toEqual(expected);
-    for (const request of receiver.delivered) expect(request.headers['x-a2a-notification-token']).toBe('tok-a');
+    await until(() => withoutRepeats(push.delivered.map((r) => r.body)).length >= expected.length, 'every event delivered', 15_000);
+    expect(withoutRepeats(push.delivered.map((r) => r.body))).toEqual(expected);
+    for (const request of push.delivered) expect(request.headers['x-a2a-notification-token']).toBe('tok-a');
   }, 40_000);
 });

@@ -35,19 +35,27 @@ const redis = redisForTests();
 
 (redis.available ? describe : describe.skip)('executor.resume() on the replica that claims a lost task', () => {
   const replicas: Replica[] = [];
-  let receiver: Receiver;
+  let receiver: Receiver | undefined;
   let up = false;
 
-  beforeAll(async () => {
+  // Each attempt (jest.retryTimes above) starts from nothing: its own receiver, refusing until A is
+  // killed, and no replica of an earlier attempt still running. A receiver shared between attempts
+  // would hold the earlier attempt's deliveries, and a retry could never pass.
+  beforeEach(async () => {
+    await killAll(replicas.splice(0));
+    await receiver?.close();
+    up = false;
     receiver = await startReceiver(() => ({ status: up ? 200 : 503 }));
   });
   afterAll(async () => {
     await killAll(replicas);
-    await receiver.close();
+    await receiver?.close();
     await redis.stop();
   }, 20_000);
 
   it('resumes on B, once, the task A was running when killed; a subscriber on B and the push receiver see it complete', async () => {
+    const push = receiver;
+    if (!push) throw new Error('no receiver: beforeEach did not run');
     const url = await redis.url();
     const prefix = `a2a-resume-${randomUUID()}:`;
     const [a, b] = await Promise.all([startReplica('A', url, prefix), startReplica('B', url, prefix)]);
@@ -55,7 +63,7 @@ const redis = redisForTests();
 
     const parked = await rpc(a.url, 'SendMessage', userMessage('park'), { headers: HEADERS });
     const taskId: string = parked.body.result.task.id;
-    const created = await rpc(a.url, 'CreateTaskPushNotificationConfig', { taskId, url: receiver.url, token: 'tok-r' }, { headers: HEADERS });
+    const created = await rpc(a.url, 'CreateTaskPushNotificationConfig', { taskId, url: push.url, token: 'tok-r' }, { headers: HEADERS });
     expect(created.body.error).toBeUndefined();
     const followUp = await rpc(
       a.url,
@@ -65,7 +73,7 @@ const redis = redisForTests();
     );
     expect(followUp.body.error).toBeUndefined();
     await a.printed((line) => line.kind === 'holding' && line.taskId === taskId);
-    await receiver.requestCount(1);
+    await push.requestCount(1);
     a.process.kill('SIGKILL');
     expect(await a.exited).toBe('SIGKILL');
     const all = eventsOf(a.lines as PushLine[], taskId);
@@ -99,8 +107,8 @@ const redis = redisForTests();
     const expected = [...committed, ...eventsOf(b.lines as PushLine[], taskId)];
     expect(expected.map(stateOf).slice(-2)).toEqual(['TASK_STATE_WORKING', 'TASK_STATE_COMPLETED']);
     expect(JSON.stringify(expected.at(-2))).toContain('resumed');
-    await until(() => withoutRepeats(receiver.delivered.map((r) => r.body)).length >= expected.length, 'every event delivered', 15_000);
-    expect(withoutRepeats(receiver.delivered.map((r) => r.body))).toEqual(expected);
+    await until(() => withoutRepeats(push.delivered.map((r) => r.body)).length >= expected.length, 'every event delivered', 15_000);
+    expect(withoutRepeats(push.delivered.map((r) => r.body))).toEqual(expected);
     // Later sweeps do not resume it again.
     expect(b.lines.filter((line) => line.kind === 'resumed')).toHaveLength(1);
   }, 40_000);

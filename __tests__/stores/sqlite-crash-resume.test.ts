@@ -29,26 +29,37 @@ const startServer = (file: string): Promise<Child> =>
 
 describe('executor.resume() on SQLite across a SIGKILL', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'a2a-sqlite-resume-'));
-  const file = path.join(dir, 'tasks.sqlite');
   const started: Child[] = [];
-  let receiver: Receiver;
+  let receiver: Receiver | undefined;
   let up = false;
+  let attempt = 0;
+  let file = '';
 
-  beforeAll(async () => {
+  // Each attempt (jest.retryTimes above) starts from nothing: its own receiver, refusing until the
+  // crash, its own database file, and no server of an earlier attempt still running. Shared between
+  // attempts, the receiver and the file would hold the earlier attempt's deliveries and tasks, and a
+  // retry could never pass.
+  beforeEach(async () => {
+    await killAll(started.splice(0));
+    await receiver?.close();
+    up = false;
+    file = path.join(dir, `tasks-${++attempt}.sqlite`);
     receiver = await startReceiver(() => ({ status: up ? 200 : 503 }));
   });
   afterAll(async () => {
     await killAll(started);
-    await receiver.close();
+    await receiver?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
   it('resumes the task once at start-up; a subscriber and the push receiver see it continue to COMPLETED', async () => {
+    const push = receiver;
+    if (!push) throw new Error('no receiver: beforeEach did not run');
     const first = await startServer(file);
     started.push(first);
     const parked = await rpc(first.url, 'SendMessage', userMessage('park'), { headers: HEADERS });
     const taskId: string = parked.body.result.task.id;
-    const created = await rpc(first.url, 'CreateTaskPushNotificationConfig', { taskId, url: receiver.url, token: 'tok-r' }, { headers: HEADERS });
+    const created = await rpc(first.url, 'CreateTaskPushNotificationConfig', { taskId, url: push.url, token: 'tok-r' }, { headers: HEADERS });
     expect(created.body.error).toBeUndefined();
     const followUp = await rpc(
       first.url,
@@ -58,7 +69,7 @@ describe('executor.resume() on SQLite across a SIGKILL', () => {
     );
     expect(followUp.body.error).toBeUndefined();
     await first.printed((line) => line.kind === 'holding' && line.taskId === taskId);
-    await receiver.requestCount(1);
+    await push.requestCount(1);
     first.process.kill('SIGKILL');
     expect(await first.exited).toBe('SIGKILL');
     const all = eventsOf(first.lines as PushLine[], taskId);
@@ -96,8 +107,8 @@ describe('executor.resume() on SQLite across a SIGKILL', () => {
     const expected = [...committed, ...eventsOf(second.lines as PushLine[], taskId)];
     expect(expected.map(stateOf).slice(-2)).toEqual(['TASK_STATE_WORKING', 'TASK_STATE_COMPLETED']);
     expect(JSON.stringify(expected.at(-2))).toContain('resumed');
-    await until(() => withoutRepeats(receiver.delivered.map((r) => r.body)).length >= expected.length, 'every event delivered', 15_000);
-    expect(withoutRepeats(receiver.delivered.map((r) => r.body))).toEqual(expected);
+    await until(() => withoutRepeats(push.delivered.map((r) => r.body)).length >= expected.length, 'every event delivered', 15_000);
+    expect(withoutRepeats(push.delivered.map((r) => r.body))).toEqual(expected);
 
     second.process.kill('SIGTERM');
     expect(await second.exited).toBe(0);
