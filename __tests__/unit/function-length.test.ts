@@ -6,8 +6,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
+import { ROOT, tsFiles } from '../helpers/source-files';
 
-const root = path.resolve(__dirname, '../..');
+const root = ROOT;
 const MAX_FUNCTION_LINES = 80;
 const MAX_ENGINE_FILE_LINES = 300;
 const MAX_ENGINE_CLASS_LINES = 250;
@@ -22,17 +23,6 @@ const KNOWN_OVER_LIMIT: Readonly<Record<string, number>> = {};
 
 /** Whether `lines` passes `limit`, or the size recorded for `what` in KNOWN_OVER_LIMIT. */
 const withinLimit = (what: string, lines: number, limit: number): boolean => lines <= Math.max(limit, KNOWN_OVER_LIMIT[what] ?? 0);
-
-/** Every .ts file under `dir` (relative to the repository root), recursively. */
-function tsFiles(dir: string): string[] {
-  const found: string[] = [];
-  for (const entry of fs.readdirSync(path.join(root, dir), { withFileTypes: true })) {
-    const relative = path.posix.join(dir, entry.name);
-    if (entry.isDirectory()) found.push(...tsFiles(relative));
-    else if (entry.name.endsWith('.ts')) found.push(relative);
-  }
-  return found.sort();
-}
 
 function parse(file: string): ts.SourceFile {
   return ts.createSourceFile(file, fs.readFileSync(path.join(root, file), 'utf8'), ts.ScriptTarget.Latest, true);

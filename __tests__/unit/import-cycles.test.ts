@@ -6,18 +6,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
+import { ROOT, tsFiles } from '../helpers/source-files';
 
-const root = path.resolve(__dirname, '../..');
-
-function tsFiles(dir: string): string[] {
-  const found: string[] = [];
-  for (const entry of fs.readdirSync(path.join(root, dir), { withFileTypes: true })) {
-    const relative = path.posix.join(dir, entry.name);
-    if (entry.isDirectory()) found.push(...tsFiles(relative));
-    else if (entry.name.endsWith('.ts')) found.push(relative);
-  }
-  return found;
-}
+const root = ROOT;
 
 /** The lib/ files `file` imports or re-exports from (relative specifiers, '.js' mapped to '.ts'). */
 function importsOf(file: string): string[] {
