@@ -11,4 +11,7 @@ module.exports = {
   testTimeout,
   roots: ['<rootDir>/__tests__/bench'],
   testPathIgnorePatterns: ['/node_modules/'],
+  // The bench starts the databases it runs on itself (bench/local-postgres.ts), not the test suites' cluster.
+  globalSetup: undefined,
+  globalTeardown: undefined,
 };
