@@ -82,3 +82,14 @@ export async function startReceiver(behaviour: Behaviour = () => ({ status: 200 
       }),
   };
 }
+
+/** A receiver that refuses every request (503) until `open()`: a webhook down until the crash, up after it. */
+export interface GatedReceiver extends Receiver {
+  open(): void;
+}
+
+export async function startGatedReceiver(): Promise<GatedReceiver> {
+  let up = false;
+  const receiver = await startReceiver(() => ({ status: up ? 200 : 503 }));
+  return { ...receiver, open: () => void (up = true) };
+}

@@ -10,7 +10,7 @@ import { until } from '../helpers/async';
 import { rpc, userMessage } from '../helpers/http';
 import { useTestPostgres } from '../helpers/postgres';
 import { eventsOf, stateOf, withoutRepeats, type PushLine } from '../push/printed-events';
-import { startReceiver, type Receiver } from '../push/receiver';
+import { startGatedReceiver, type GatedReceiver } from '../push/receiver';
 
 // Several processes, leases and claims with short times to live: on a loaded 2-core machine one run in
 // about ten saw a lease or claim expire out of turn. A retry still fails a deterministic break (the
@@ -27,8 +27,7 @@ const pg = useTestPostgres();
 
 pg.describe('push deliveries taken over by another replica on PostgreSQL', () => {
   const replicas: Replica[] = [];
-  let receiver: Receiver | undefined;
-  let up = false;
+  let receiver: GatedReceiver | undefined;
   let attempt = 0;
   let schema = pg.schema;
 
@@ -39,9 +38,8 @@ pg.describe('push deliveries taken over by another replica on PostgreSQL', () =>
   beforeEach(async () => {
     await killAll(replicas.splice(0));
     await receiver?.close();
-    up = false;
     schema = `${pg.schema}_${++attempt}`;
-    receiver = await startReceiver(() => ({ status: up ? 200 : 503 }));
+    receiver = await startGatedReceiver();
   });
   afterAll(async () => {
     await killAll(replicas);
@@ -80,7 +78,7 @@ pg.describe('push deliveries taken over by another replica on PostgreSQL', () =>
     const all = eventsOf(a.lines, taskId);
     const committed = all.slice(all.findIndex((event) => stateOf(event) === 'TASK_STATE_INPUT_REQUIRED') + 1);
     expect(committed).toHaveLength(5); // the follow-up announced (WORKING), the agent's WORKING and 3 progress updates
-    up = true;
+    push.open();
 
     await b.printed((line) => line.kind === 'event' && line.taskId === taskId && stateOf(line.event) === 'TASK_STATE_FAILED');
     const expected = [...committed, ...eventsOf(b.lines, taskId)];

@@ -11,7 +11,7 @@ import { until } from '../helpers/async';
 import { rpc, userMessage } from '../helpers/http';
 import { redisForTests } from '../helpers/redis';
 import { eventsOf, stateOf, withoutRepeats, type PushLine } from '../push/printed-events';
-import { startReceiver, type Receiver } from '../push/receiver';
+import { startGatedReceiver, type GatedReceiver } from '../push/receiver';
 
 // Several processes, leases and claims with short times to live: on a loaded 2-core machine one run in
 // about ten saw a lease or claim expire out of turn. A retry still fails a deterministic break (the
@@ -34,8 +34,7 @@ const redis = redisForTests();
 
 (redis.available ? describe : describe.skip)('push deliveries taken over by another replica', () => {
   const replicas: Replica[] = [];
-  let receiver: Receiver | undefined;
-  let up = false;
+  let receiver: GatedReceiver | undefined;
 
   // Each attempt (jest.retryTimes above) starts from nothing: its own receiver, refusing until A is
   // killed, and no replica of an earlier attempt still running. A receiver shared between attempts
@@ -43,8 +42,7 @@ const redis = redisForTests();
   beforeEach(async () => {
     await killAll(replicas.splice(0));
     await receiver?.close();
-    up = false;
-    receiver = await startReceiver(() => ({ status: up ? 200 : 503 }));
+    receiver = await startGatedReceiver();
   });
   afterAll(async () => {
     await killAll(replicas);
@@ -79,7 +77,7 @@ const redis = redisForTests();
     const all = eventsOf(a.lines, taskId);
     const committed = all.slice(all.findIndex((event) => stateOf(event) === 'TASK_STATE_INPUT_REQUIRED') + 1);
     expect(committed).toHaveLength(5); // the follow-up announced (WORKING), the agent's WORKING and 3 progress updates
-    up = true;
+    push.open();
 
     // B settles the orphan once A's task lease expires, and takes A's deliveries over once its claim does.
     await b.printed((line) => line.kind === 'event' && line.taskId === taskId && stateOf(line.event) === 'TASK_STATE_FAILED');

@@ -11,7 +11,7 @@ import { startAgentProcess, killAll, type AgentProcess } from '../helpers/agent-
 import { until } from '../helpers/async';
 import { openStream, rpc, sseFrames, userMessage } from '../helpers/http';
 import { eventsOf, stateOf, withoutRepeats, type PushLine } from '../push/printed-events';
-import { startReceiver, type Receiver } from '../push/receiver';
+import { startGatedReceiver, type GatedReceiver } from '../push/receiver';
 
 // Several processes, leases and claims with short times to live: on a loaded 2-core machine one run in
 // about ten saw a lease or claim expire out of turn. A retry still fails a deterministic break (the
@@ -30,8 +30,7 @@ const startServer = (file: string): Promise<Child> =>
 describe('executor.resume() on SQLite across a SIGKILL', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'a2a-sqlite-resume-'));
   const started: Child[] = [];
-  let receiver: Receiver | undefined;
-  let up = false;
+  let receiver: GatedReceiver | undefined;
   let attempt = 0;
   let file = '';
 
@@ -42,9 +41,8 @@ describe('executor.resume() on SQLite across a SIGKILL', () => {
   beforeEach(async () => {
     await killAll(started.splice(0));
     await receiver?.close();
-    up = false;
     file = path.join(dir, `tasks-${++attempt}.sqlite`);
-    receiver = await startReceiver(() => ({ status: up ? 200 : 503 }));
+    receiver = await startGatedReceiver();
   });
   afterAll(async () => {
     await killAll(started);
@@ -78,7 +76,7 @@ describe('executor.resume() on SQLite across a SIGKILL', () => {
 
     const second = await startServer(file);
     started.push(second);
-    up = true;
+    push.open();
     await second.printed((line) => line.kind === 'resumed' && line.taskId === taskId);
     const resumes = [...first.lines, ...second.lines].filter((line) => line.kind === 'resumed');
     expect(resumes).toEqual([{ kind: 'resumed', taskId, reason: 'restart', state: 'TASK_STATE_WORKING' }]);

@@ -6,41 +6,26 @@
  *
  *   npx tsx bench/tools/two-turn-pairs.ts <port> <pairs> [connections=10]
  */
-import { RPC_HEADERS, sendMessageBody } from '../workloads.js';
+import { pool, rpcClient } from '../http.js';
+import { extractTask, sendMessageBody } from '../workloads.js';
 
 const [port, pairs, connections = 10] = process.argv.slice(2).map(Number);
 if (!Number.isInteger(port) || !Number.isInteger(pairs)) throw new Error('usage: two-turn-pairs.ts <port> <pairs> [connections]');
-const url = `http://127.0.0.1:${port}/`;
-
-interface Answer {
-  result?: { task?: { id?: string; status?: { state?: string } } };
-}
-
-async function send(body: string): Promise<Answer> {
-  const response = await fetch(url, { method: 'POST', headers: RPC_HEADERS, body });
-  return (await response.json()) as Answer;
-}
-
-let started = 0;
-let bad = 0;
-async function connection(): Promise<void> {
-  while (started < pairs) {
-    started += 1;
-    const parked = (await send(sendMessageBody('input'))).result?.task;
-    if (parked?.status?.state !== 'TASK_STATE_INPUT_REQUIRED' || !parked.id) {
-      bad += 1;
-      continue;
-    }
-    const done = (await send(sendMessageBody('more', { taskId: parked.id }))).result?.task;
-    if (done?.status?.state !== 'TASK_STATE_COMPLETED') bad += 1;
-  }
-}
 
 async function main(): Promise<void> {
-  await Promise.all(Array.from({ length: connections }, connection));
-  if (bad > 0) {
-    console.error(`two-turn-pairs: ${bad} of ${pairs} pairs did not answer input-required then completed`);
-    process.exit(1);
+  const client = rpcClient(`http://127.0.0.1:${port}/`, connections);
+  try {
+    const good = await pool(pairs, connections, async () => {
+      const parked = await client.post(sendMessageBody('input'));
+      const task = extractTask(parked.body);
+      if (!task || !parked.body.includes('TASK_STATE_INPUT_REQUIRED')) return false;
+      const done = await client.post(sendMessageBody('more', { taskId: task.id }));
+      return done.body.includes('TASK_STATE_COMPLETED');
+    });
+    const bad = good.filter((ok) => !ok).length;
+    if (bad > 0) throw new Error(`two-turn-pairs: ${bad} of ${pairs} pairs did not answer input-required then completed`);
+  } finally {
+    client.close();
   }
 }
 
