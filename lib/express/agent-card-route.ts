@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { cardForBaseUrl, type AgentCardInput } from '../protocol/card.js';
 import type { AgentCard } from '../protocol/schemas.js';
 import { baseUrlOf } from './base-url.js';
-import { addVary, headerOf } from '../context/node-request.js';
+import { addVary, headerOf, originOf } from '../context/node-request.js';
 import { cardShapeOf, type CardShape, type PresentCardAt } from './card-presenter.js';
 import { writeError } from '../context/reply.js';
 import { writeJson } from './respond.js';
@@ -44,14 +44,15 @@ function notModifiedSince(header: string | undefined, modifiedMs: number): boole
 }
 
 /**
- * Serves `card`; `baseUrlFor` says where the router's endpoints are, as seen by this request;
+ * Serves `card`; `baseUrlFor` says where the router's endpoints are, as seen by this request (undefined
+ * when unknown: the bare origin, served uncached so that no cache keeps it);
  * `lastModified` is when the card was last changed (the router's construction); `present` makes
  * the card served from a base URL (asynchronous only when it signs: then once per origin).
  */
 export function agentCardRoute(
   card: AgentCardInput,
   maxAgeSeconds: number,
-  baseUrlFor: (req: IncomingMessage) => string = baseUrlOf,
+  baseUrlFor: (req: IncomingMessage) => string | undefined = baseUrlOf,
   lastModified: Date = new Date(),
   present: PresentCardAt = v1Card,
 ): (req: IncomingMessage, res: ServerResponse) => void {
@@ -59,6 +60,7 @@ export function agentCardRoute(
   const modifiedMs = Math.floor(lastModified.getTime() / 1000) * 1000;
   const lastModifiedHeader = new Date(modifiedMs).toUTCString();
   const varies = present.variesByVersion === true;
+  const publicCache = `public, max-age=${maxAgeSeconds}`;
   const cache = new Map<string, Rendered | Promise<Rendered>>();
   const maxCached = varies ? 2 * MAX_CACHED_ORIGINS : MAX_CACHED_ORIGINS;
   const rendering = (served: AgentCard): Rendered => {
@@ -86,19 +88,21 @@ export function agentCardRoute(
   return function a2aAgentCard(req: IncomingMessage, res: ServerResponse): void {
     // Each shape has its own body, hence its own ETag; caches key it by the header (Vary).
     if (varies) addVary(res, 'A2A-Version');
-    const rendered = render(baseUrlFor(req), varies ? cardShapeOf(req) : 'v1.0');
+    const baseUrl = baseUrlFor(req);
+    const cacheControl = baseUrl === undefined ? 'no-store' : publicCache;
+    const rendered = render(baseUrl ?? originOf(req), varies ? cardShapeOf(req) : 'v1.0');
     if (rendered instanceof Promise) {
       rendered.then(
-        (done) => serve(req, res, done),
+        (done) => serve(req, res, done, cacheControl),
         (error: unknown) => writeError(req, res, error, 'rest'),
       );
       return;
     }
-    serve(req, res, rendered);
+    serve(req, res, rendered, cacheControl);
   };
 
-  function serve(req: IncomingMessage, res: ServerResponse, { body, etag }: Rendered): void {
-    res.setHeader('Cache-Control', `public, max-age=${maxAgeSeconds}`);
+  function serve(req: IncomingMessage, res: ServerResponse, { body, etag }: Rendered, cacheControl: string): void {
+    res.setHeader('Cache-Control', cacheControl);
     res.setHeader('ETag', etag);
     res.setHeader('Last-Modified', lastModifiedHeader);
     // If-None-Match, when sent, decides; If-Modified-Since only counts without it (§13.2.2).

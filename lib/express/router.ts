@@ -17,6 +17,8 @@ import { cardPresenter } from './card-presenter.js';
 import { CardSigner, CardSigningKeyError, type CardSigningOptions } from './card-signer.js';
 import { statedJsonRpcInterface, statedRestInterface, type ServedBindings } from '../protocol/card.js';
 import { originOf } from '../context/node-request.js';
+import { literalPathTo } from '../internals/express-layer-stack.js';
+import { connectMountPath } from '../internals/express-sub-app.js';
 import { jsonRpcCodec } from '../http/jsonrpc.js';
 import { restCodec } from '../http/rest.js';
 import { v03JsonRpcCodec } from '../http/v03-jsonrpc.js';
@@ -50,9 +52,9 @@ export type A2ARouter = A2AHandler & {
   /**
    * Serves the card at the origin root, where the spec's discovery looks for it:
    * `app.get('/.well-known/agent-card.json', agent.wellKnownCard)`. The interface URL in it is the
-   * `publicUrl` option when set; else the router's mount path through its parent apps (app.use on
-   * an app), or as learned from the first request the router served (nested in Routers, Connect).
-   * Before either is known it advertises the bare origin and warns once (A2A_WIRING_CARD_URL_UNKNOWN).
+   * `publicUrl` option when set; else where the router is mounted (through parent apps, nested
+   * Routers, or Connect). Where that cannot be known, the bare origin, served with `no-store`, and
+   * one warning (A2A_WIRING_CARD_URL_UNKNOWN).
    */
   readonly wellKnownCard: A2AHandler;
   /**
@@ -109,37 +111,45 @@ export function createA2ARouter(options: A2ARouterOptions): A2ARouter {
   registerRouter(router);
   const mountedPath = makeMountable(router, card, bindings.jsonRpc, logger);
   // At the origin root, the endpoint is where this router is mounted (through its parent apps).
-  const rootBaseUrl = publicUrl === undefined ? rootBaseUrlOf(mountedPath, wiring, card, bindings, logger) : () => publicUrl;
+  const rootBaseUrl = publicUrl === undefined ? rootBaseUrlOf(router, mountedPath, wiring, card, bindings, logger) : () => publicUrl;
   const wellKnownCard = agentCardRoute(card, settings.agentCardMaxAgeSeconds, rootBaseUrl, cardModified, presenter.at);
   return withGauges(router, assembly, wellKnownCard);
 }
 
 /**
  * Where the card at the origin root says the router is: its mount path through the parent apps
- * (known once an app mounted it), else the one the first request it served came by (a Router emits
- * no 'mount'; Connect neither). Before either, the bare origin, with one warning naming the fix,
- * unless the card states every interface URL itself.
+ * (Express's 'mount'), else found in the app's routing table through nested Routers, or Connect's, else the path the first request it served came by. Before any of those, undefined (the
+ * bare origin, not cacheable), with one warning naming publicUrl, unless the card states its URLs.
  */
 function rootBaseUrlOf(
+  router: A2AHandler,
   mountedPath: () => string | undefined,
   wiring: ReturnType<typeof wiringReporter>,
   card: Assembly['card'],
   bindings: ServedBindings,
   logger: Logger,
-): (req: IncomingMessage) => string {
+): (req: IncomingMessage) => string | undefined {
   const statesItsUrl = bindings.jsonRpc ? statedJsonRpcInterface(card) !== undefined : statedRestInterface(card) !== undefined;
   let warned = statesItsUrl;
+  let located: string | undefined;
   return (req) => {
-    const path = mountedPath() ?? wiring.mountPath;
-    if (path === undefined && !warned) {
+    located ??= mountedPath() ?? literalPathTo(rootAppOf(req), (handle) => handle === router) ?? connectMountPath(router, req) ?? wiring.mountPath;
+    if (located === undefined && !warned) {
       warned = true;
       logger.warn(
         { code: 'A2A_WIRING_CARD_URL_UNKNOWN' },
-        "agent.wellKnownCard serves a card whose interface URL is the bare origin: the router was not mounted with app.use on an app (a Router or Connect emits no 'mount') and no request has reached it yet, so its mount path is unknown. Set the router's publicUrl option (e.g. publicUrl: 'https://example.com/api/v2/agent'), or state the interface URLs in the card",
+        "agent.wellKnownCard cannot tell where the router is mounted (not found in the app's routing table, and no request has reached it yet), so the card it serves names the bare origin, uncached. Set the router's publicUrl option (e.g. publicUrl: 'https://example.com/api/v2/agent'), or state the interface URLs in the card",
       );
     }
-    return originOf(req) + (path ?? '');
+    return located === undefined ? undefined : originOf(req) + located;
   };
+}
+
+/** The top Express app of the request (its `app`, up through the apps it is mounted in); undefined off Express. */
+function rootAppOf(req: IncomingMessage): unknown {
+  let app = (req as { app?: { parent?: unknown } }).app;
+  while (app?.parent) app = app.parent as { parent?: unknown };
+  return app;
 }
 
 /** The preset from the router's options; a2aAuth built from options logs its rejections to the router's logger. */

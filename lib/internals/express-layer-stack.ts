@@ -15,6 +15,8 @@ interface LayerFields {
   readonly route?: unknown;
   /** Express 5: `app.use(fn)` without a path. */
   readonly slash?: boolean;
+  /** Express 5: the path(s) the layer was made with. */
+  readonly rawPath?: unknown;
   /** Express 5: one matcher per path. */
   readonly matchers?: ReadonlyArray<(path: string) => false | { path: string }>;
   /** Express 4. */
@@ -56,6 +58,35 @@ export function isMountedAppLayer(layer: ExpressLayer): boolean {
 /** Whether the layer is a route (app.get/post/...), not a middleware or a Router. */
 export function isRouteLayer(layer: ExpressLayer): boolean {
   return fields(layer).route !== undefined;
+}
+
+// Express 4 keeps only the regexp path-to-regexp 0.1 made of a use() path: `^\/a\/b\/?(?=\/|$)`.
+const EXPRESS4_LITERAL = /^\^((?:\\[/.]|[\w~%-])*)\\\/\?\(\?=\\\/\|\$\)$/;
+
+/** The literal path a use-layer was mounted at ('' without one), or undefined when it has parameters or is a route. */
+function literalPathOf(layer: ExpressLayer): string | undefined {
+  const { route, slash, regexp, rawPath } = fields(layer);
+  if (route !== undefined) return undefined;
+  if (slash || regexp?.fast_slash) return '';
+  if (typeof rawPath === 'string') return /[:*?(){}]/.test(rawPath) ? undefined : rawPath.replace(/\/$/, '');
+  const literal = regexp && EXPRESS4_LITERAL.exec(regexp.source)?.[1];
+  return literal === undefined ? undefined : literal.replace(/\\([/.])/g, '$1');
+}
+
+/**
+ * The path from `owner` (an app or Router) to the use-layer calling `target`, through nested Routers
+ * mounted at literal paths; undefined when it is not found that way (a sub-app's own stack is not reached).
+ */
+export function literalPathTo(owner: unknown, target: (handle: unknown, layer: ExpressLayer) => boolean, depth = 0): string | undefined {
+  const stack = depth > 8 ? undefined : layersOf(owner);
+  for (const layer of stack ?? []) {
+    const path = literalPathOf(layer);
+    if (path === undefined) continue;
+    if (target(fields(layer).handle, layer)) return path;
+    const inner = nestedLayers(layer) && literalPathTo(fields(layer).handle, target, depth + 1);
+    if (inner !== undefined) return path + inner;
+  }
+  return undefined;
 }
 
 /** The prefix of `path` a use-layer matches, without touching the layer's own state. */

@@ -3,6 +3,7 @@
  * and `set` as an app: it sets `mountpath` and `parent` on it and emits 'mount' with the parent.
  */
 // Guarded on Express 4 and 5 by __tests__/middleware/express-layer-stack.test.ts (the sub-app probes).
+import type { IncomingMessage } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 
 type Handler = (req: Request, res: Response, next: NextFunction) => void;
@@ -43,3 +44,16 @@ export function mountAsSubApp(
 
 /** `/agent/` as `/agent` (and `/` as ''), the way a request's baseUrl names the mount. */
 const trimTrailingSlash = (path: string): string => (path.endsWith('/') ? path.slice(0, -1) : path);
+
+/**
+ * Under Connect, where `handler` is mounted: Connect records only the path within its parent, in
+ * `route`, so it is trusted only when the server's top app mounts something there itself.
+ */
+export function connectMountPath(handler: Handler, req: IncomingMessage): string | undefined {
+  const route = (handler as { route?: unknown }).route;
+  if (typeof route !== 'string') return undefined;
+  const server = (req.socket as { server?: { listeners?: (event: string) => unknown[] } } | undefined)?.server;
+  const top = server?.listeners?.('request').find((app) => Array.isArray((app as { stack?: unknown }).stack)) as
+    { stack: Array<{ route?: unknown }> } | undefined;
+  return top?.stack.some((layer) => layer.route === route) ? trimTrailingSlash(route) : undefined;
+}
