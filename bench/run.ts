@@ -40,6 +40,7 @@
  *   --no-idle            skip the idle-streams phase
  *   --idle-only          only the idle-streams phase (no throughput, no engine memory)
  *   --long-stream        only the long-stream workload (bench/long-stream.ts; its own options follow)
+ *   --token-streams      only the LLM-like token streams (bench/token-streams.ts; its own options follow)
  *   --slow-readers       only the heap of 11 SSE clients that never read (bench/slow-readers-heap.ts, both modes; exits 1 when issue 21's goal is missed)
  *   --idle-n <N>         idle SSE streams held open per server (default 10000, quick 1000, smoke 200)
  *   --idle-warmup <N>    streams opened and closed before the idle baseline (default 1000, quick 200, smoke 0)
@@ -1770,10 +1771,10 @@ function version(pkg: string): string {
 // ---------------------------------------------------------------------------------------------
 // Main
 
-/** `--long-stream [its options]`: the long-stream workload alone (bench/long-stream.ts), in its own process. */
-function runLongStream(argv: string[]): Promise<number> {
-  const rest = argv.filter((arg) => arg !== '--long-stream');
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench', 'long-stream.ts'), ...rest], { stdio: 'inherit' });
+/** `--long-stream` or `--token-streams` [its options]: that workload alone (bench/<name>.ts), in its own process. */
+function runWorkloadScript(name: 'long-stream' | 'token-streams', argv: string[]): Promise<number> {
+  const rest = argv.filter((arg) => arg !== `--${name}`);
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench', `${name}.ts`), ...rest], { stdio: 'inherit' });
   return new Promise((resolve) => child.once('exit', (code) => resolve(code ?? 1)));
 }
 
@@ -1790,7 +1791,8 @@ async function runSlowReaders(): Promise<number> {
 }
 
 async function main(): Promise<number> {
-  if (process.argv.includes('--long-stream')) return runLongStream(process.argv.slice(2));
+  if (process.argv.includes('--long-stream')) return runWorkloadScript('long-stream', process.argv.slice(2));
+  if (process.argv.includes('--token-streams')) return runWorkloadScript('token-streams', process.argv.slice(2));
   if (process.argv.includes('--slow-readers')) return runSlowReaders();
   const config = parseArgs(process.argv.slice(2));
   const started = Date.now();
