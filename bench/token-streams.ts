@@ -6,6 +6,7 @@
  *   npx tsx bench/token-streams.ts                                   # 200 streams x 50 chunks, one every 20 ms
  *   npx tsx bench/token-streams.ts --stores memory,postgres --streams 100 --chunks 50 --interval-ms 20 --out <dir>
  *   npm run bench -- --token-streams                                 # the same, through the main runner
+ *   npx tsx bench/token-streams.ts --stores postgres --profile /tmp   # and a CPU profile of the server
  *
  * The server (the router on lib/ through tsx, so the working tree) runs in a child process per store;
  * the clients run here, so their CPU is not counted. Redis and PostgreSQL: a server of the bench's own
@@ -20,6 +21,8 @@ import { createServer, type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import express from 'express';
+import { Pool } from 'pg';
+import { createClient } from 'redis';
 import { processTreeCpuMicros } from './db-cpu.js';
 import { startLocalPostgres } from './local-postgres.js';
 
@@ -150,15 +153,53 @@ interface StoreResult {
   readonly wallMs: number;
   readonly kitUsPerEvent: number;
   readonly dbUsPerEvent: number;
+  /** Redis commands, or PostgreSQL transactions (each statement of the kit is one), per event. */
+  readonly tripsPerEvent: number;
   readonly p50Ms: number;
   readonly p99Ms: number;
   readonly error?: string;
 }
 
+/** The database's count of what it was asked (Redis: commands processed; PostgreSQL: transactions committed). */
+function roundTrips(store: StoreId, env: NodeJS.ProcessEnv): { count: () => Promise<number>; close: () => Promise<void> } {
+  if (store === 'redis') {
+    const client = createClient({ url: env.TOKEN_STREAMS_REDIS_URL });
+    const connected = client.connect();
+    return {
+      count: async () => {
+        await connected;
+        return Number(/total_commands_processed:(\d+)/.exec(await client.info('stats'))?.[1]);
+      },
+      close: async () => void (await client.quit()),
+    };
+  }
+  if (store === 'postgres') {
+    const pool = new Pool({ connectionString: env.TOKEN_STREAMS_PG_URL, max: 1 });
+    return {
+      count: async () =>
+        Number((await pool.query('SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()')).rows[0].xact_commit),
+      close: () => pool.end(),
+    };
+  }
+  return { count: async () => 0, close: async () => undefined };
+}
+
 const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
 
-async function measure(store: StoreId, env: NodeJS.ProcessEnv, dbPid: number | undefined, streams: number, chunks: number, intervalMs: number) {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', __filename, '--serve', store], { env, stdio: ['pipe', 'pipe', 'inherit'] });
+interface Run {
+  readonly streams: number;
+  readonly chunks: number;
+  readonly intervalMs: number;
+  /** Where the server writes a V8 CPU profile (`--profile <dir>`), if anywhere. */
+  readonly profileDir?: string;
+}
+
+async function measure(store: StoreId, env: NodeJS.ProcessEnv, dbPid: number | undefined, { streams, chunks, intervalMs, profileDir }: Run) {
+  const profile = profileDir ? ['--cpu-prof', '--cpu-prof-dir', path.join(profileDir, store)] : [];
+  const child: ChildProcess = spawn(process.execPath, [...profile, '--import', 'tsx', __filename, '--serve', store], {
+    env,
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   try {
     const port = await new Promise<number>((resolve, reject) => {
       let out = '';
@@ -172,11 +213,13 @@ async function measure(store: StoreId, env: NodeJS.ProcessEnv, dbPid: number | u
     const base = `http://127.0.0.1:${port}`;
     const cpu = async () => ((await (await fetch(`${base}/cpu`)).json()) as { cpu: number }).cpu;
     const dbCpu = () => (dbPid === undefined ? 0 : processTreeCpuMicros(dbPid));
+    const trips = roundTrips(store, env);
     const round = (n: number, c: number) => Promise.all(Array.from({ length: n }, () => oneStream(`${base}/agent`, c, intervalMs)));
     await round(Math.min(streams, 20), 10); // warm-up: JIT, connections, statements
-    const [kit0, db0, t0] = [await cpu(), dbCpu(), performance.now()];
+    const [kit0, db0, trips0, t0] = [await cpu(), dbCpu(), await trips.count(), performance.now()];
     const outcomes = await round(streams, chunks);
-    const [kit1, db1, wallMs] = [await cpu(), dbCpu(), performance.now() - t0];
+    const [kit1, db1, wallMs, trips1] = [await cpu(), dbCpu(), performance.now() - t0, await trips.count()];
+    await trips.close();
     const events = outcomes.reduce((sum, o) => sum + o.events, 0);
     const latencies = outcomes.flatMap((o) => o.latenciesMs).sort((a, b) => a - b);
     return {
@@ -186,6 +229,7 @@ async function measure(store: StoreId, env: NodeJS.ProcessEnv, dbPid: number | u
       wallMs: Math.round(wallMs),
       kitUsPerEvent: (kit1 - kit0) / events,
       dbUsPerEvent: (db1 - db0) / events,
+      tripsPerEvent: (trips1 - trips0) / events,
       p50Ms: quantile(latencies, 0.5),
       p99Ms: quantile(latencies, 0.99),
     };
@@ -237,17 +281,18 @@ function table(results: readonly StoreResult[]): string {
   const memory = results.find((r) => r.store === 'memory' && !r.error);
   const total = (r: StoreResult) => r.kitUsPerEvent + r.dbUsPerEvent;
   const lines = [
-    '| store | kit µs/event | database µs/event | total µs/event | total / memory | events/s | publish→read p50 | p99 | streams lost |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| store | kit µs/event | database µs/event | total µs/event | total / memory | database round trips/event | events/s | publish→read p50 | p99 | streams lost |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const r of results) {
     if (r.error) {
-      lines.push(`| ${r.store} | failed: ${r.error} | | | | | | | |`);
+      lines.push(`| ${r.store} | failed: ${r.error} | | | | | | | | |`);
       continue;
     }
     const ratio = memory ? `${fmt(total(r) / total(memory), 2)}×` : '-';
     lines.push(
-      `| ${r.store} | ${fmt(r.kitUsPerEvent)} | ${fmt(r.dbUsPerEvent)} | ${fmt(total(r))} | ${ratio} | ${fmt(r.events / (r.wallMs / 1000))} | ` +
+      `| ${r.store} | ${fmt(r.kitUsPerEvent)} | ${fmt(r.dbUsPerEvent)} | ${fmt(total(r))} | ${ratio} | ${r.store === 'redis' || r.store === 'postgres' ? fmt(r.tripsPerEvent, 2) : '-'} | ` +
+        `${fmt(r.events / (r.wallMs / 1000))} | ` +
         `${fmt(r.p50Ms, 1)} ms | ${fmt(r.p99Ms, 1)} ms | ${r.lost} |`,
     );
   }
@@ -259,6 +304,7 @@ async function main(argv: string[]): Promise<void> {
   if (argv.includes('--serve')) return serve(arg('--serve', 'memory') as StoreId);
   const stores = arg('--stores', STORES.join(',')).split(',') as StoreId[];
   const [streams, chunks, intervalMs] = [Number(arg('--streams', '200')), Number(arg('--chunks', '50')), Number(arg('--interval-ms', '20'))];
+  const run: Run = { streams, chunks, intervalMs, ...(argv.includes('--profile') ? { profileDir: path.resolve(arg('--profile', '.')) } : {}) };
   const redis = stores.includes('redis') ? await startRedis() : undefined;
   const postgres = stores.includes('postgres') ? await startLocalPostgres() : undefined;
   const pg = postgres && 'url' in postgres ? postgres : undefined;
@@ -271,13 +317,14 @@ async function main(argv: string[]): Promise<void> {
         continue;
       }
       const dbPid = store === 'redis' ? redis?.pid : store === 'postgres' ? pg?.pid : undefined;
-      const result = await measure(store, env, dbPid, streams, chunks, intervalMs).catch((error: unknown): StoreResult => ({
+      const result = await measure(store, env, dbPid, run).catch((error: unknown): StoreResult => ({
         store,
         events: 0,
         lost: streams,
         wallMs: Number.NaN,
         kitUsPerEvent: Number.NaN,
         dbUsPerEvent: Number.NaN,
+        tripsPerEvent: Number.NaN,
         p50Ms: Number.NaN,
         p99Ms: Number.NaN,
         error: error instanceof Error ? error.message : String(error),
