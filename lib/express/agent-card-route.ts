@@ -34,7 +34,6 @@ function notModifiedSince(header: string | undefined, modifiedMs: number): boole
 }
 
 /** Serves `card` at `baseUrlFor(req)`; undefined there means the bare origin, served uncached. */
-
 export function agentCardRoute(
   card: AgentCardInput,
   maxAgeSeconds: number,

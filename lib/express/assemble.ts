@@ -25,7 +25,6 @@ export interface Assembly {
 }
 
 /** A parsed copy of the card, stating push support exactly when push is configured. */
-
 function servedCard(settings: RouterSettings): AgentCard {
   const card: AgentCard = { ...settings.agentCard, supportedInterfaces: settings.agentCard.supportedInterfaces ?? [] };
   if (settings.pushNotifications) card.capabilities = { ...card.capabilities, pushNotifications: true };

@@ -39,7 +39,6 @@ interface CardPresenter {
   /** `card` as served to `req` (its origin, the router's mount path, the shape it asks for). */
   forRequest(req: IncomingMessage, card: AgentCardInput): AgentCard | Promise<AgentCard>;
   /** `card` for v0.3 `GET /v1/card`: its v0.3 ProtoJSON, signed over that form when signing. */
-
   v03RestCard(req: IncomingMessage, card: AgentCardInput): object | Promise<object>;
 }
 

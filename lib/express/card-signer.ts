@@ -116,7 +116,6 @@ export class CardSigner {
   }
 
   /** `card` signed without default-valued fields; a merged card also over its v1.0 fields, for verifiers that re-parse it. */
-
   async sign<Card extends AgentCard>(card: Card): Promise<Card> {
     const served = cardWithoutDefaults(card);
     const signatures = [await this.signature(served)];

@@ -125,7 +125,6 @@ export function a2aDispatcher(options: DispatcherOptions): Handler {
   const serveA2A = preset.length > 0 ? withPreset(preset, settings.compatibility, fail, readBody) : readBody;
 
   /** The HTTP+JSON route `path` names: a v0.3 route under `/v1` for a 0.3 request, else v1.0 (`/v1` a tenant). */
-
   const matchRest = (req: Request, path: string, requested: string | undefined): RestLookup | undefined =>
     (settings.compatibility.v0_3 && path.startsWith(V03_REST_PREFIX) && isLegacyVersion(requested) && matchV03RestRoute(req.method, path)) ||
     matchRestRoute(req.method, path);

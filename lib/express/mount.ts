@@ -19,7 +19,6 @@ export interface MountableApp {
  * Makes `router` mountable; returns its path through the parent apps (no trailing `/`), undefined
  * before an app mounted it (a Router emits no 'mount'). Warns when the card's JSON-RPC URL points elsewhere.
  */
-
 export function makeMountable(
   router: MountableApp & ((req: Request, res: Response, next: NextFunction) => void),
   card: AgentCard,

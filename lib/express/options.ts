@@ -147,7 +147,6 @@ class RouterOptionFields {
   /** Push notifications (§3.1.7-3.1.10); `true` takes every default. Off by default (a card claiming it is refused). */
   readonly pushNotifications = accepting<boolean | A2APushNotificationsOptions>()(PushNotificationsOptionSchema).optional();
   /** Removes tasks finished over `finishedTaskTtlMs` ago, `batchSize` (100) every `intervalMs` (60 s). Needs `removeFinished()`. */
-
   readonly retention = z
     .strictObject({
       finishedTaskTtlMs: z.number().int().min(1_000),
@@ -158,7 +157,6 @@ class RouterOptionFields {
 }
 
 /** An object type: a class type has no index signature. */
-
 type RouterOptionsShape = { [K in keyof RouterOptionFields]: RouterOptionFields[K] };
 
 export const RouterOptionsSchema: z.ZodObject<RouterOptionsShape, z.core.$strict> = z.strictObject(new RouterOptionFields());

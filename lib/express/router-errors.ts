@@ -60,7 +60,6 @@ interface UnmatchedContext {
 }
 
 /** Not served under the mount: OPTIONS → 204, other method → 405 (with `Allow`), else 404; warns if a later route wanted it. */
-
 export function answerUnmatched(req: Request, res: Response, path: string, router: object, context: UnmatchedContext, allow?: string): void {
   context.wiring.checkUnmatched(req, router, path);
   if (allow !== undefined && req.method === 'OPTIONS') {

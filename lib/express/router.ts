@@ -88,7 +88,6 @@ export function createA2ARouter(options: A2ARouterOptions): A2ARouter {
 }
 
 /** Where the origin-root card says the router is: mount path, routing table, Connect, or the first request's path. */
-
 function rootBaseUrlOf(
   router: A2AHandler,
   mountedPath: () => string | undefined,

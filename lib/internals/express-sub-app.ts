@@ -36,7 +36,6 @@ export function mountAsSubApp(
 const trimTrailingSlash = (path: string): string => (path.endsWith('/') ? path.slice(0, -1) : path);
 
 /** Under Connect, `handler`'s `route` (its path in its parent), trusted only when the server's top app mounts there. */
-
 export function connectMountPath(handler: Handler, req: IncomingMessage): string | undefined {
   const route = (handler as { route?: unknown }).route;
   if (typeof route !== 'string') return undefined;

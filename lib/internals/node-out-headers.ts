@@ -60,7 +60,6 @@ export function hasNodeRemoveHeader(res: Response): boolean {
 }
 
 /** The object to write headers into, as setHeader creates it; undefined off a plain Node response or once sent. */
-
 export function outHeaders(res: Response): OutHeaders | undefined {
   const symbol = key;
   if (!symbol || res.setHeader !== setHeader || res.headersSent) return undefined;

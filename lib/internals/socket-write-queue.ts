@@ -13,7 +13,6 @@ export function unsentInHandle(owner: { readonly socket: Socket | null }): numbe
 }
 
 /** Bytes the kernel has taken from `owner`'s socket: grows only while its client reads (unlike writeQueueSize). */
-
 export function sentByHandle(owner: { readonly socket: Socket | null }): number | undefined {
   const socket = owner.socket as SocketInternals | null;
   const unsent = socket?._handle?.writeQueueSize;

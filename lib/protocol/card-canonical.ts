@@ -3,7 +3,6 @@ import canonicalize from 'canonicalize';
 import type { AgentCard } from './schemas.js';
 
 /** A field's presence: `keep` (set when present), `scalar` (omitted at its default), `list`/`map` (omitted when empty). */
-
 type Rule =
   | 'keep'
   | 'scalar'

@@ -23,7 +23,6 @@ export function statedRestInterface(card: AgentCardInput) {
 }
 
 /** The card with an interface per binding served unless it states one; HTTP+JSON beside a stated JSON-RPC one, else at `baseUrl`. */
-
 export function cardForBaseUrl(card: AgentCardInput, baseUrl: string, bindings: ServedBindings = BOTH_BINDINGS): AgentCard {
   const interfaces: AgentInterface[] = [...(card.supportedInterfaces ?? [])];
   let jsonRpc = statedJsonRpcInterface(card);

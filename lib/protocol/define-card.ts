@@ -76,7 +76,6 @@ export function defineAgentCard(definition: AgentCardDefinition): AgentCardInput
     skills: Array.isArray(skills) ? skills.map(skillOf) : skills,
   };
   // Checked here, where the mistake is written, as well as by createA2ARouter.
-
   parseOptions('defineAgentCard', schema, { agentCard: card });
   return card as AgentCardInput;
 }

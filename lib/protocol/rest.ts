@@ -132,7 +132,6 @@ const INTEGER = /^-?\d+$/;
  * A GET's query string as params: proto names accepted, integers and booleans converted (else left for zod
  * to name). A repeated parameter or a malformed %-escape (URLSearchParams would write U+FFFD) is invalid.
  */
-
 export function queryParams(operation: RestOperation, query: string): Record<string, unknown> {
   const raw: Record<string, string> = {};
   for (const pair of query ? query.split('&') : []) {

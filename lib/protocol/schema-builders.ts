@@ -81,7 +81,6 @@ export const optionalMetadata = (field = 'metadata') => struct(field).optional()
 function countMembers(value: Record<string, unknown>, members: readonly string[]): number {
   let count = 0;
   // Not `in`: an explicit `undefined` in a server-built object is absent.
-
   for (const key of members) if (value[key] !== undefined) count++;
   return count;
 }

@@ -90,7 +90,6 @@ export function withV03Interfaces(card: AgentCard, bindings: readonly string[]):
 }
 
 /** `card` for both generations: the 0.3 interfaces appended, and the v0.3 fields beside the v1.0 ones. */
-
 export function withV03Discovery(card: AgentCard, bindings: readonly string[]): AgentCard | MergedAgentCard {
   const legacy = v03Interfaces(card, bindings);
   if (legacy.length === 0) return card;

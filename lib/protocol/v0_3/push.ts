@@ -93,7 +93,6 @@ const setString = (value: unknown): unknown => (value === '' ? undefined : value
 const field = (object: Record<string, unknown>, name: string, protoName: string): unknown => object[name] ?? object[protoName];
 
 /** `POST /v1/tasks/{id}/pushNotificationConfigs` as `set` params: `{name, pushNotificationConfig}` or `{parent, configId, config}`. */
-
 export function fromV03RestPushConfigBody(body: unknown, taskId: string): unknown {
   if (!isObject(body)) throw invalidParams([{ field: 'body', description: 'must be a JSON object' }]);
   const wrapped = isObject(body.config) ? body.config : undefined;

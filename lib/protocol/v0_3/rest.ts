@@ -277,7 +277,6 @@ const toV03RestSecurity = (requirements: readonly SecurityRequirement[] | undefi
   requirements?.map((requirement) => ({ schemes: requirement.schemes }));
 
 /** A served card as the v0.3 proto's AgentCard in ProtoJSON (`GET /v1/card`); signing is the caller's, over this form. */
-
 export function toV03RestAgentCard(card: AgentCard & Partial<V03CardFields>): JsonObject {
   const out: JsonObject = { protocolVersion: card.protocolVersion ?? '0.3.0', name: card.name, description: card.description };
   put(out, 'url', card.url);

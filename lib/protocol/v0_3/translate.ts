@@ -231,7 +231,6 @@ export function toV03StreamEvent(event: StreamResponse, rule: FinalRule = 'turn'
 // Errors
 
 /** The error for a v0.3 client: -32001…-32007 as in v1.0; -32008 and -32009, unknown there, become -32600 (reason kept). */
-
 export function toV03Error(error: A2AError): A2AError {
   if (error.kind !== 'ExtensionSupportRequired' && error.kind !== 'VersionNotSupported') return error;
   return new A2AError('InvalidRequest', error.message, {
