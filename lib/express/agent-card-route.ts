@@ -7,7 +7,6 @@ import { addVary, headerOf, originOf } from '../context/node-request.js';
 import { baseUrlOf, cardShapeOf, type CardShape, type PresentCardAt } from './card-presenter.js';
 import { writeError, writeJson } from '../context/reply.js';
 
-/** Without a presenter: the v1.0 card, one shape. */
 const v1Card: PresentCardAt = (card, baseUrl) => cardForBaseUrl(card, baseUrl);
 
 interface Rendered {

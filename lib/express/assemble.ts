@@ -16,9 +16,7 @@ export interface Assembly {
   readonly card: AgentCard;
   readonly handler: A2ARequestHandler;
   readonly push: ReturnType<typeof createPushNotifications> | undefined;
-  /** Stops the retention sweeper (a no-op when retention is off). */
   readonly stopRetention: StopRetention;
-  /** Operation spans, with traces on. */
   readonly operations: ReturnType<typeof routerObservability>['operations'];
   /** router.openTaskPublisher's span, with traces on (else `open()` itself). */
   readonly openPublisher: ReturnType<typeof routerObservability>['openPublisher'];

@@ -20,10 +20,9 @@ export const cardShapeOf = (req: IncomingMessage): CardShape => (isLegacyVersion
 
 interface CardPresenterOptions {
   readonly bindings?: ServedBindings;
-  /** The bindings also served in v0.3 (announced as 0.3 interfaces); none when compatibility is off. */
+  /** The bindings also served in v0.3; none when compatibility is off. */
   readonly v03Bindings: readonly string[];
   readonly signer?: CardSigner;
-  /** Where the router's endpoints are, as seen by a request (default: its origin and mount path). */
   readonly baseUrlFor?: (req: IncomingMessage) => string;
 }
 
@@ -34,7 +33,6 @@ export type PresentCardAt = ((card: AgentCardInput, baseUrl: string, shape?: Car
 };
 
 interface CardPresenter {
-  /** `card` as served with the router's endpoints at `baseUrl` in `shape` (default `merged`). */
   readonly at: PresentCardAt;
   /** `card` as served to `req` (its origin, the router's mount path, the shape it asks for). */
   forRequest(req: IncomingMessage, card: AgentCardInput): AgentCard | Promise<AgentCard>;

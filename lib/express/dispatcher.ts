@@ -35,7 +35,6 @@ interface DispatcherOptions {
   readonly serveCard: (req: Request, res: Response) => void;
   readonly fail: RouterErrorHandler;
   readonly wiring: ReturnType<typeof wiringReporter>;
-  /** The 404 text: what the router serves. */
   readonly notFound: string;
 }
 
@@ -56,7 +55,6 @@ type Route = (
 
 const JSON_TYPES = ['application/json', 'application/*+json'];
 
-/** The error shape of a route: JSON-RPC (either version), HTTP+JSON v1.0 or v0.3. */
 const bindingOf = (match: RestMatch | undefined): ErrorBinding => (match === undefined ? 'jsonrpc' : match.v03 ? 'rest-v0.3' : 'rest');
 
 /** JSON parsers per limit (a2aSecurity may lower it); not strict, so `42` is an invalid request, not a parse error. */

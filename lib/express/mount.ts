@@ -1,4 +1,4 @@
-/** Where the router is mounted: Express mounts an object with `handle` and `set` as a sub-app and emits 'mount'. */
+/** Where the router is mounted, learnt as an Express sub-app is (see internals/express-sub-app.ts). */
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '../logger.js';
 import { statedJsonRpcInterface } from '../protocol/card.js';
@@ -6,7 +6,6 @@ import type { AgentCard } from '../protocol/schemas.js';
 import { rememberMountLayer } from '../middleware/wiring.js';
 import { mountAsSubApp } from '../internals/express-sub-app.js';
 
-/** What Express sets on, and calls of, an object it mounts as a sub-app. */
 export interface MountableApp {
   handle: (req: Request, res: Response, next: NextFunction) => void;
   set: () => unknown;

@@ -45,7 +45,7 @@ class RouterOptionFields {
     .optional();
   /** Per-task leases for replicas on one store: one runs a task's turns at a time; a dead one's tasks settle at expiry. */
   readonly taskLeases = z.custom<TaskLeases>(hasMethods('acquire', 'claimExpired'), { error: 'must implement acquire and claimExpired' }).optional();
-  /** How long a follow-up waits for a lease another replica holds before it is refused. Default 30000 ms. */
+  /** How long a follow-up waits for a lease another replica holds before it is refused. Default 30000 ms. Only with `taskLeases`. */
   readonly leaseWaitMs = z.number().int().min(0).max(3_600_000).default(30_000);
   /** pino-compatible; warnings and errors go to the console by default. */
   readonly logger = z
@@ -144,9 +144,12 @@ class RouterOptionFields {
       jku: z.url().optional(),
     })
     .optional();
-  /** Push notifications (§3.1.7-3.1.10); `true` takes every default. Off by default (a card claiming it is refused). */
+  /** Push notifications (§3.1.7-3.1.10), stated in the card; `true` takes every default. Off by default (a card claiming it is refused). */
   readonly pushNotifications = accepting<boolean | A2APushNotificationsOptions>()(PushNotificationsOptionSchema).optional();
-  /** Removes tasks finished over `finishedTaskTtlMs` ago, `batchSize` (100) every `intervalMs` (60 s). Needs `removeFinished()`. */
+  /**
+   * Retention, off by default: removes tasks finished over `finishedTaskTtlMs` ago, `batchSize` (100) every `intervalMs` (60 s).
+   * The store must implement `removeFinished()` (ours do). See docs/stores.md, Retention.
+   */
   readonly retention = z
     .strictObject({
       finishedTaskTtlMs: z.number().int().min(1_000),

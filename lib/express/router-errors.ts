@@ -29,7 +29,6 @@ export function routerErrorHandler(logger: Logger): RouterErrorHandler {
   };
 }
 
-/** What the client is told about an error that reached the router's error handler. */
 function asA2AError(error: unknown, logger: Logger): A2AError {
   if (error instanceof A2AError) return error;
   const type = (error as { type?: string } | null)?.type;
@@ -45,7 +44,6 @@ function asA2AError(error: unknown, logger: Logger): A2AError {
   return new A2AError('Internal');
 }
 
-/** What a 404 under the mount says the router serves. */
 export function notFoundMessage(bindings: ServedBindings): string {
   const served = [
     ...(bindings.jsonRpc ? ['JSON-RPC at its base URL'] : []),

@@ -39,17 +39,22 @@ export type A2ARouter = A2AHandler & {
   readonly liveObservers: number;
   /** Push work held in this process: fan-outs, deliveries, their per-task, per-config and per-host state (0 once all is done). */
   readonly livePushDeliveries: number;
-  /** The card at the origin root (`app.get('/.well-known/agent-card.json', agent.wellKnownCard)`), naming `publicUrl` or the mount. */
+  /**
+   * The card at the origin root (`app.get('/.well-known/agent-card.json', agent.wellKnownCard)`), naming `publicUrl` or the
+   * mount; where the mount cannot be known, the bare origin, `no-store`, and one warning (A2A_WIRING_CARD_URL_UNKNOWN).
+   */
   readonly wellKnownCard: A2AHandler;
   /** A publisher for handed-off work (`events.handOff()`), in any process sharing the store; TaskNotFound outside `scope`. */
   openTaskPublisher(scope: TaskScope, taskId: string): Promise<TaskPublisher>;
-  /** Graceful shutdown (on SIGTERM, before `server.close()`): 503 to new messages; turns get `graceMs` (10 s), then FAIL. */
+  /**
+   * Graceful shutdown (on SIGTERM, before `server.close()`): 503 to new messages; turns get `graceMs` (10 s), then FAIL;
+   * streams end after their last event. Resolves when nothing is left running.
+   */
   close(options?: { graceMs?: number }): Promise<void>;
 };
 
 export function createA2ARouter(options: A2ARouterOptions): A2ARouter {
   const settings = parseOptions('createA2ARouter', RouterOptionsSchema, options);
-  // Every engine log line written while serving a request carries its request id and trace ids.
   const logger = withRequestContext(settings.logger ?? consoleLogger);
   const assembly = assemble(settings, logger);
   const { card, handler } = assembly;
