@@ -1,20 +1,12 @@
-/**
- * GET <mount>/.well-known/agent-card.json: the public card as the presenter makes it (interface
- * URLs filled in from where the router is mounted unless the card states them, the shape the
- * request's A2A-Version asks for, signatures). Rendered once per origin and shape, with ETag and
- * Last-Modified (§8.6.1), and `Vary: A2A-Version` while the shapes differ.
- */
+/** GET <mount>/.well-known/agent-card.json: rendered once per origin and shape, with ETag and Last-Modified (§8.6.1). */
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { cardForBaseUrl, type AgentCardInput } from '../protocol/card.js';
 import type { AgentCard } from '../protocol/schemas.js';
-import { baseUrlOf } from './base-url.js';
 import { addVary, headerOf, originOf } from '../context/node-request.js';
-import { cardShapeOf, type CardShape, type PresentCardAt } from './card-presenter.js';
-import { writeError } from '../context/reply.js';
-import { writeJson } from './respond.js';
+import { baseUrlOf, cardShapeOf, type CardShape, type PresentCardAt } from './card-presenter.js';
+import { writeError, writeJson } from '../context/reply.js';
 
-/** Without a presenter: the v1.0 card, one shape. */
 const v1Card: PresentCardAt = (card, baseUrl) => cardForBaseUrl(card, baseUrl);
 
 interface Rendered {
@@ -33,22 +25,14 @@ function matchesEtag(header: string | undefined, etag: string): boolean {
   });
 }
 
-/**
- * If-Modified-Since per RFC 9110 §13.1.3: true when the card has not changed since that date
- * (an unparsable date is ignored).
- */
+/** If-Modified-Since per RFC 9110 §13.1.3 (an unparsable date is ignored). */
 function notModifiedSince(header: string | undefined, modifiedMs: number): boolean {
   if (!header) return false;
   const since = Date.parse(header);
   return !Number.isNaN(since) && modifiedMs <= since;
 }
 
-/**
- * Serves `card`; `baseUrlFor` says where the router's endpoints are, as seen by this request (undefined
- * when unknown: the bare origin, served uncached so that no cache keeps it);
- * `lastModified` is when the card was last changed (the router's construction); `present` makes
- * the card served from a base URL (asynchronous only when it signs: then once per origin).
- */
+/** Serves `card` at `baseUrlFor(req)`; undefined there means the bare origin, served uncached. */
 export function agentCardRoute(
   card: AgentCardInput,
   maxAgeSeconds: number,
