@@ -208,6 +208,19 @@ class RouterOptionFields {
    */
   readonly pushNotifications = accepting<boolean | A2APushNotificationsOptions>()(PushNotificationsOptionSchema).optional();
   /**
+   * The development inspector (docs/inspector.md), off by default: `true` serves it at
+   * `<mount>/_inspector/` to loopback peers, behind a per-process token logged once with its URL.
+   * Refused when NODE_ENV is production unless `allowProduction`; `hosts` adds Host names it
+   * answers besides localhost and loopback addresses (e.g. a dev container's name).
+   */
+  readonly inspector = z
+    .union([
+      z.boolean(),
+      z.strictObject({ allowProduction: z.boolean().default(false), hosts: z.array(z.string().min(1)).default([]) }),
+    ])
+    .transform((value) => (value === false ? undefined : value === true ? { allowProduction: false, hosts: [] as string[] } : value))
+    .optional();
+  /**
    * Retention of finished tasks, off by default (a store keeps what it durably holds until the
    * operator says otherwise): `{ finishedTaskTtlMs }` removes tasks that reached a terminal state
    * longer ago than that, with everything kept for them, in batches of `batchSize` (default 100)

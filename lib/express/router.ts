@@ -26,6 +26,7 @@ import { a2aMiddlewareChain } from '../middleware/preset.js';
 import { registerRouter, wiringReporter } from '../middleware/wiring.js';
 import { withRequestContext } from '../middleware/logger.js';
 import { assemble, type Assembly } from './assemble.js';
+import { inspectorHook } from './inspector-hook.js';
 import { a2aDispatcher, type Codecs } from './dispatcher.js';
 import { makeMountable, type MountableApp } from './mount.js';
 import { RouterOptionsSchema, type A2ARouterOptions, type RouterSettings } from './options.js';
@@ -75,7 +76,8 @@ export function createA2ARouter(options: A2ARouterOptions): A2ARouter {
   const settings = parseOptions('createA2ARouter', RouterOptionsSchema, options);
   // Every engine log line written while serving a request carries its request id and trace ids.
   const logger = withRequestContext(settings.logger ?? consoleLogger);
-  const assembly = assemble(settings, logger);
+  const inspector = settings.inspector ? inspectorHook(settings.inspector, logger) : undefined;
+  const assembly = assemble(settings, logger, inspector?.tap);
   const { card, handler } = assembly;
   const bindings: ServedBindings = settings.bindings;
   const publicUrl = settings.publicUrl;
@@ -105,9 +107,14 @@ export function createA2ARouter(options: A2ARouterOptions): A2ARouter {
     fail: routerErrorHandler(logger),
     wiring,
     notFound: notFoundMessage(bindings),
+    inspector: inspector?.handler,
   }) as A2ARouter & MountableApp;
   registerRouter(router);
   const mountedPath = makeMountable(router, card, bindings.jsonRpc, logger);
+  inspector?.start(
+    { card, taskStore: assembly.taskStore, pushConfigs: assembly.push?.configs, signingKey: settings.signCard?.key },
+    () => publicUrl ?? `http://localhost:<port>${mountedPath() ?? ''}`,
+  );
   // At the origin root, the endpoint is where this router is mounted (through its parent apps).
   const rootBaseUrl = publicUrl === undefined ? rootBaseUrlOf(mountedPath, wiring, card, bindings, logger) : () => publicUrl;
   const wellKnownCard = agentCardRoute(card, settings.agentCardMaxAgeSeconds, rootBaseUrl, cardModified, presenter.at);
