@@ -183,4 +183,4 @@ export function curlOf(request: RawRequest): string {
 
 /** A v1.0 or v0.3 state name as the v1.0 one (`input-required` → `TASK_STATE_INPUT_REQUIRED`). */
 export const v1State = (s: unknown): string =>
-  typeof s !== 'string' ? '' : s.startsWith('TASK_STATE_') ? s : `TASK_STATE_${s.toUpperCase().replace(/-/g, '_')}`;
+  typeof s !== 'string' ? '' : (s.startsWith('TASK_STATE_') ? s : `TASK_STATE_${s.toUpperCase().replace(/-/g, '_')}`).replace('CANCELLED', 'CANCELED');

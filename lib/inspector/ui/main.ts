@@ -15,6 +15,8 @@ if (fromHash) {
   history.replaceState(null, '', location.pathname);
 }
 state.token = sessionStorage.getItem('a2a-inspector-token') ?? '';
+// A token pasted into the address bar of an open page is a same-document navigation: start again with it.
+addEventListener('hashchange', () => location.reload());
 
 /** The identity the chat, console and task actions send as: anonymous, a pasted bearer token, or a scheme of the card. */
 function identityBar(): { element: HTMLElement; refresh(): void } {

@@ -6,10 +6,20 @@ import { fold, modelView, newModel, type TaskModel } from './parts.js';
 type Json = Record<string, unknown>;
 type Mode = 'blocking' | 'streaming' | 'return immediately';
 
-/** A v1.0 message in the wire shape of `version`. */
-function messageOf(parts: Json[], version: Version, ids: { taskId?: string; contextId?: string }): Json {
+/** A v1.0 message in the wire shape of `version` and `binding` (v0.3 HTTP+JSON is the v0.3 proto's ProtoJSON). */
+function messageOf(parts: Json[], version: Version, binding: Binding, ids: { taskId?: string; contextId?: string }): Json {
   const messageId = crypto.randomUUID();
   if (version === '1.0') return { messageId, role: 'ROLE_USER', parts, ...ids };
+  if (binding === 'HTTP+JSON') {
+    const content = parts.map((p) =>
+      typeof p.text === 'string'
+        ? { text: p.text }
+        : p.data !== undefined
+          ? { data: { data: p.data } }
+          : { file: { fileWithBytes: p.raw, mimeType: p.mediaType } },
+    );
+    return { messageId, role: 'ROLE_USER', content, ...ids };
+  }
   const v03Parts = parts.map((p) =>
     typeof p.text === 'string'
       ? { kind: 'text', text: p.text }
@@ -36,7 +46,7 @@ export function chatView(): HTMLElement {
     const v = version.value as Version;
     const m = mode.value as Mode;
     const ids = { ...(taskId ? { taskId } : {}), ...(contextId && (taskId || !newContext.checked) ? { contextId } : {}) };
-    const message = messageOf(parts, v, ids);
+    const message = messageOf(parts, v, binding.value as Binding, ids);
     const configuration = v === '1.0' ? { returnImmediately: m === 'return immediately' } : { blocking: m !== 'return immediately' };
     const op = m === 'streaming' ? 'SendStreamingMessage' : 'SendMessage';
     const redraw = () => show(bubble, modelView(model), inputRequired(model, bubble));

@@ -92,19 +92,22 @@ export function partView(part: Json): Node {
   const file = obj(part.file) ?? part;
   const name = String(file.filename ?? file.name ?? 'file');
   const type = String(file.mediaType ?? file.mimeType ?? 'application/octet-stream');
-  const raw = file.raw ?? file.bytes;
+  const raw = file.raw ?? file.bytes ?? file.fileWithBytes;
   if (typeof raw === 'string') return download(raw, name, type);
-  const href = safeHref(file.url ?? file.uri);
+  const href = safeHref(file.url ?? file.uri ?? file.fileWithUri);
   if (href) return h('a', { href, rel: 'noopener noreferrer', target: '_blank', class: 'file' }, `🔗 ${name} (${type})`);
   return jsonTree(part);
 }
 
+/** A message's parts: `parts`, or `content` in the v0.3 proto's JSON. */
+export const partsOf = (message: Json | undefined): Json[] => ((message?.parts ?? message?.content) as Json[] | undefined) ?? [];
+
 export function modelView(model: TaskModel): Child[] {
   const latest = model.status[model.status.length - 1];
-  const statusParts = (obj(latest?.message)?.parts as Json[] | undefined) ?? [];
+  const statusParts = partsOf(obj(latest?.message));
   return [
     model.taskId ? h('div', { class: 'meta' }, h('span', { class: `state ${model.state}` }, model.state.replace('TASK_STATE_', '')), ` task ${model.taskId}`) : null,
-    model.messages.map((m) => h('div', { class: 'message' }, ((m.parts as Json[]) ?? []).map(partView))),
+    model.messages.map((m) => h('div', { class: 'message' }, partsOf(m).map(partView))),
     statusParts.length ? h('div', { class: 'status-message' }, statusParts.map(partView)) : null,
     [...model.artifacts.entries()].map(([id, a]) => h('div', { class: 'artifact', 'data-artifact': id }, h('div', { class: 'meta' }, a.name ?? id), a.parts.map(partView))),
     model.error ? h('div', { class: 'bad' }, jsonTree(model.error)) : null,

@@ -1,7 +1,7 @@
 /** Tasks, live: every task this process committed events for, filtered and paged; details and actions. */
 import { admin, buildRequest, send } from '../a2a.js';
 import { field, h, jsonTree, select, show } from '../dom.js';
-import { partView } from './parts.js';
+import { partsOf, partView } from './parts.js';
 
 type Json = Record<string, unknown>;
 interface Row {
@@ -133,7 +133,7 @@ export function tasksView(): TasksView {
         found.events.filter((e) => e.kind === 'task-event').map((e) => h('li', {}, `${e.at} `, h('span', { class: `state ${String(e.data.state)}` }, String(e.data.state).replace('TASK_STATE_', '')), ` v${String(e.data.version)}`)),
       ),
       h('h4', {}, 'History'),
-      ((task.history as Json[] | undefined) ?? []).map((m) => h('div', { class: `message ${String(m.role)}` }, h('span', { class: 'meta' }, String(m.role)), ((m.parts as Json[]) ?? []).map(partView))),
+      ((task.history as Json[] | undefined) ?? []).map((m) => h('div', { class: `message ${String(m.role)}` }, h('span', { class: 'meta' }, String(m.role)), partsOf(m).map(partView))),
       h('h4', {}, 'Artifacts'),
       ((task.artifacts as Json[] | undefined) ?? []).map((a) => h('div', { class: 'artifact' }, h('span', { class: 'meta' }, String(a.name ?? a.artifactId)), ((a.parts as Json[]) ?? []).map(partView))),
       h('h4', {}, 'Push configs'),
