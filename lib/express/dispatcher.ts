@@ -175,7 +175,7 @@ export function a2aDispatcher(options: DispatcherOptions): Handler {
   const inspector = options.inspector;
   // Two functions rather than a flag: with the inspector off, a request runs no check for it.
   const router: Handler = inspector
-    ? function a2aRouter(req, res, next) {
+    ? function a2aRouterWithInspector(req, res, next) {
         if (requestPath(req).startsWith(INSPECTOR_PREFIX)) return inspector(req, res, next);
         a2aRoutes(req, res, next);
       }
