@@ -12,7 +12,10 @@ export async function buildInspector(outdir = join(root, 'dist', 'inspector')) {
   await mkdir(dirname(outdir), { recursive: true });
   const temp = await mkdtemp(join(dirname(outdir), '.inspector-'));
   await build({
-    entryPoints: { app: join(root, 'lib/inspector/ui/main.ts') },
+    entryPoints: [
+      { in: join(root, 'lib/inspector/ui/main.ts'), out: 'app' },
+      { in: join(root, 'lib/inspector/ui/app.css'), out: 'app' },
+    ],
     bundle: true,
     minify: true,
     format: 'iife',

@@ -37,7 +37,10 @@ export const executor: AgentExecutor = {
     }
     if (text === 'xss') {
       const markup = '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>';
-      await events.artifact({ name: markup, parts: [{ text: markup }, { data: { html: markup } }, { url: 'javascript:window.__xss=3', filename: markup }] });
+      await events.artifact({
+        name: markup,
+        parts: [{ text: markup }, { data: { html: markup } }, { url: 'javascript:window.__xss=3', filename: markup }],
+      });
       return events.complete(markup);
     }
     if (text === 'push') await gates.push.wait;
@@ -68,7 +71,15 @@ export async function startInspectedAgent(options: Partial<A2ARouterOptions> = {
   };
   const logger: Logger = { debug: () => {}, info: () => {}, warn: capture, error: capture };
   const app = express();
-  const agent = createA2ARouter({ agentCard: testCard, executor, logger, inspector: true, pushNotifications: true, cancelGracePeriodMs: 2000, ...options });
+  const agent = createA2ARouter({
+    agentCard: testCard,
+    executor,
+    logger,
+    inspector: true,
+    pushNotifications: true,
+    cancelGracePeriodMs: 2000,
+    ...options,
+  });
   app.use('/agent', agent);
   const server = await new Promise<Server>((resolve) => {
     const s = app.listen(0, host, () => resolve(s));

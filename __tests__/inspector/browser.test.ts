@@ -35,7 +35,16 @@ const shot = (page: Page, name: string) => page.screenshot({ path: join(root, 'd
       headless: true,
       acceptDownloads: true,
       viewport: { width: 1280, height: 860 },
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     page = context.pages()[0] ?? (await context.newPage());
     page.on('pageerror', (error) => pageErrors.push(error.message));
@@ -69,7 +78,11 @@ const shot = (page: Page, name: string) => page.screenshot({ path: join(root, 'd
     const checks = page.locator('#card-checks li');
     await checks.first().waitFor();
     expect(await page.locator('#card-checks li.ok').allInnerTexts()).toEqual(
-      expect.arrayContaining([expect.stringContaining('v1.0 schema'), expect.stringContaining('interfaces point here'), expect.stringContaining('v0.3 card')]),
+      expect.arrayContaining([
+        expect.stringContaining('v1.0 schema'),
+        expect.stringContaining('interfaces point here'),
+        expect.stringContaining('v0.3 card'),
+      ]),
     );
     expect(await page.locator('#card-checks li.bad').count()).toBe(0);
     await page.getByText('As a v0.3 client gets it').waitFor();
@@ -118,7 +131,7 @@ const shot = (page: Page, name: string) => page.screenshot({ path: join(root, 'd
     expect(await bubble.locator('img, script, iframe').count()).toBe(0);
     // The javascript: URL is not made a link.
     expect(await page.locator('a[href^="javascript:"]').count()).toBe(0);
-    expect(await page.evaluate(() => (window as { __xss?: unknown }).__xss)).toBeUndefined();
+    expect(await page.evaluate(() => (globalThis as { __xss?: unknown }).__xss)).toBeUndefined();
     expect(pageErrors).toEqual([]);
   });
 
@@ -148,7 +161,9 @@ const shot = (page: Page, name: string) => page.screenshot({ path: join(root, 'd
     await page.locator('#console-status', { hasText: 'HTTP 200' }).waitFor();
     expect(await page.locator('#console-body-out').innerText()).toContain(taskId);
     await page.click('#console-copy-curl');
-    expect(await page.locator('#console-curl').innerText()).toMatch(new RegExp(`^curl -N -X POST '${agent.origin}/agent' -H 'a2a-version: 1.0'.*GetTask`, 's'));
+    expect(await page.locator('#console-curl').innerText()).toMatch(
+      new RegExp(`^curl -N -X POST '${agent.origin}/agent' -H 'a2a-version: 1.0'.*GetTask`, 's'),
+    );
     await page.locator('#console-history li').first().waitFor();
     await shot(page, 'console');
   });

@@ -20,7 +20,10 @@ async function check(v1: unknown, v03: unknown) {
 }
 
 it('verifies each signature of the served card against the signing key, and fails a changed card', async () => {
-  const card = (await (await fetch(`${agent.origin}/agent/.well-known/agent-card.json`, { headers: { 'a2a-version': '1.0' } })).json()) as Record<string, unknown>;
+  const card = (await (await fetch(`${agent.origin}/agent/.well-known/agent-card.json`, { headers: { 'a2a-version': '1.0' } })).json()) as Record<
+    string,
+    unknown
+  >;
   const v03 = await (await fetch(`${agent.origin}/agent/.well-known/agent-card.json`)).json();
   const checks = await check(card, v03);
   const signatures = checks.filter((c) => c.name.startsWith('signature'));

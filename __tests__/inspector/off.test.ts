@@ -22,7 +22,12 @@ async function serve(inspector: boolean) {
 it('loads nothing of the inspector when off, however the router is used', async () => {
   const { server, router } = await serve(false);
   try {
-    const sent = await rpc(`${server.baseUrl}/agent`, 'SendMessage', { message: { messageId: 'm1', role: 'ROLE_USER', parts: [{ text: 'hi' }] } }, V1);
+    const sent = await rpc(
+      `${server.baseUrl}/agent`,
+      'SendMessage',
+      { message: { messageId: 'm1', role: 'ROLE_USER', parts: [{ text: 'hi' }] } },
+      { headers: V1 },
+    );
     expect(sent.body.result.task.status.state).toBe('TASK_STATE_COMPLETED');
     expect((await fetch(`${server.baseUrl}/agent/.well-known/agent-card.json`)).status).toBe(200);
     // Off, /_inspector is just a path the router does not serve.

@@ -6,7 +6,12 @@ import { testCard } from '../helpers/fixtures';
 import { executor, startInspectedAgent, type InspectedAgent } from './agent';
 
 /** A raw request (fetch cannot set Host or Origin freely), to `address` with the headers given. */
-function get(address: string, port: number, path: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+function get(
+  address: string,
+  port: number,
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request({ host: address, port, path, headers }, (res) => {
       let body = '';
@@ -30,9 +35,13 @@ describe('the inspector gate', () => {
   it('logs one URL with the token; the admin API answers 401 without it or with another, 200 with it', async () => {
     expect(agent.url).toBe(`${agent.origin}/agent/_inspector/#token=${agent.token}`);
     expect((await get('127.0.0.1', agent.port, '/agent/_inspector/api/session', local())).status).toBe(401);
-    expect((await get('127.0.0.1', agent.port, '/agent/_inspector/api/session', { ...local(), 'x-inspector-token': agent.token + 'x' })).status).toBe(401);
+    expect((await get('127.0.0.1', agent.port, '/agent/_inspector/api/session', { ...local(), 'x-inspector-token': agent.token + 'x' })).status).toBe(
+      401,
+    );
     // A cookie is not a token.
-    expect((await get('127.0.0.1', agent.port, '/agent/_inspector/api/session', { ...local(), cookie: `x-inspector-token=${agent.token}` })).status).toBe(401);
+    expect(
+      (await get('127.0.0.1', agent.port, '/agent/_inspector/api/session', { ...local(), cookie: `x-inspector-token=${agent.token}` })).status,
+    ).toBe(401);
     const ok = await get('127.0.0.1', agent.port, '/agent/_inspector/api/session', { ...local(), 'x-inspector-token': agent.token });
     expect(ok.status).toBe(200);
     expect(JSON.parse(ok.body)).toMatchObject({ agentUrl: `${agent.origin}/agent`, push: true });
@@ -42,9 +51,17 @@ describe('the inspector gate', () => {
     const withToken = { 'x-inspector-token': agent.token };
     const rebound = await get('127.0.0.1', agent.port, '/agent/_inspector/api/session', { ...withToken, host: `attacker.example:${agent.port}` });
     expect(rebound.status).toBe(403);
-    const foreign = await get('127.0.0.1', agent.port, '/agent/_inspector/api/session', { ...withToken, ...local(), origin: 'http://attacker.example' });
+    const foreign = await get('127.0.0.1', agent.port, '/agent/_inspector/api/session', {
+      ...withToken,
+      ...local(),
+      origin: 'http://attacker.example',
+    });
     expect(foreign.status).toBe(403);
-    const own = await get('127.0.0.1', agent.port, '/agent/_inspector/api/session', { ...withToken, ...local(), origin: `http://127.0.0.1:${agent.port}` });
+    const own = await get('127.0.0.1', agent.port, '/agent/_inspector/api/session', {
+      ...withToken,
+      ...local(),
+      origin: `http://127.0.0.1:${agent.port}`,
+    });
     expect(own.status).toBe(200);
     // The page itself is behind the same Host check.
     expect((await get('127.0.0.1', agent.port, '/agent/_inspector/', { host: `attacker.example:${agent.port}` })).status).toBe(403);
@@ -129,14 +146,26 @@ describe('the SSRF guard with the inspector on', () => {
     const sent = await fetch(`${agent.origin}/agent`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: 'm1', role: 'ROLE_USER', parts: [{ text: 'ask' }] } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'SendMessage',
+        params: { message: { messageId: 'm1', role: 'ROLE_USER', parts: [{ text: 'ask' }] } },
+      }),
     });
     const taskId = ((await sent.json()) as { result: { task: { id: string } } }).result.task.id;
     // The inspector learns its port from a request it served.
-    const session = await get('127.0.0.1', agent.port, '/agent/_inspector/api/session', { host: `127.0.0.1:${agent.port}`, 'x-inspector-token': agent.token });
+    const session = await get('127.0.0.1', agent.port, '/agent/_inspector/api/session', {
+      host: `127.0.0.1:${agent.port}`,
+      'x-inspector-token': agent.token,
+    });
     const { receiverUrl } = JSON.parse(session.body) as { receiverUrl: string };
     expect((await createConfig(taskId, receiverUrl)).result).toBeDefined();
-    for (const other of [`${agent.origin}/agent/_inspector/api/session`, `http://127.0.0.1:${agent.port + 1}${new URL(receiverUrl).pathname}`, `${agent.origin}/elsewhere`]) {
+    for (const other of [
+      `${agent.origin}/agent/_inspector/api/session`,
+      `http://127.0.0.1:${agent.port + 1}${new URL(receiverUrl).pathname}`,
+      `${agent.origin}/elsewhere`,
+    ]) {
       expect((await createConfig(taskId, other)).error?.message).toMatch(/SSRF|non-public/);
     }
   });

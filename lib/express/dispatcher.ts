@@ -184,4 +184,4 @@ export function a2aDispatcher(options: DispatcherOptions): Handler {
 }
 
 /** Where the inspector is served, below the mount path. */
-export const INSPECTOR_PREFIX = '/_inspector';
+const INSPECTOR_PREFIX = '/_inspector';

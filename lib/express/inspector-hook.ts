@@ -13,7 +13,7 @@ import type { RouterSettings } from './options.js';
 type Settings = NonNullable<RouterSettings['inspector']>;
 type Handler = (req: Request, res: Response, next: NextFunction) => void;
 
-export interface InspectorHook {
+interface InspectorHook {
   readonly tap: AssemblyTap;
   readonly handler: Handler;
   /** Called once the engine exists: the inspector is loaded with what it reads. */
@@ -22,7 +22,11 @@ export interface InspectorHook {
 
 export function inspectorHook(settings: Settings, logger: Logger): InspectorHook {
   if (process.env.NODE_ENV === 'production' && !settings.allowProduction) {
-    throw optionsError('createA2ARouter', 'inspector', 'is on while NODE_ENV is production: it shows every task; set { allowProduction: true } to mean it');
+    throw optionsError(
+      'createA2ARouter',
+      'inspector',
+      'is on while NODE_ENV is production: it shows every task; set { allowProduction: true } to mean it',
+    );
   }
   const token = randomBytes(24).toString('base64url');
   // A path nobody can guess: the only webhook URL the SSRF guard lets through to loopback.
@@ -62,10 +66,7 @@ export function inspectorHook(settings: Settings, logger: Logger): InspectorHook
       loading.catch((error: unknown) => logger.error({ err: error }, 'the inspector could not be loaded'));
       // After app.use() has run, so that the mount path is known; once per process and router.
       setImmediate(() =>
-        logger.warn(
-          { code: 'A2A_INSPECTOR_ON' },
-          `A2A inspector on (development only): open ${baseUrl()}/_inspector/#token=${token}`,
-        ),
+        logger.warn({ code: 'A2A_INSPECTOR_ON' }, `A2A inspector on (development only): open ${baseUrl()}/_inspector/#token=${token}`),
       );
     },
   };

@@ -214,10 +214,7 @@ class RouterOptionFields {
    * answers besides localhost and loopback addresses (e.g. a dev container's name).
    */
   readonly inspector = z
-    .union([
-      z.boolean(),
-      z.strictObject({ allowProduction: z.boolean().default(false), hosts: z.array(z.string().min(1)).default([]) }),
-    ])
+    .union([z.boolean(), z.strictObject({ allowProduction: z.boolean().default(false), hosts: z.array(z.string().min(1)).default([]) })])
     .transform((value) => (value === false ? undefined : value === true ? { allowProduction: false, hosts: [] as string[] } : value))
     .optional();
   /**

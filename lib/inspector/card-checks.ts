@@ -7,7 +7,7 @@ import { loadJose } from '../jose-loader.js';
 import { canonicalCardPayload } from '../protocol/card-canonical.js';
 import { AgentCardSchema, type AgentCard } from '../protocol/schemas.js';
 
-export interface CardCheck {
+interface CardCheck {
   readonly name: string;
   readonly ok: boolean | 'info';
   readonly detail: string;
@@ -36,7 +36,10 @@ export async function checkCard(v1: unknown, v03: unknown, expectedUrl: string, 
   checks.push({
     name: 'interfaces point here',
     ok: here.length > 0,
-    detail: here.length > 0 ? `${here.map((i) => `${i.protocolBinding} ${i.protocolVersion}`).join(', ')} at ${expectedUrl}` : `no interface at ${expectedUrl}`,
+    detail:
+      here.length > 0
+        ? `${here.map((i) => `${i.protocolBinding} ${i.protocolVersion}`).join(', ')} at ${expectedUrl}`
+        : `no interface at ${expectedUrl}`,
   });
   const declared = Object.keys(card.securitySchemes ?? {});
   const used = (card.securityRequirements ?? []).flatMap(schemesOf);
@@ -48,7 +51,11 @@ export async function checkCard(v1: unknown, v03: unknown, expectedUrl: string, 
   });
   const ids = card.skills.map((s) => s.id);
   const duplicates = ids.filter((id, i) => ids.indexOf(id) !== i);
-  checks.push({ name: 'skill ids unique', ok: duplicates.length === 0, detail: duplicates.length ? `repeated: ${duplicates.join(', ')}` : `${ids.length} skill(s)` });
+  checks.push({
+    name: 'skill ids unique',
+    ok: duplicates.length === 0,
+    detail: duplicates.length ? `repeated: ${duplicates.join(', ')}` : `${ids.length} skill(s)`,
+  });
   checks.push({
     name: 'capabilities',
     ok: 'info',
@@ -67,7 +74,10 @@ function v03Check(v03: unknown): CardCheck {
   return {
     name: 'v0.3 card',
     ok: missing.length === 0,
-    detail: missing.length === 0 ? `${String(card.preferredTransport)} at ${String(card.url)}, protocol ${String(card.protocolVersion)}` : `missing ${missing.join(', ')}`,
+    detail:
+      missing.length === 0
+        ? `${String(card.preferredTransport)} at ${String(card.url)}, protocol ${String(card.protocolVersion)}`
+        : `missing ${missing.join(', ')}`,
   };
 }
 
@@ -82,7 +92,10 @@ async function signatureChecks(card: AgentCard, key: KeyObject | undefined): Pro
     signatures.map(async (signature, index): Promise<CardCheck> => {
       for (const payload of payloads) {
         try {
-          await flattenedVerify({ protected: signature.protected, signature: signature.signature, payload: Buffer.from(payload).toString('base64url') }, key);
+          await flattenedVerify(
+            { protected: signature.protected, signature: signature.signature, payload: Buffer.from(payload).toString('base64url') },
+            key,
+          );
           return { name: `signature ${index + 1}`, ok: true, detail: 'verified with the router’s signing key' };
         } catch {
           // the other payload, then a failure

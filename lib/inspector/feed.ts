@@ -5,7 +5,7 @@
  */
 import type { StreamResponse, Task } from '../protocol/schemas.js';
 
-export interface TaskRow {
+interface TaskRow {
   readonly taskId: string;
   readonly tenant: string;
   readonly owner: string;
@@ -23,7 +23,7 @@ export interface FeedEntry {
   readonly data: unknown;
 }
 
-export interface TaskQuery {
+interface TaskQuery {
   readonly state?: string;
   readonly contextId?: string;
   readonly owner?: string;

@@ -15,7 +15,7 @@ export const SECURITY_HEADERS = {
   'cross-origin-resource-policy': 'same-origin',
 } as const;
 
-export const isLoopback = (address: string | undefined): boolean =>
+const isLoopback = (address: string | undefined): boolean =>
   address !== undefined && (/^(::ffff:)?127\.\d+\.\d+\.\d+$/.test(address) || address === '::1');
 
 const LOCAL_HOSTS = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])$/;

@@ -105,7 +105,12 @@ export function createPushNotifications(
   },
 ): PushNotifications {
   const configs = settings.configStore ?? new InMemoryPushConfigStore();
-  const guard = new SsrfGuard({ allow: settings.allow, lookup: settings.lookup, publicAddresses: settings.publicAddresses, exempt: deps.exemptWebhook });
+  const guard = new SsrfGuard({
+    allow: settings.allow,
+    lookup: settings.lookup,
+    publicAddresses: settings.publicAddresses,
+    exempt: deps.exemptWebhook,
+  });
   const dispatcher = new PushDispatcher({
     configs,
     outbox: settings.outbox ?? new InMemoryPushOutbox(),

@@ -5,7 +5,7 @@
 export type Binding = 'JSON-RPC' | 'HTTP+JSON';
 export type Version = '1.0' | '0.3';
 
-export interface Identity {
+interface Identity {
   kind: 'anonymous' | 'bearer' | 'header';
   /** For `header`: the API key's header name (from the card's scheme). */
   header?: string;
@@ -20,7 +20,7 @@ export const state = {
   card: undefined as Record<string, unknown> | undefined,
 };
 
-export interface LogEntry {
+interface LogEntry {
   at: string;
   kind: 'request' | 'response' | 'frame' | 'event';
   data: unknown;
@@ -30,7 +30,7 @@ export interface LogEntry {
 export const sessionLog: LogEntry[] = [];
 export const log = (kind: LogEntry['kind'], data: unknown) => sessionLog.push({ at: new Date().toISOString(), kind, data });
 
-export function identityHeaders(): Record<string, string> {
+function identityHeaders(): Record<string, string> {
   const { kind, header, value } = state.identity;
   if (kind === 'bearer' && value) return { authorization: `Bearer ${value}` };
   if (kind === 'header' && header && value) return { [header]: value };
@@ -38,7 +38,10 @@ export function identityHeaders(): Record<string, string> {
 }
 
 export async function admin<T>(route: string, init: RequestInit = {}): Promise<T> {
-  const response = await fetch(`api/${route}`, { ...init, headers: { ...(init.headers as Record<string, string>), 'x-inspector-token': state.token } });
+  const response = await fetch(`api/${route}`, {
+    ...init,
+    headers: { ...(init.headers as Record<string, string>), 'x-inspector-token': state.token },
+  });
   if (!response.ok) throw new Error(`admin ${route}: ${response.status} ${await response.text()}`);
   return (await response.json()) as T;
 }
@@ -58,7 +61,7 @@ export const METHODS: Record<string, string | undefined> = {
   GetExtendedAgentCard: 'agent/getAuthenticatedExtendedCard',
 };
 
-export const STREAMING = new Set(['SendStreamingMessage', 'SubscribeToTask']);
+const STREAMING = new Set(['SendStreamingMessage', 'SubscribeToTask']);
 
 export interface RawRequest {
   method: 'GET' | 'POST' | 'DELETE';
@@ -109,7 +112,7 @@ export function buildRequest(op: string, params: Record<string, unknown>, bindin
   }
 }
 
-export interface Frame {
+interface Frame {
   ms: number;
   data: unknown;
 }
@@ -183,4 +186,6 @@ export function curlOf(request: RawRequest): string {
 
 /** A v1.0 or v0.3 state name as the v1.0 one (`input-required` → `TASK_STATE_INPUT_REQUIRED`). */
 export const v1State = (s: unknown): string =>
-  typeof s !== 'string' ? '' : (s.startsWith('TASK_STATE_') ? s : `TASK_STATE_${s.toUpperCase().replace(/-/g, '_')}`).replace('CANCELLED', 'CANCELED');
+  typeof s !== 'string'
+    ? ''
+    : (s.startsWith('TASK_STATE_') ? s : `TASK_STATE_${s.toUpperCase().replace(/-/g, '_')}`).replace('CANCELLED', 'CANCELED');

@@ -33,7 +33,8 @@ export function show(parent: Element, ...children: Child[]): void {
 
 /** A JSON value as a collapsible tree (objects and arrays open two levels deep). */
 export function jsonTree(value: unknown, depth = 0): Node {
-  if (value === null || typeof value !== 'object') return h('span', { class: `json-${value === null ? 'null' : typeof value}` }, JSON.stringify(value));
+  if (value === null || typeof value !== 'object')
+    return h('span', { class: `json-${value === null ? 'null' : typeof value}` }, JSON.stringify(value));
   const entries = Array.isArray(value) ? value.map((v, i) => [String(i), v] as const) : Object.entries(value as Record<string, unknown>);
   const open = Array.isArray(value) ? '[' : '{';
   const close = Array.isArray(value) ? ']' : '}';
@@ -50,7 +51,11 @@ export function jsonTree(value: unknown, depth = 0): Node {
 export const field = (label: string, control: Node) => h('label', { class: 'field' }, h('span', {}, label), control);
 
 export function select(options: readonly string[], value: string, attrs: Attrs = {}): HTMLSelectElement {
-  const element = h('select', attrs, options.map((o) => h('option', { value: o }, o)));
+  const element = h(
+    'select',
+    attrs,
+    options.map((o) => h('option', { value: o }, o)),
+  );
   element.value = value;
   return element;
 }

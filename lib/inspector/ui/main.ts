@@ -1,5 +1,4 @@
 /** The inspector page: the token from the URL fragment, the identity bar, the views, the live feed, export and import. */
-import './app.css';
 import { admin, log, readSse, sessionLog, state, type RawRequest } from './a2a.js';
 import { field, h, select, show } from './dom.js';
 import { cardView } from './views/card.js';
@@ -26,7 +25,8 @@ function identityBar(): { element: HTMLElement; refresh(): void } {
     const scheme = ((state.card?.securitySchemes as Record<string, Record<string, Record<string, string>>>) ?? {})[kind.value];
     const apiKey = scheme?.apiKeySecurityScheme;
     if (kind.value === 'anonymous') state.identity = { kind: 'anonymous' };
-    else if (apiKey && (apiKey.location ?? 'header').toLowerCase().includes('header')) state.identity = { kind: 'header', header: apiKey.name, value: value.value };
+    else if (apiKey && (apiKey.location ?? 'header').toLowerCase().includes('header'))
+      state.identity = { kind: 'header', header: apiKey.name, value: value.value };
     else state.identity = { kind: 'bearer', value: value.value };
   };
   kind.addEventListener('change', apply);
@@ -35,16 +35,22 @@ function identityBar(): { element: HTMLElement; refresh(): void } {
     element: h('div', { class: 'identity' }, field('Identity', kind), value),
     refresh() {
       const schemes = Object.keys((state.card?.securitySchemes as object | undefined) ?? {});
-      show(kind, ['anonymous', 'bearer token', ...schemes].map((o) => h('option', { value: o }, o)));
+      show(
+        kind,
+        ['anonymous', 'bearer token', ...schemes].map((o) => h('option', { value: o }, o)),
+      );
       apply();
     },
   };
 }
 
 function exportSession(): void {
-  const blob = new Blob([JSON.stringify({ format: 'a2a-inspector-session', version: 1, exportedAt: new Date().toISOString(), entries: sessionLog }, null, 2)], {
-    type: 'application/json',
-  });
+  const blob = new Blob(
+    [JSON.stringify({ format: 'a2a-inspector-session', version: 1, exportedAt: new Date().toISOString(), entries: sessionLog }, null, 2)],
+    {
+      type: 'application/json',
+    },
+  );
   const link = h('a', { href: URL.createObjectURL(blob), download: 'a2a-inspector-session.json' });
   link.click();
 }
@@ -61,11 +67,11 @@ async function main(): Promise<void> {
   const identity = identityBar();
   const tasks = tasksView();
   const events = eventsView();
-  const console = consoleView();
+  const raw = consoleView();
   const views: Record<string, HTMLElement> = {
     Card: cardView(() => identity.refresh()),
     Chat: chatView(),
-    Console: console.element,
+    Console: raw.element,
     Tasks: tasks.element,
     'Events & push': events.element,
   };
@@ -74,12 +80,11 @@ async function main(): Promise<void> {
   const importer = h('input', { type: 'file', id: 'session-import', accept: 'application/json', hidden: true });
   importer.addEventListener('change', () => {
     const file = importer.files?.[0];
-    if (!file)
-      return;
+    if (!file) return;
     void file.text().then((text) => {
       const imported = JSON.parse(text) as { entries: typeof sessionLog };
       sessionLog.splice(0, sessionLog.length, ...imported.entries);
-      console.load(imported.entries.filter((e) => e.kind === 'request').map((e) => e.data as RawRequest));
+      raw.load(imported.entries.filter((e) => e.kind === 'request').map((e) => e.data as RawRequest));
       show(status, `Imported ${imported.entries.length} entries: replay them from the console's history`);
       select('Console');
     });

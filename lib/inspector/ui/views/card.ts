@@ -21,7 +21,11 @@ export function cardView(onCard: () => void): HTMLElement {
     const [v1, v03] = await Promise.all([fetchCard('1.0'), fetchCard(undefined)]);
     state.card = v1;
     onCard();
-    const checks = await admin<Check[]>('card-check', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ v1, v03 }) });
+    const checks = await admin<Check[]>('card-check', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ v1, v03 }),
+    });
     const getExtended = async () => {
       const answer = await send(buildRequest('GetExtendedAgentCard', {}, 'JSON-RPC', '1.0'));
       show(extended, h('h3', {}, `Extended card (HTTP ${answer.status})`), jsonTree(answer.body));
@@ -36,14 +40,29 @@ export function cardView(onCard: () => void): HTMLElement {
           'ul',
           { class: 'checks', id: 'card-checks' },
           checks.map((c) =>
-            h('li', { class: c.ok === true ? 'ok' : c.ok === false ? 'bad' : 'info' }, h('b', {}, `${c.ok === true ? '✔' : c.ok === false ? '✘' : 'ℹ'} ${c.name}`), ' ', c.detail),
+            h(
+              'li',
+              { class: c.ok === true ? 'ok' : c.ok === false ? 'bad' : 'info' },
+              h('b', {}, `${c.ok === true ? '✔' : c.ok === false ? '✘' : 'ℹ'} ${c.name}`),
+              ' ',
+              c.detail,
+            ),
           ),
         ),
         h('button', { onclick: () => void load() }, 'Reload'),
         ' ',
-        h('button', { onclick: () => void getExtended(), disabled: !(v1.capabilities as Record<string, unknown> | undefined)?.extendedAgentCard }, 'Get the extended card with the chosen identity'),
+        h(
+          'button',
+          { onclick: () => void getExtended(), disabled: !(v1.capabilities as Record<string, unknown> | undefined)?.extendedAgentCard },
+          'Get the extended card with the chosen identity',
+        ),
       ),
-      h('div', { class: 'columns' }, h('div', { class: 'panel' }, h('h3', {}, 'As a v1.0 client gets it'), jsonTree(v1)), h('div', { class: 'panel' }, h('h3', {}, 'As a v0.3 client gets it'), jsonTree(v03))),
+      h(
+        'div',
+        { class: 'columns' },
+        h('div', { class: 'panel' }, h('h3', {}, 'As a v1.0 client gets it'), jsonTree(v1)),
+        h('div', { class: 'panel' }, h('h3', {}, 'As a v0.3 client gets it'), jsonTree(v03)),
+      ),
       extended,
     );
   };

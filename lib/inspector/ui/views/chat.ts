@@ -83,7 +83,19 @@ export function chatView(): HTMLElement {
       parts.push({ raw: btoa(binary), filename: chosen.name, mediaType: chosen.type || 'application/octet-stream' });
     }
     if (parts.length === 0) return;
-    log.appendChild(h('div', { class: 'bubble user' }, parts.map((p) => h('pre', { class: 'text' }, typeof p.text === 'string' ? p.text : p.data !== undefined ? JSON.stringify(p.data) : `📎 ${String(p.filename)}`))));
+    log.appendChild(
+      h(
+        'div',
+        { class: 'bubble user' },
+        parts.map((p) =>
+          h(
+            'pre',
+            { class: 'text' },
+            typeof p.text === 'string' ? p.text : p.data !== undefined ? JSON.stringify(p.data) : `📎 ${String(p.filename)}`,
+          ),
+        ),
+      ),
+    );
     const bubble = h('div', { class: 'bubble agent' }, '…');
     log.appendChild(bubble);
     text.value = '';

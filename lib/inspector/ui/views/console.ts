@@ -29,7 +29,7 @@ function parseHeaders(text: string): Record<string, string> {
   return headers;
 }
 
-export interface ConsoleView {
+interface ConsoleView {
   readonly element: HTMLElement;
   /** History entries from an imported session. */
   load(requests: RawRequest[]): void;
@@ -50,7 +50,12 @@ export function consoleView(): ConsoleView {
   const requests: RawRequest[] = [];
 
   const template = () => {
-    const request = buildRequest(op.value, templateParams(op.value, version.value as Version, taskId.value), binding.value as Binding, version.value as Version);
+    const request = buildRequest(
+      op.value,
+      templateParams(op.value, version.value as Version, taskId.value),
+      binding.value as Binding,
+      version.value as Version,
+    );
     verb.value = request.method;
     url.value = request.url;
     headers.value = headerText(request.headers);
@@ -66,7 +71,9 @@ export function consoleView(): ConsoleView {
   const run = async (request: RawRequest) => {
     const frames = h('ol', { class: 'frames', id: 'console-frames' });
     show(output, h('p', {}, `${request.method} ${request.url} …`), frames);
-    const answer = await send(request, (frame) => frames.appendChild(h('li', {}, h('span', { class: 'ms' }, `+${frame.ms} ms `), jsonTree(frame.data))));
+    const answer = await send(request, (frame) =>
+      frames.appendChild(h('li', {}, h('span', { class: 'ms' }, `+${frame.ms} ms `), jsonTree(frame.data))),
+    );
     show(
       output,
       h('p', { id: 'console-status' }, `HTTP ${answer.status} in ${answer.ms} ms`),
@@ -108,7 +115,11 @@ export function consoleView(): ConsoleView {
     h(
       'div',
       {},
-      h('button', { id: 'console-send', onclick: () => void run(current()).catch((e: unknown) => show(output, h('p', { class: 'bad' }, String(e)))) }, 'Send'),
+      h(
+        'button',
+        { id: 'console-send', onclick: () => void run(current()).catch((e: unknown) => show(output, h('p', { class: 'bad' }, String(e)))) },
+        'Send',
+      ),
       ' ',
       h(
         'button',

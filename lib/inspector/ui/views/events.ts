@@ -12,7 +12,7 @@ interface Entry {
 
 const KINDS = ['all', 'task-event', 'turn-started', 'turn-ended', 'cancel', 'push-attempt', 'push-gave-up', 'push-received'];
 
-export interface EventsView {
+interface EventsView {
   readonly element: HTMLElement;
   onEntry(entry: Entry): void;
 }
@@ -31,7 +31,9 @@ export function eventsView(): EventsView {
       ' ',
       h('b', {}, entry.kind),
       entry.taskId ? ` task ${entry.taskId} ` : ' ',
-      entry.kind === 'task-event' ? h('span', { class: `state ${String(entry.data.state)}` }, String(entry.data.state).replace('TASK_STATE_', '')) : null,
+      entry.kind === 'task-event'
+        ? h('span', { class: `state ${String(entry.data.state)}` }, String(entry.data.state).replace('TASK_STATE_', ''))
+        : null,
       jsonTree(entry.kind === 'task-event' ? entry.data.event : entry.data),
     );
   kind.addEventListener('change', () => {
@@ -39,7 +41,9 @@ export function eventsView(): EventsView {
   });
   // Registered with the chosen identity through the agent's own push config method.
   const register = async () => {
-    const answer = await send(buildRequest('CreateTaskPushNotificationConfig', { taskId: taskId.value, url: state.receiverUrl, token: 'inspector' }, 'JSON-RPC', '1.0'));
+    const answer = await send(
+      buildRequest('CreateTaskPushNotificationConfig', { taskId: taskId.value, url: state.receiverUrl, token: 'inspector' }, 'JSON-RPC', '1.0'),
+    );
     result.replaceChildren(h('span', {}, `HTTP ${answer.status} `), jsonTree(answer.body));
   };
   return {
@@ -50,8 +54,18 @@ export function eventsView(): EventsView {
         'div',
         { class: 'panel' },
         h('h3', {}, 'Test webhook receiver'),
-        h('p', {}, 'Webhook URL (the only one the SSRF guard lets through to loopback, for this process): ', h('code', { id: 'receiver-url' }, state.receiverUrl)),
-        h('form', { class: 'inline', onsubmit: (e) => (e.preventDefault(), void register()) }, taskId, h('button', { id: 'receiver-register' }, 'Send this task’s events here')),
+        h(
+          'p',
+          {},
+          'Webhook URL (the only one the SSRF guard lets through to loopback, for this process): ',
+          h('code', { id: 'receiver-url' }, state.receiverUrl),
+        ),
+        h(
+          'form',
+          { class: 'inline', onsubmit: (e) => (e.preventDefault(), void register()) },
+          taskId,
+          h('button', { id: 'receiver-register' }, 'Send this task’s events here'),
+        ),
         result,
         received,
       ),
@@ -60,7 +74,18 @@ export function eventsView(): EventsView {
     onEntry(entry) {
       feed.prepend(row(entry));
       if (entry.kind === 'push-received') {
-        received.prepend(h('li', { class: 'received' }, h('span', { class: 'ms' }, entry.at), ' ', h('b', {}, 'headers '), jsonTree(entry.data.headers), h('b', {}, ' body '), jsonTree(entry.data.body)));
+        received.prepend(
+          h(
+            'li',
+            { class: 'received' },
+            h('span', { class: 'ms' }, entry.at),
+            ' ',
+            h('b', {}, 'headers '),
+            jsonTree(entry.data.headers),
+            h('b', {}, ' body '),
+            jsonTree(entry.data.body),
+          ),
+        );
       }
     },
   };

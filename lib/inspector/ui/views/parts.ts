@@ -36,7 +36,8 @@ export function fold(model: TaskModel, answer: unknown): void {
     model.taskId = String(task.id);
     model.contextId = String(task.contextId ?? model.contextId ?? '');
     setStatus(model, obj(task.status));
-    for (const a of (task.artifacts as Json[] | undefined) ?? []) model.artifacts.set(String(a.artifactId), { name: a.name as string, parts: [...((a.parts as Json[]) ?? [])] });
+    for (const a of (task.artifacts as Json[] | undefined) ?? [])
+      model.artifacts.set(String(a.artifactId), { name: a.name as string, parts: [...((a.parts as Json[]) ?? [])] });
   } else if (message) {
     model.contextId = String(message.contextId ?? model.contextId ?? '');
     model.messages.push(message);
@@ -106,10 +107,14 @@ export function modelView(model: TaskModel): Child[] {
   const latest = model.status[model.status.length - 1];
   const statusParts = partsOf(obj(latest?.message));
   return [
-    model.taskId ? h('div', { class: 'meta' }, h('span', { class: `state ${model.state}` }, model.state.replace('TASK_STATE_', '')), ` task ${model.taskId}`) : null,
+    model.taskId
+      ? h('div', { class: 'meta' }, h('span', { class: `state ${model.state}` }, model.state.replace('TASK_STATE_', '')), ` task ${model.taskId}`)
+      : null,
     model.messages.map((m) => h('div', { class: 'message' }, partsOf(m).map(partView))),
     statusParts.length ? h('div', { class: 'status-message' }, statusParts.map(partView)) : null,
-    [...model.artifacts.entries()].map(([id, a]) => h('div', { class: 'artifact', 'data-artifact': id }, h('div', { class: 'meta' }, a.name ?? id), a.parts.map(partView))),
+    [...model.artifacts.entries()].map(([id, a]) =>
+      h('div', { class: 'artifact', 'data-artifact': id }, h('div', { class: 'meta' }, a.name ?? id), a.parts.map(partView)),
+    ),
     model.error ? h('div', { class: 'bad' }, jsonTree(model.error)) : null,
   ];
 }

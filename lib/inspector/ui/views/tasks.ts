@@ -24,7 +24,7 @@ interface Entry {
 const STATES = ['', 'SUBMITTED', 'WORKING', 'INPUT_REQUIRED', 'AUTH_REQUIRED', 'COMPLETED', 'FAILED', 'CANCELED', 'REJECTED'];
 const PAGE = 20;
 
-export interface TasksView {
+interface TasksView {
   readonly element: HTMLElement;
   onEntry(entry: Entry): void;
 }
@@ -99,7 +99,9 @@ export function tasksView(): TasksView {
     const task = found.task;
     const followUp = h('input', { id: 'task-follow-up', placeholder: 'Follow-up message' });
     const act = async (op: string, params: Json) => {
-      const answer = await send(buildRequest(op, params, 'JSON-RPC', '1.0'), (frame) => stream.appendChild(h('li', {}, `+${frame.ms} ms `, jsonTree(frame.data))));
+      const answer = await send(buildRequest(op, params, 'JSON-RPC', '1.0'), (frame) =>
+        stream.appendChild(h('li', {}, `+${frame.ms} ms `, jsonTree(frame.data))),
+      );
       if (answer.body !== undefined) stream.appendChild(h('li', { class: 'answer' }, `HTTP ${answer.status} `, jsonTree(answer.body)));
     };
     show(
@@ -116,7 +118,13 @@ export function tasksView(): TasksView {
             class: 'inline',
             onsubmit: (e) => {
               e.preventDefault();
-              const message = { messageId: crypto.randomUUID(), role: 'ROLE_USER', taskId: row.taskId, contextId: row.contextId, parts: [{ text: followUp.value }] };
+              const message = {
+                messageId: crypto.randomUUID(),
+                role: 'ROLE_USER',
+                taskId: row.taskId,
+                contextId: row.contextId,
+                parts: [{ text: followUp.value }],
+              };
               void act('SendStreamingMessage', { message });
             },
           },
@@ -130,12 +138,26 @@ export function tasksView(): TasksView {
       h(
         'ol',
         { class: 'timeline', id: 'task-timeline' },
-        found.events.filter((e) => e.kind === 'task-event').map((e) => h('li', {}, `${e.at} `, h('span', { class: `state ${String(e.data.state)}` }, String(e.data.state).replace('TASK_STATE_', '')), ` v${String(e.data.version)}`)),
+        found.events
+          .filter((e) => e.kind === 'task-event')
+          .map((e) =>
+            h(
+              'li',
+              {},
+              `${e.at} `,
+              h('span', { class: `state ${String(e.data.state)}` }, String(e.data.state).replace('TASK_STATE_', '')),
+              ` v${String(e.data.version)}`,
+            ),
+          ),
       ),
       h('h4', {}, 'History'),
-      ((task.history as Json[] | undefined) ?? []).map((m) => h('div', { class: `message ${String(m.role)}` }, h('span', { class: 'meta' }, String(m.role)), partsOf(m).map(partView))),
+      ((task.history as Json[] | undefined) ?? []).map((m) =>
+        h('div', { class: `message ${String(m.role)}` }, h('span', { class: 'meta' }, String(m.role)), partsOf(m).map(partView)),
+      ),
       h('h4', {}, 'Artifacts'),
-      ((task.artifacts as Json[] | undefined) ?? []).map((a) => h('div', { class: 'artifact' }, h('span', { class: 'meta' }, String(a.name ?? a.artifactId)), ((a.parts as Json[]) ?? []).map(partView))),
+      ((task.artifacts as Json[] | undefined) ?? []).map((a) =>
+        h('div', { class: 'artifact' }, h('span', { class: 'meta' }, String(a.name ?? a.artifactId)), ((a.parts as Json[]) ?? []).map(partView)),
+      ),
       h('h4', {}, 'Push configs'),
       found.pushConfigs.length ? jsonTree(found.pushConfigs) : 'none',
       h('h4', {}, 'Delivery attempts and notifications'),
@@ -153,7 +175,15 @@ export function tasksView(): TasksView {
     element: h(
       'section',
       { class: 'view', id: 'tasks-view' },
-      h('div', { class: 'toolbar' }, field('State', state), field('Context', context), field('Owner', owner), field('Tenant', tenant), field('Updated since', since)),
+      h(
+        'div',
+        { class: 'toolbar' },
+        field('State', state),
+        field('Context', context),
+        field('Owner', owner),
+        field('Tenant', tenant),
+        field('Updated since', since),
+      ),
       h(
         'div',
         { class: 'toolbar' },
@@ -161,7 +191,20 @@ export function tasksView(): TasksView {
         pager,
         h('button', { onclick: () => ((offset += PAGE), refresh()) }, 'Older ›'),
       ),
-      h('table', { class: 'tasks' }, h('thead', {}, h('tr', {}, ['State', 'Task', 'Context', 'Owner', 'Tenant', 'Updated'].map((c) => h('th', {}, c)))), table),
+      h(
+        'table',
+        { class: 'tasks' },
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            ['State', 'Task', 'Context', 'Owner', 'Tenant', 'Updated'].map((c) => h('th', {}, c)),
+          ),
+        ),
+        table,
+      ),
       detail,
     ),
     onEntry(entry) {
