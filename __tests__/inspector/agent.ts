@@ -1,9 +1,30 @@
 /** An agent with the inspector on, whose replies the inspector suites steer by message text, and its logged token. */
 import express from 'express';
+import { execFile } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
 import type { Server } from 'node:http';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
 import type { AddressInfo } from 'node:net';
 import { createA2ARouter, type A2ARouterOptions, type AgentExecutor, type Logger } from '../../lib';
 import { testCard } from '../helpers/fixtures';
+
+const root = resolve(__dirname, '..', '..');
+let bundle: Promise<unknown> | undefined;
+
+/** The page bundle, built unless dist/inspector is newer than every UI source (npm test's build made it). */
+export function ensureBundle(): Promise<unknown> {
+  const sources = join(root, 'lib', 'inspector', 'ui');
+  const newest = Math.max(...readdirSync(sources, { recursive: true }).map((f) => statSync(join(sources, String(f))).mtimeMs));
+  let built = 0;
+  try {
+    built = statSync(join(root, 'dist', 'inspector', 'app.js')).mtimeMs;
+  } catch {
+    // not built yet
+  }
+  bundle ??= built > newest ? Promise.resolve() : promisify(execFile)(process.execPath, [join(root, 'scripts', 'build-inspector.mjs')]);
+  return bundle;
+}
 
 /** A promise the test resolves: the agent waits on it where a test wants to look in between. */
 export function gate(): { wait: Promise<void>; open(): void } {
@@ -61,6 +82,7 @@ export interface InspectedAgent {
 
 /** Listens on `host` (127.0.0.1 by default); the inspector's token is read from the log line it writes. */
 export async function startInspectedAgent(options: Partial<A2ARouterOptions> = {}, host = '127.0.0.1'): Promise<InspectedAgent> {
+  await ensureBundle();
   const lines: string[] = [];
   let logged!: (line: string) => void;
   const inspectorLine = new Promise<string>((resolve) => (logged = resolve));

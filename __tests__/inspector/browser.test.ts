@@ -2,11 +2,9 @@
  * The inspector in a real browser (Debian's chromium through playwright-core): each view driven as a
  * developer would, against an agent over real HTTP on loopback; the run writes docs/images/inspector-*.png.
  */
-import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
 import type { BrowserContext, Page } from 'playwright-core';
 import { gate, gates, startInspectedAgent, type InspectedAgent } from './agent';
 
@@ -26,7 +24,6 @@ const shot = (page: Page, name: string) => page.screenshot({ path: join(root, 'd
   const pageErrors: string[] = [];
 
   beforeAll(async () => {
-    await promisify(execFile)(process.execPath, [join(root, 'scripts', 'build-inspector.mjs')]);
     agent = await startInspectedAgent();
     profile = mkdtempSync(join(tmpdir(), 'inspector-profile-'));
     const { chromium } = await import('playwright-core');
