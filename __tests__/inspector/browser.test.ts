@@ -6,6 +6,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
+import { fromVerify } from '../../lib';
 import { gate, gates, startInspectedAgent, type InspectedAgent } from './agent';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -54,7 +55,8 @@ const shot = (page: Page, name: string) => page.screenshot({ path: join(root, 'd
   });
 
   /** The chat's controls set, one message sent; the new agent bubble. */
-  async function chat(text: string, mode: 'blocking' | 'streaming' | 'return immediately', binding = 'JSON-RPC', version = '1.0') {
+  async function chat(text: string, mode: 'blocking' | 'streaming' | 'return immediately', binding = 'JSON-RPC', version = '1.0', on = page) {
+    const page = on;
     await page.click('button[data-view="Chat"]');
     await page.selectOption('#chat-binding', binding);
     await page.selectOption('#chat-version', version);
@@ -178,6 +180,30 @@ const shot = (page: Page, name: string) => page.screenshot({ path: join(root, 'd
     expect(await delivered.first().innerText()).toContain(taskId);
     await page.locator('#events-feed li[data-kind="push-attempt"]').first().waitFor();
     await shot(page, 'events');
+  });
+
+  it("sends as the identity chosen, through the app's own auth: no identity is refused, a pasted bearer is the task's owner", async () => {
+    const guarded = await startInspectedAgent({
+      auth: { user: fromVerify((req) => (req.headers.authorization === 'Bearer let-me-in' ? { id: 'alice', claims: {} } : false)) },
+    });
+    const other = await context.newPage();
+    try {
+      await other.goto(guarded.url);
+      await other.locator('#card-checks li').first().waitFor();
+      const refused = await chat('hello', 'blocking', 'JSON-RPC', '1.0', other);
+      await refused.locator('.bad').waitFor();
+      expect(await refused.innerText()).not.toContain('echo: hello');
+      await other.selectOption('#identity-kind', 'bearer token');
+      await other.fill('#identity-value', 'let-me-in');
+      const accepted = await chat('hello', 'blocking', 'JSON-RPC', '1.0', other);
+      await accepted.getByText('echo: hello').waitFor();
+      await other.click('button[data-view="Tasks"]');
+      await other.locator('#tasks-rows tr', { hasText: 'alice' }).waitFor();
+      expect(await other.locator('#tasks-rows tr').count()).toBe(1);
+    } finally {
+      await other.close();
+      await guarded.close();
+    }
   });
 
   it('exports the session as JSON and imports it back for replay', async () => {
