@@ -34,6 +34,7 @@ interface TaskQuery {
 }
 
 const KEEP = 2000;
+const KEEP_TASKS = 10_000;
 
 export class InspectorFeed {
   readonly #tasks = new Map<string, TaskRow>();
@@ -56,6 +57,8 @@ export class InspectorFeed {
     // Most recently updated last, so that the list reads newest first from the end.
     this.#tasks.delete(key);
     this.#tasks.set(key, row);
+    // A development aid, not a second store: the least recently updated go first.
+    if (this.#tasks.size > KEEP_TASKS) this.#tasks.delete(this.#tasks.keys().next().value!);
     this.#add('task-event', info.taskId, { ...row, event: info.event });
   }
 

@@ -110,15 +110,27 @@ async function main(): Promise<void> {
     main,
   );
   select('Card');
-  // The live feed: fetch rather than EventSource, which cannot send the token header.
-  const response = await fetch('api/events', { headers: { 'x-inspector-token': state.token } });
-  document.body.dataset.live = 'true';
-  await readSse(response, (data) => {
-    const entry = data as Parameters<typeof tasks.onEntry>[0];
-    log('event', entry);
-    tasks.onEntry(entry);
-    events.onEntry(entry);
-  });
+  // The live feed: fetch rather than EventSource, which cannot send the token header. A dropped
+  // connection is resumed after the last entry seen.
+  let after = 0;
+  for (;;) {
+    try {
+      const response = await fetch(`api/events?after=${after}`, { headers: { 'x-inspector-token': state.token } });
+      if (!response.ok) throw new Error(`events: HTTP ${response.status}`);
+      document.body.dataset.live = 'true';
+      await readSse(response, (data) => {
+        const entry = data as Parameters<typeof tasks.onEntry>[0];
+        after = entry.seq;
+        log('event', entry);
+        tasks.onEntry(entry);
+        events.onEntry(entry);
+      });
+    } catch {
+      // the server went away or restarted: try again below
+    }
+    document.body.dataset.live = 'false';
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+  }
 }
 
 void main().catch((error: unknown) => show(document.body, h('p', { class: 'bad' }, String(error))));
