@@ -69,7 +69,8 @@ export class InspectorFeed {
   #add(kind: string, taskId: string | undefined, data: unknown): void {
     const entry: FeedEntry = { seq: ++this.#seq, at: new Date().toISOString(), kind, taskId, data };
     this.#entries.push(entry);
-    if (this.#entries.length > KEEP) this.#entries.splice(0, this.#entries.length - KEEP);
+    // Trimmed in bulk: one splice per KEEP entries, not a shift of the whole array per entry.
+    if (this.#entries.length >= 2 * KEEP) this.#entries.splice(0, KEEP);
     for (const listener of this.#listeners) listener(entry);
   }
 
@@ -92,9 +93,9 @@ export class InspectorFeed {
     return this.#tasks.get(JSON.stringify([tenant, owner, taskId]));
   }
 
-  /** Entries after `seq` (all kept ones for 0), optionally of one task. */
+  /** Entries after `seq` (the last KEEP for 0), optionally of one task. */
   since(seq: number, taskId?: string): FeedEntry[] {
-    return this.#entries.filter((e) => e.seq > seq && (taskId === undefined || e.taskId === taskId));
+    return this.#entries.slice(-KEEP).filter((e) => e.seq > seq && (taskId === undefined || e.taskId === taskId));
   }
 
   listen(listener: (entry: FeedEntry) => void): () => void {
