@@ -86,6 +86,18 @@ describe('the inspector gate', () => {
   });
 });
 
+it('answers a Host named in the hosts option, and only those besides the local names', async () => {
+  const agent = await startInspectedAgent({ inspector: { hosts: ['devbox'] } });
+  try {
+    const asked = (host: string) => get('127.0.0.1', agent.port, '/agent/_inspector/api/session', { host, 'x-inspector-token': agent.token });
+    expect((await asked(`devbox:${agent.port}`)).status).toBe(200);
+    expect((await asked(`localhost:${agent.port}`)).status).toBe(200);
+    expect((await asked(`devbox.attacker.example:${agent.port}`)).status).toBe(403);
+  } finally {
+    await agent.close();
+  }
+});
+
 describe('a peer that is not on loopback', () => {
   // The machine's own non-loopback address: a connection to it comes from it, a real non-loopback
   // peer address on the server's socket (no header, no trust-proxy setting involved).
