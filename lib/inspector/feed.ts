@@ -1,7 +1,6 @@
 /**
- * What the inspector has seen in this process: every task an event was committed for (its scope,
- * state and context), the last events and push attempts, the test receiver's notifications; and
- * the live subscribers (the admin API's event streams).
+ * What the inspector saw in this process: each task an event was committed for, the last events,
+ * push attempts and received notifications, and the admin API's live streams listening to them.
  */
 import type { StreamResponse, Task } from '../protocol/schemas.js';
 
