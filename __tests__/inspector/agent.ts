@@ -6,7 +6,7 @@ import type { Server } from 'node:http';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import type { AddressInfo } from 'node:net';
-import { createA2ARouter, type A2ARouterOptions, type AgentExecutor, type Logger } from '../../lib';
+import { createA2ARouter, type A2ARouter, type A2ARouterOptions, type AgentExecutor, type Logger } from '../../lib';
 import { testCard } from '../helpers/fixtures';
 
 const root = resolve(__dirname, '..', '..');
@@ -74,6 +74,7 @@ export interface InspectedAgent {
   readonly origin: string;
   readonly port: number;
   readonly server: Server;
+  readonly router: A2ARouter;
   /** `<origin>/agent/_inspector/#token=...` as the log printed it, with the port filled in. */
   readonly url: string;
   readonly token: string;
@@ -117,6 +118,7 @@ export async function startInspectedAgent(options: Partial<A2ARouterOptions> = {
     origin,
     port,
     server,
+    router: agent,
     token,
     url: line.slice(line.indexOf('http')).replace('http://localhost:<port>', origin),
     close: async () => {

@@ -80,6 +80,12 @@ describe('the inspector gate', () => {
     expect(bundle.headers['content-type']).toContain('javascript');
   });
 
+  it('sends the address without its trailing slash to the page, whose URLs are relative to it', async () => {
+    const bare = await get('127.0.0.1', agent.port, '/agent/_inspector', local());
+    expect(bare.status).toBe(308);
+    expect(new URL(String(bare.headers.location), `${agent.origin}/agent/_inspector`).href).toBe(`${agent.origin}/agent/_inspector/`);
+  });
+
   it('leaves A2A requests as they were: the card and JSON-RPC answer as without it', async () => {
     const card = await get('127.0.0.1', agent.port, '/agent/.well-known/agent-card.json', local());
     expect(JSON.parse(card.body).name).toBe(testCard.name);
@@ -181,4 +187,21 @@ describe('the SSRF guard with the inspector on', () => {
       expect((await createConfig(taskId, other)).error?.message).toMatch(/SSRF|non-public/);
     }
   });
+});
+
+it("ends the admin API's event streams on router.close(), so an open page does not hold the server open", async () => {
+  const agent = await startInspectedAgent();
+  try {
+    const events = await fetch(`${agent.origin}/agent/_inspector/api/events`, { headers: { 'x-inspector-token': agent.token } });
+    expect(events.headers.get('content-type')).toBe('text/event-stream');
+    const reader = events.body!.getReader();
+    const ended = (async () => {
+      while (!(await reader.read()).done);
+      return 'ended';
+    })();
+    await agent.router.close({ graceMs: 100 });
+    expect(await ended).toBe('ended');
+  } finally {
+    await agent.close();
+  }
 });

@@ -16,6 +16,8 @@ type Handler = (req: Request, res: Response, next: NextFunction) => void;
 interface InspectorHook {
   readonly tap: AssemblyTap;
   readonly handler: Handler;
+  /** Ends the inspector's open event streams. */
+  close(): void;
   /** Called once the engine exists: the inspector is loaded with what it reads. */
   start(deps: Omit<InspectorDeps, 'token' | 'hosts' | 'receiverPath' | 'logger'>, baseUrl: () => string): void;
 }
@@ -52,6 +54,7 @@ export function inspectorHook(settings: Settings, logger: Logger): InspectorHook
       exemptWebhook: (url) =>
         /^(127\.\d+\.\d+\.\d+|\[::1\])$/.test(url.hostname) && ports.has(Number(url.port)) && url.pathname.endsWith(receiverPath),
     },
+    close: () => server?.close(),
     handler(req, res, next) {
       if (req.socket.localPort !== undefined) ports.add(req.socket.localPort);
       if (!loading) return next(new Error('the inspector has not started'));

@@ -118,7 +118,7 @@ export function createA2ARouter(options: A2ARouterOptions): A2ARouter {
   // At the origin root, the endpoint is where this router is mounted (through its parent apps).
   const rootBaseUrl = publicUrl === undefined ? rootBaseUrlOf(mountedPath, wiring, card, bindings, logger) : () => publicUrl;
   const wellKnownCard = agentCardRoute(card, settings.agentCardMaxAgeSeconds, rootBaseUrl, cardModified, presenter.at);
-  return withGauges(router, assembly, wellKnownCard);
+  return withGauges(router, assembly, wellKnownCard, inspector?.close);
 }
 
 /**
@@ -175,7 +175,12 @@ function codecsOf(settings: RouterSettings, card: Assembly['card'], logger: Logg
 }
 
 /** The router's gauges, the origin-root card, task hand-off and graceful close. */
-function withGauges(router: A2ARouter, { handler, push, stopRetention, openPublisher }: Assembly, wellKnownCard: A2AHandler): A2ARouter {
+function withGauges(
+  router: A2ARouter,
+  { handler, push, stopRetention, openPublisher }: Assembly,
+  wellKnownCard: A2AHandler,
+  closeInspector?: () => void,
+): A2ARouter {
   Object.defineProperties(router, {
     liveExecutions: { get: () => handler.liveExecutions, enumerable: true },
     liveObservers: { get: () => handler.liveObservers, enumerable: true },
@@ -188,6 +193,7 @@ function withGauges(router: A2ARouter, { handler, push, stopRetention, openPubli
     close: {
       value: async (closeOptions?: { graceMs?: number }) => {
         const graceMs = closeOptions?.graceMs ?? 10_000;
+        closeInspector?.();
         await Promise.all([handler.close(graceMs), stopRetention()]);
         // The last events' deliveries get the same grace; a durable outbox keeps what is left.
         await push?.service.close(graceMs);

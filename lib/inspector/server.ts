@@ -29,6 +29,8 @@ export interface InspectorDeps {
 export interface InspectorServer {
   readonly feed: InspectorFeed;
   handle(req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void): void;
+  /** Ends the open event streams (router.close(): an open page must not hold the server open). */
+  close(): void;
 }
 
 const PAGE = `<!doctype html>
@@ -73,6 +75,7 @@ export function createInspector(deps: InspectorDeps): InspectorServer {
   const dir = assetDir();
   if (dir) for (const name of Object.keys(TYPES)) assets.set(name, readFileSync(join(dir, name)));
   else deps.logger.warn({ code: 'A2A_INSPECTOR_NO_BUNDLE' }, 'the inspector bundle is missing: run npm run build');
+  const streams = new Set<ServerResponse>();
   const received: Array<{ at: string; headers: IncomingMessage['headers']; body: unknown }> = [];
 
   const api = async (req: IncomingMessage, res: ServerResponse, route: string, query: URLSearchParams): Promise<void> => {
@@ -108,21 +111,25 @@ export function createInspector(deps: InspectorDeps): InspectorServer {
       return json(res, 200, { ...stored, scope, pushConfigs, events });
     }
     if (route === 'receiver' && req.method === 'GET') return json(res, 200, received);
-    if (route === 'events' && req.method === 'GET') return stream(req, res, Number(query.get('after') ?? 0) || 0);
+    if (route === 'events' && req.method === 'GET') return stream(res, Number(query.get('after') ?? 0) || 0);
     json(res, 404, { error: `no admin route ${req.method} ${route}` });
   };
 
   /** Server-sent events of the feed: the kept entries after `after`, then each as it happens. */
-  const stream = (req: IncomingMessage, res: ServerResponse, after: number): void => {
+  const stream = (res: ServerResponse, after: number): void => {
     res.writeHead(200, { ...SECURITY_HEADERS, 'content-type': 'text/event-stream', 'cache-control': 'no-store' });
+    // Headers now, not with the first event: the page knows at once that it is live.
+    res.flushHeaders();
     const write = (entry: FeedEntry) => res.write(`id: ${entry.seq}\ndata: ${JSON.stringify(entry)}\n\n`);
     for (const entry of feed.since(after)) write(entry);
     const stop = feed.listen(write);
     const ping = setInterval(() => res.write(': ping\n\n'), 15_000);
     ping.unref();
-    req.on('close', () => {
+    streams.add(res);
+    res.on('close', () => {
       stop();
       clearInterval(ping);
+      streams.delete(res);
     });
   };
 
@@ -143,8 +150,14 @@ export function createInspector(deps: InspectorDeps): InspectorServer {
 
   return {
     feed,
+    close: () => {
+      for (const res of streams) res.end();
+    },
     handle(req, res, next) {
-      const path = requestPath(req).slice('/_inspector'.length) || '/';
+      const below = requestPath(req).slice('/_inspector'.length);
+      // The page's URLs are relative to `<mount>/_inspector/`.
+      if (below === '' && req.method === 'GET') return void res.writeHead(308, { ...SECURITY_HEADERS, location: '_inspector/' }).end();
+      const path = below || '/';
       const isReceiver = '/_inspector' + path === deps.receiverPath;
       const refusal = gate(req, { token: deps.token, hosts: deps.hosts, needsToken: path.startsWith('/api/'), isReceiver });
       if (refusal) return json(res, refusal.status, { error: refusal.reason });
