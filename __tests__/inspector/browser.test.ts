@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { fromVerify } from '../../lib';
+import { testCard } from '../helpers/fixtures';
 import { gate, gates, startInspectedAgent, type InspectedAgent } from './agent';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -185,6 +186,8 @@ const shot = (page: Page, name: string) => page.screenshot({ path: join(root, 'd
   it("sends as the identity chosen, through the app's own auth: no identity is refused, a pasted bearer is the task's owner", async () => {
     const guarded = await startInspectedAgent({
       auth: { user: fromVerify((req) => (req.headers.authorization === 'Bearer let-me-in' ? { id: 'alice', claims: {} } : false)) },
+      agentCard: { ...testCard, capabilities: { streaming: true, extendedAgentCard: true } },
+      extendedAgentCard: (caller) => ({ ...testCard, description: `the extended card, for ${caller.id}` }),
     });
     const other = await context.newPage();
     try {
@@ -200,6 +203,11 @@ const shot = (page: Page, name: string) => page.screenshot({ path: join(root, 'd
       await other.click('button[data-view="Tasks"]');
       await other.locator('#tasks-rows tr', { hasText: 'alice' }).waitFor();
       expect(await other.locator('#tasks-rows tr').count()).toBe(1);
+      // The extended card, fetched as the same identity.
+      await other.click('button[data-view="Card"]');
+      await other.getByRole('button', { name: 'Get the extended card with the chosen identity' }).click();
+      await other.getByText('Extended card (HTTP 200)').waitFor();
+      await other.getByText('"the extended card, for alice"').waitFor();
     } finally {
       await other.close();
       await guarded.close();
