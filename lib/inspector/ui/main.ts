@@ -35,10 +35,14 @@ function identityBar(): { element: HTMLElement; refresh(): void } {
     element: h('div', { class: 'identity' }, field('Identity', kind), value),
     refresh() {
       const schemes = Object.keys((state.card?.securitySchemes as object | undefined) ?? {});
+      const chosen = kind.value;
+      const options = ['anonymous', 'bearer token', ...schemes];
       show(
         kind,
-        ['anonymous', 'bearer token', ...schemes].map((o) => h('option', { value: o }, o)),
+        options.map((o) => h('option', { value: o }, o)),
       );
+      // A reloaded card keeps the identity chosen, when it still offers it.
+      if (options.includes(chosen)) kind.value = chosen;
       apply();
     },
   };
