@@ -24,4 +24,6 @@ export default tseslint.config(
     rules: { 'no-console': 'off', '@typescript-eslint/no-explicit-any': 'off', '@typescript-eslint/no-require-imports': 'off' },
   },
   { files: ['**/*.js', '**/*.cjs'], rules: { '@typescript-eslint/no-require-imports': 'off' } },
+  // The inspector's page runs in the browser.
+  { files: ['lib/inspector/ui/**'], languageOptions: { globals: { ...globals.browser } } },
 );

@@ -65,6 +65,8 @@ module.exports = {
         '/__tests__/stores/',
         '/__tests__/replicas/',
         '/__tests__/push/',
+        // The inspector in chromium: the page is the same on either Express; its HTTP suites run on both.
+        '/__tests__/inspector/browser',
         '/__tests__/acceptance/example-shutdown',
         '/__tests__/acceptance/replicas-example',
         // Engine-only guarantees (the races and push delivery never see Express): the latency, Redis

@@ -14,5 +14,7 @@ export default defineConfig({
   sourcemap: true,
   clean: true,
   target: 'node20',
+  // __dirname in the ESM build too: the inspector finds its page bundle (dist/inspector) beside it.
+  shims: true,
   outExtension: ({ format }) => ({ js: format === 'esm' ? '.mjs' : '.cjs' }),
 });

@@ -87,4 +87,24 @@ describe('package consumers', () => {
     ]);
     expect(out).toBe('function function true');
   });
+
+  // The inspector's chunk finds its page bundle (dist/inspector) beside it in either build.
+  const inspectorApp = (load: string) => `${load}
+    const card = { name: 'a', description: 'b', version: '1', capabilities: {}, defaultInputModes: ['text/plain'], defaultOutputModes: ['text/plain'], skills: [{ id: 's', name: 's', description: 's', tags: ['t'] }] };
+    const quiet = { debug() {}, info() {}, warn() {}, error: (o, m) => console.error(m, o) };
+    const app = express();
+    app.use('/agent', kit.createA2ARouter({ agentCard: card, executor: { execute: (c, e) => e.reply('hi') }, inspector: true, logger: quiet }));
+    const server = app.listen(0, '127.0.0.1', async () => {
+      const base = 'http://127.0.0.1:' + server.address().port + '/agent/_inspector/';
+      const [page, js] = await Promise.all([fetch(base), fetch(base + 'app.js')]);
+      console.log(page.status, js.status, js.headers.get('content-type'));
+      server.close();
+    });`;
+
+  it.each([
+    ['require()', ['-e', inspectorApp("const express = require('express'); const kit = require('a2a-express-kit');")]],
+    ['import', ['--input-type=module', '-e', inspectorApp("import express from 'express'; import * as kit from 'a2a-express-kit';")]],
+  ])('%s serves the inspector page and its bundle from dist/inspector', (_how, args) => {
+    expect(node(args)).toBe('200 200 text/javascript; charset=utf-8');
+  });
 });

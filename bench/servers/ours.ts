@@ -170,6 +170,8 @@ async function main(): Promise<void> {
     executor: executor as never,
     ...(storeOptions as { taskStore: TaskStore }),
     ...(traces ? { traces } : {}),
+    // The inspector's cost when on (its per-request path check and engine listener; nobody opens it).
+    ...(hasFlag('--inspector') ? { inspector: true, logger: { debug() {}, info() {}, warn() {}, error: console.error } } : {}),
   });
 
   const app: Express = express();

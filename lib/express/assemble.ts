@@ -4,7 +4,8 @@ import { optionsError } from '../options.js';
 import type { AgentCard } from '../protocol/schemas.js';
 import { A2ARequestHandler } from '../engine/request-handler.js';
 import { InMemoryTaskStore } from '../backends/memory/in-memory-task-store.js';
-import { combineEngineEvents } from '../engine/engine-events.js';
+import { combineEngineEvents, type EngineEvents } from '../engine/engine-events.js';
+import type { PushDeliveryObserver } from '../engine/push/push-dispatcher-deps.js';
 import { createPushNotifications } from '../engine/push/push-options.js';
 import { routerObservability } from '../observability/router-observability.js';
 import { startRetention, type StopRetention } from '../engine/retention.js';
@@ -15,6 +16,8 @@ import type { RouterSettings } from './options.js';
 export interface Assembly {
   readonly card: AgentCard;
   readonly handler: A2ARequestHandler;
+  /** The task store as the engine uses it. */
+  readonly taskStore: TaskStore;
   readonly push: ReturnType<typeof createPushNotifications> | undefined;
   readonly stopRetention: StopRetention;
   readonly operations: ReturnType<typeof routerObservability>['operations'];
@@ -36,14 +39,26 @@ function servedCard(settings: RouterSettings): AgentCard {
   return card;
 }
 
-export function assemble(settings: RouterSettings, logger: Logger): Assembly {
+/** What the inspector, when on, listens to: engine events, delivery attempts, and its own webhook receiver. */
+export interface AssemblyTap {
+  readonly events: EngineEvents;
+  readonly push: PushDeliveryObserver;
+  readonly exemptWebhook: (url: URL) => boolean;
+}
+
+export function assemble(settings: RouterSettings, logger: Logger, tap?: AssemblyTap): Assembly {
   const card = servedCard(settings);
   const observability = routerObservability(settings, logger);
   const rawStore = settings.taskStore ?? new InMemoryTaskStore();
   const stopRetention = retentionOf(settings, rawStore, logger);
   const taskStore = observability.taskStore(rawStore);
   const push = settings.pushNotifications
-    ? createPushNotifications(settings.pushNotifications, { taskStore, logger, observer: observability.push })
+    ? createPushNotifications(settings.pushNotifications, {
+        taskStore,
+        logger,
+        observer: tap ? { ...observability.push, ...pushObserverBoth(observability.push, tap.push) } : observability.push,
+        exemptWebhook: tap?.exemptWebhook,
+      })
     : undefined;
   const handler = new A2ARequestHandler({
     agentCard: card,
@@ -53,12 +68,13 @@ export function assemble(settings: RouterSettings, logger: Logger): Assembly {
     bus: settings.eventBus,
     leases: observability.taskLeases(settings.taskLeases),
     leaseWaitMs: settings.leaseWaitMs,
-    events: push
-      ? combineEngineEvents(
-          [observability.events, push.service.events].filter((e) => e !== undefined),
-          logger,
-        )
-      : observability.events,
+    events:
+      push || tap
+        ? combineEngineEvents(
+            [observability.events, push?.service.events, tap?.events].filter((e) => e !== undefined),
+            logger,
+          )
+        : observability.events,
     logger,
     cancelGracePeriodMs: settings.cancelGracePeriodMs,
     turnTimeoutMs: settings.turnTimeoutMs,
@@ -66,7 +82,21 @@ export function assemble(settings: RouterSettings, logger: Logger): Assembly {
     extendedAgentCard: settings.extendedAgentCard,
   });
   observability.observe(handler);
-  return { card, handler, push, stopRetention, operations: observability.operations, openPublisher: observability.openPublisher };
+  return { card, handler, taskStore, push, stopRetention, operations: observability.operations, openPublisher: observability.openPublisher };
+}
+
+/** Both observers of delivery attempts (metrics or traces, and the inspector). */
+function pushObserverBoth(first: PushDeliveryObserver | undefined, second: PushDeliveryObserver): PushDeliveryObserver {
+  return {
+    attempt: (info) => {
+      first?.attempt?.(info);
+      second.attempt?.(info);
+    },
+    gaveUp: (info) => {
+      first?.gaveUp?.(info);
+      second.gaveUp?.(info);
+    },
+  };
 }
 
 const NO_RETENTION: StopRetention = async () => {};

@@ -36,6 +36,8 @@ interface DispatcherOptions {
   readonly fail: RouterErrorHandler;
   readonly wiring: ReturnType<typeof wiringReporter>;
   readonly notFound: string;
+  /** The inspector's handler, for paths below `/_inspector` (only when it is on: else no check at all). */
+  readonly inspector?: Handler;
 }
 
 type Handler = (req: Request, res: Response, next: NextFunction) => void;
@@ -128,7 +130,7 @@ export function a2aDispatcher(options: DispatcherOptions): Handler {
     matchRestRoute(req.method, path);
 
   // The public card needs no credentials and no tenant, so it is served before the preset.
-  const router = function a2aRouter(req: Request, res: Response, next: NextFunction): void {
+  const a2aRoutes = function a2aRouter(req: Request, res: Response, next: NextFunction): void {
     if (wiring.firstRequest) wiring.checkMount(req, router);
     const path = requestPath(req);
     if ((path === '/' || path === '') && bindings.jsonRpc) {
@@ -145,5 +147,16 @@ export function a2aDispatcher(options: DispatcherOptions): Handler {
     }
     next();
   };
+  const inspector = options.inspector;
+  // Two functions rather than a flag: with the inspector off, a request runs no check for it.
+  const router: Handler = inspector
+    ? function a2aRouterWithInspector(req, res, next) {
+        if (requestPath(req).startsWith(INSPECTOR_PREFIX)) return inspector(req, res, next);
+        a2aRoutes(req, res, next);
+      }
+    : a2aRoutes;
   return router;
 }
+
+/** Where the inspector is served, below the mount path. */
+const INSPECTOR_PREFIX = '/_inspector';

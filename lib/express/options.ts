@@ -147,6 +147,16 @@ class RouterOptionFields {
   /** Push notifications (§3.1.7-3.1.10), stated in the card; `true` takes every default. Off by default (a card claiming it is refused). */
   readonly pushNotifications = accepting<boolean | A2APushNotificationsOptions>()(PushNotificationsOptionSchema).optional();
   /**
+   * The development inspector (docs/inspector.md), off by default: `true` serves it at
+   * `<mount>/_inspector/` to loopback peers, behind a per-process token logged once with its URL.
+   * Refused when NODE_ENV is production unless `allowProduction`; `hosts` adds Host names it
+   * answers besides localhost and loopback addresses (e.g. a dev container's name).
+   */
+  readonly inspector = z
+    .union([z.boolean(), z.strictObject({ allowProduction: z.boolean().default(false), hosts: z.array(z.string().min(1)).default([]) })])
+    .transform((value) => (value === false ? undefined : value === true ? { allowProduction: false, hosts: [] as string[] } : value))
+    .optional();
+  /**
    * Retention, off by default: removes tasks finished over `finishedTaskTtlMs` ago, `batchSize` (100) every `intervalMs` (60 s).
    * The store must implement `removeFinished()` (ours do). See docs/stores.md, Retention.
    */

@@ -21,6 +21,7 @@ import { a2aMiddlewareChain } from '../middleware/preset.js';
 import { registerRouter, wiringReporter } from '../middleware/wiring.js';
 import { withRequestContext } from '../middleware/logger.js';
 import { assemble, type Assembly } from './assemble.js';
+import { inspectorHook } from './inspector-hook.js';
 import { a2aDispatcher, type Codecs } from './dispatcher.js';
 import { makeMountable, type MountableApp } from './mount.js';
 import { RouterOptionsSchema, type A2ARouterOptions, type RouterSettings } from './options.js';
@@ -56,7 +57,8 @@ export type A2ARouter = A2AHandler & {
 export function createA2ARouter(options: A2ARouterOptions): A2ARouter {
   const settings = parseOptions('createA2ARouter', RouterOptionsSchema, options);
   const logger = withRequestContext(settings.logger ?? consoleLogger);
-  const assembly = assemble(settings, logger);
+  const inspector = settings.inspector ? inspectorHook(settings.inspector, logger) : undefined;
+  const assembly = assemble(settings, logger, inspector?.tap);
   const { card, handler } = assembly;
   const bindings: ServedBindings = settings.bindings;
   const publicUrl = settings.publicUrl;
@@ -84,12 +86,17 @@ export function createA2ARouter(options: A2ARouterOptions): A2ARouter {
     fail: routerErrorHandler(logger),
     wiring,
     notFound: notFoundMessage(bindings),
+    inspector: inspector?.handler,
   }) as A2ARouter & MountableApp;
   registerRouter(router);
   const mountedPath = makeMountable(router, card, bindings.jsonRpc, logger);
+  inspector?.start(
+    { card, taskStore: assembly.taskStore, pushConfigs: assembly.push?.configs, signingKey: settings.signCard?.key },
+    () => publicUrl ?? `http://localhost:<port>${mountedPath() ?? ''}`,
+  );
   const rootBaseUrl = publicUrl === undefined ? rootBaseUrlOf(router, mountedPath, wiring, card, bindings, logger) : () => publicUrl;
   const wellKnownCard = agentCardRoute(card, settings.agentCardMaxAgeSeconds, rootBaseUrl, cardModified, presenter.at);
-  return withGauges(router, assembly, wellKnownCard);
+  return withGauges(router, assembly, wellKnownCard, inspector?.close);
 }
 
 /** Where the origin-root card says the router is: mount path, routing table, Connect, or the first request's path. */
@@ -149,7 +156,12 @@ function codecsOf(settings: RouterSettings, card: Assembly['card'], logger: Logg
   };
 }
 
-function withGauges(router: A2ARouter, { handler, push, stopRetention, openPublisher }: Assembly, wellKnownCard: A2AHandler): A2ARouter {
+function withGauges(
+  router: A2ARouter,
+  { handler, push, stopRetention, openPublisher }: Assembly,
+  wellKnownCard: A2AHandler,
+  closeInspector?: () => void,
+): A2ARouter {
   Object.defineProperties(router, {
     liveExecutions: { get: () => handler.liveExecutions, enumerable: true },
     liveObservers: { get: () => handler.liveObservers, enumerable: true },
@@ -162,6 +174,7 @@ function withGauges(router: A2ARouter, { handler, push, stopRetention, openPubli
     close: {
       value: async (closeOptions?: { graceMs?: number }) => {
         const graceMs = closeOptions?.graceMs ?? 10_000;
+        closeInspector?.();
         await Promise.all([handler.close(graceMs), stopRetention()]);
         // The last events' deliveries get the same grace; a durable outbox keeps what is left.
         await push?.service.close(graceMs);

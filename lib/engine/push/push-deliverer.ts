@@ -124,7 +124,16 @@ export class PushDeliverer {
       cause = `refused by the SSRF guard: ${error.message}`;
       logger.debug({ taskId: delivery.taskId, configId: config.id, reason: error.message }, 'push notification attempt refused by the SSRF guard');
     }
-    observer?.attempt?.({ outcome, durationMs: performance.now() - started });
+    observer?.attempt?.({
+      outcome,
+      durationMs: performance.now() - started,
+      taskId: delivery.taskId,
+      tenant: delivery.scope.tenant,
+      configId: config.id,
+      attempt,
+      version: delivery.version,
+      cause,
+    });
     trace?.end(outcome, status, host);
     return { outcome, cause };
   }

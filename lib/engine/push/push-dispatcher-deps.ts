@@ -17,7 +17,18 @@ export interface DeliverySettings {
 /** What a delivery attempt reports (the metrics listen here). */
 export interface PushDeliveryObserver {
   /** One HTTP attempt ended; `refused`: the SSRF guard refused the address at delivery time. */
-  attempt?(info: { readonly outcome: AttemptOutcome['kind'] | 'refused'; readonly durationMs: number }): void;
+  attempt?(info: {
+    readonly outcome: AttemptOutcome['kind'] | 'refused';
+    readonly durationMs: number;
+    readonly taskId: string;
+    readonly tenant: string;
+    readonly configId: string;
+    /** 1 for the first attempt of this delivery. */
+    readonly attempt: number;
+    /** The task event's store version this delivery carries. */
+    readonly version: number;
+    readonly cause: string;
+  }): void;
   /** A delivery exhausted its attempts: its config is now failing. */
   gaveUp?(info: { readonly taskId: string; readonly tenant: string }): void;
 }

@@ -81,15 +81,26 @@ type PushNotificationsSettings = z.output<typeof PushObjectSchema>;
 interface PushNotifications {
   readonly service: PushNotificationService;
   readonly dispatcher: PushDispatcher;
+  readonly configs: PushConfigStore;
 }
 
 /** Builds push from parsed settings; resumes what a durable outbox holds. */
 export function createPushNotifications(
   settings: PushNotificationsSettings,
-  deps: { readonly taskStore: TaskStore; readonly logger: Logger; readonly observer?: PushDeliveryObserver },
+  deps: {
+    readonly taskStore: TaskStore;
+    readonly logger: Logger;
+    readonly observer?: PushDeliveryObserver;
+    readonly exemptWebhook?: (url: URL) => boolean;
+  },
 ): PushNotifications {
   const configs = settings.configStore ?? new InMemoryPushConfigStore();
-  const guard = new SsrfGuard({ allow: settings.allow, lookup: settings.lookup, publicAddresses: settings.publicAddresses });
+  const guard = new SsrfGuard({
+    allow: settings.allow,
+    lookup: settings.lookup,
+    publicAddresses: settings.publicAddresses,
+    exempt: deps.exemptWebhook,
+  });
   const dispatcher = new PushDispatcher({
     configs,
     outbox: settings.outbox ?? new InMemoryPushOutbox(),
@@ -115,5 +126,5 @@ export function createPushNotifications(
     logger: deps.logger,
     maxConfigsPerTask: settings.maxConfigsPerTask,
   });
-  return { service, dispatcher };
+  return { service, dispatcher, configs };
 }

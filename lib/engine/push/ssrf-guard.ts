@@ -147,6 +147,8 @@ interface SsrfGuardOptions {
   readonly lookup?: WebhookLookup;
   /** false: only `allow` is accepted, public addresses too are refused. Default true. */
   readonly publicAddresses?: boolean;
+  /** One exact URL prefix on a loopback address let through (the inspector's own receiver), nothing else. */
+  readonly exempt?: (url: URL) => boolean;
 }
 
 export class SsrfGuard {
@@ -154,8 +156,10 @@ export class SsrfGuard {
   readonly #allow: ParsedAllowList;
   readonly #lookup: WebhookLookup;
   readonly #publicAddresses: boolean;
+  readonly #exempt: ((url: URL) => boolean) | undefined;
 
   constructor(options: SsrfGuardOptions = {}) {
+    this.#exempt = options.exempt;
     this.#allow = parseAllowList(options.allow ?? []);
     this.#lookup = options.lookup ?? defaultLookup;
     this.#publicAddresses = options.publicAddresses ?? true;
@@ -184,6 +188,7 @@ export class SsrfGuard {
     const url = this.parse(text);
     const hostname = unbracket(url.hostname).replace(/\.$/, '');
     const literal = isIP(hostname);
+    if (literal !== 0 && this.#exempt?.(url)) return { url, hostname, address: hostname, family: literal === 4 ? 4 : 6 };
     let addresses: readonly ResolvedAddress[];
     if (literal !== 0) addresses = [{ address: hostname, family: literal === 4 ? 4 : 6 }];
     else {
