@@ -36,6 +36,18 @@ const working = (id: string, text: string): Task => ({
 const statusEvent = (task: Task): StreamResponse => ({ statusUpdate: { taskId: task.id, contextId: task.contextId ?? '', status: task.status } });
 const config = (taskId: string, id: string) => ({ id, taskId, url: `https://hooks.example.com/${id}`, protocol: '1.0' as const });
 
+const liveDelivery = (scope: TaskScope, taskId: string, version: number) => ({
+  id: `live-${randomUUID()}`,
+  scope,
+  taskId,
+  configId: 'c-1',
+  version,
+  body: '{}',
+  contentType: 'application/a2a+json',
+  final: false,
+  attempts: 0,
+});
+
 pg.describe('PostgresPushOutbox', () => {
   const buses: PostgresTaskEventBus[] = [];
   afterAll(() => Promise.all(buses.map((bus) => bus.close())));
@@ -111,28 +123,83 @@ pg.describe('PostgresPushOutbox', () => {
     expect((await b.configStore.cursors(scope, id))[0].delivered).toBe(3);
   });
 
-  it('a live delivery leaves owed events to the replica that took them over: no second copy', async () => {
+  it('a live event of a task whose deliveries another replica holds waits for them: delivered after the owed ones, in order, once', async () => {
     const { scope, id } = await taskWithEvents(2);
     const sweeper = replica();
     const taken = (await sweeper.outbox.pending()).filter((d) => d.taskId === id);
     expect(taken.map((d) => d.version)).toEqual([2, 3]);
+    // Meanwhile another replica commits event 4: sent now it would overtake 2 and 3.
     const other = replica();
-    const live = {
-      id: 'live-4b',
-      scope,
-      taskId: id,
-      configId: 'c-1',
-      version: 4,
-      body: '{}',
-      contentType: 'application/a2a+json',
-      final: false,
-      attempts: 0,
-    };
-    const queued = (await other.outbox.add([live])) ?? [];
-    expect(queued.map((d) => d.version)).toEqual([4]);
-    await other.outbox.remove('live-4b');
+    const fourth = working(id, 'v4');
+    await other.taskStore.update(scope, fourth, 3, { kind: 'replace', event: statusEvent(fourth) });
+    expect(await other.outbox.add([liveDelivery(scope, id, 4)])).toEqual([]);
     for (const delivery of taken) await sweeper.outbox.remove(delivery.id);
-    expect((await sweeper.configStore.cursors(scope, id))[0].delivered).toBeGreaterThanOrEqual(3);
+    expect((await sweeper.configStore.cursors(scope, id))[0].delivered).toBe(3);
+    // The next sweep takes event 4 over, once.
+    const after = (await other.outbox.pending()).filter((d) => d.taskId === id);
+    expect(after.map((d) => d.version)).toEqual([4]);
+    for (const delivery of after) await other.outbox.remove(delivery.id);
+    expect((await other.configStore.cursors(scope, id))[0].delivered).toBe(4);
+  });
+
+  /** As in redis-push-stores.test.ts: the heir's sweep held at one step while it commits event 4 itself. */
+  describe('takeover while this replica commits an event of its own', () => {
+    const gated = (step: 'cursors' | 'task') => {
+      let reached!: () => void;
+      let open!: () => void;
+      const atGate = new Promise<void>((resolve) => (reached = resolve));
+      const gate = new Promise<void>((resolve) => (open = resolve));
+      let armed = false;
+      const hold = async () => {
+        if (!armed) return;
+        armed = false;
+        reached();
+        await gate;
+      };
+      class GatedTasks extends PostgresTaskStore {
+        override async get(...args: Parameters<PostgresTaskStore['get']>) {
+          const task = await super.get(...args);
+          if (step === 'task') await hold();
+          return task;
+        }
+      }
+      class GatedConfigs extends PostgresPushConfigStore {
+        override async cursors(...args: Parameters<PostgresPushConfigStore['cursors']>) {
+          if (step === 'cursors') await hold();
+          return super.cursors(...args);
+        }
+      }
+      const eventBus = new PostgresTaskEventBus({ ...connection(), logger: silentLogger });
+      buses.push(eventBus);
+      const taskStore = new GatedTasks({ ...connection(), eventBus });
+      const configStore = new GatedConfigs(connection());
+      const outbox = new PostgresPushOutbox({ taskStore, configStore, claimTtlMs: 400, logger: silentLogger });
+      return { taskStore, outbox, arm: () => (armed = true), atGate, open };
+    };
+
+    async function race(step: 'cursors' | 'task') {
+      const { scope, id } = await taskWithEvents(2);
+      const heir = gated(step);
+      const queued: number[] = [];
+      heir.arm();
+      const stop = heir.outbox.watch((deliveries) => queued.push(...deliveries.filter((d) => d.taskId === id).map((d) => d.version)));
+      await heir.atGate;
+      const fourth = working(id, 'v4');
+      await heir.taskStore.update(scope, fourth, 3, { kind: 'replace', event: statusEvent(fourth) });
+      const added = heir.outbox.add([liveDelivery(scope, id, 4)]).then((deliveries) => queued.push(...deliveries.map((d) => d.version)));
+      heir.open();
+      await added;
+      await stop();
+      return queued;
+    }
+
+    it('an event committed after the sweep read the log is delivered after the owed ones', async () => {
+      expect(await race('task')).toEqual([2, 3, 4]);
+    });
+
+    it('an event the sweep read from the log is not delivered a second time by its live add', async () => {
+      expect(await race('cursors')).toEqual([2, 3, 4]);
+    });
   });
 
   it("records attempts on the config's row, so a replica taking over does not start over", async () => {
