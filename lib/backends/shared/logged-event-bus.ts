@@ -1,0 +1,266 @@
+/**
+ * What the Redis and PostgreSQL event buses share: a task's followers in this process, served in
+ * version order from the backend's event log; cancel listeners; catching up after a reconnect.
+ */
+import type { Logger } from '../../logger.js';
+import type { CommittedEvent, CommittedEventListener, TaskEventBus } from '../../engine/seams/task-event-bus.js';
+
+/** The followers of one task in this process, and how far they have been served. */
+export interface Group {
+  readonly key: string;
+  readonly followers: Set<CommittedEventListener>;
+  /** The highest version delivered: nothing at or below it is delivered again. */
+  last: number;
+  /** False until the starting point is known. */
+  ready: boolean;
+  /**
+   * The lowest version published through this bus, or noticed, before the group was ready: the
+   * starting point stays below it, so an event published right after subscribe() is delivered
+   * even when it committed before the starting point was read.
+   */
+  floor: number;
+  reading: boolean;
+  /** A notice came during a read (or before ready): read again after it. */
+  again: boolean;
+  /** The notice connection dropped: live payloads may follow a gap, so the log is read instead. */
+  stale: boolean;
+  /** Stops the backend's notices for this group (set by follow()). */
+  stop: () => void;
+}
+
+/** How long after a failed start a task is followed again. */
+const RETRY_MS = 500;
+
+export abstract class LoggedEventBus implements TaskEventBus {
+  protected readonly logger: Logger;
+  protected closed = false;
+  readonly #name: string;
+  /** Where the backend is named in log lines ("on Redis"). */
+  readonly #on: string;
+  readonly #groups = new Map<string, Group>();
+  /** Cancel listeners per cancel id (cancelId(key)), with what stops hearing them. */
+  readonly #cancels = new Map<string, { listeners: Set<() => void>; stop: () => void }>();
+  /** Starts, reads and listens not settled yet (for subscribed()). */
+  readonly #pending = new Set<Promise<unknown>>();
+  #subscribers = 0;
+
+  protected constructor(name: string, on: string, logger: Logger) {
+    this.#name = name;
+    this.#on = on;
+    this.logger = logger;
+  }
+
+  /** Appends the event to the log and notifies it, unless the log has that version already. */
+  protected abstract append(key: string, committed: CommittedEvent): Promise<void>;
+  /** The task's logged events after `after`, oldest first; with `whole`, undefined when some of them may be gone. */
+  protected abstract read(key: string, after: number, whole: boolean): Promise<CommittedEvent[] | undefined>;
+  /**
+   * Starts the backend's notices for `group` (each through noticed()) and sets `group.stop`;
+   * resolves where the log stood when called, and whether to read once from there anyway (events
+   * may have committed after that point and before notices flowed).
+   */
+  protected abstract follow(group: Group): Promise<{ top: number; read: boolean }>;
+  protected abstract sendCancel(key: string): Promise<void>;
+  /** Starts hearing the cancels of `key` (each through cancelled(cancelId(key))). */
+  protected abstract listenCancels(key: string): { ready: Promise<void>; stop: () => void };
+  /** Closes what the backend holds (connections, timers). */
+  protected abstract closeTransport(): Promise<void>;
+
+  /** How a cancel names its task (the task key unless the backend sends another form). */
+  protected cancelId(key: string): string {
+    return key;
+  }
+
+  get subscriberCount(): number {
+    return this.#subscribers;
+  }
+
+  /** Tasks this process follows now (a gauge: 0 once every subscriber has left). */
+  get followedTasks(): number {
+    return this.#groups.size;
+  }
+
+  async publish(key: string, committed: CommittedEvent): Promise<void> {
+    const { version } = committed;
+    if (!Number.isSafeInteger(version) || version < 1) throw new RangeError(`${this.#name}: version must be a positive integer, got ${version}`);
+    const group = this.#groups.get(key);
+    if (group && !group.ready) group.floor = Math.min(group.floor, version);
+    await this.append(key, committed);
+  }
+
+  subscribe(key: string, listener: CommittedEventListener): () => void {
+    if (this.closed) throw new Error(`${this.#name} is closed`);
+    const group = this.#groups.get(key) ?? this.#start(key);
+    // A wrapper per call, so the same function subscribed twice is two subscriptions.
+    const follower: CommittedEventListener = (committed) => listener(committed);
+    group.followers.add(follower);
+    this.#subscribers++;
+    let subscribed = true;
+    return () => {
+      if (!subscribed) return;
+      subscribed = false;
+      group.followers.delete(follower);
+      this.#subscribers--;
+      if (group.followers.size > 0 || this.#groups.get(key) !== group) return;
+      this.#groups.delete(key);
+      group.stop();
+    };
+  }
+
+  requestCancel(key: string): void {
+    this.sendCancel(key).catch((error: unknown) => this.logger.error({ err: error }, `could not send a cancel request ${this.#on}`));
+  }
+
+  onCancelRequest(key: string, listener: () => void): () => void {
+    if (this.closed) throw new Error(`${this.#name} is closed`);
+    const id = this.cancelId(key);
+    let entry = this.#cancels.get(id);
+    if (!entry) {
+      const { ready, stop } = this.listenCancels(key);
+      this.#cancels.set(id, (entry = { listeners: new Set(), stop }));
+      this.track(ready, `could not listen for cancel requests ${this.#on}`);
+    }
+    const wrapper = () => listener();
+    entry.listeners.add(wrapper);
+    const held = entry;
+    return () => {
+      if (!held.listeners.delete(wrapper) || held.listeners.size > 0 || this.#cancels.get(id) !== held) return;
+      this.#cancels.delete(id);
+      held.stop();
+    };
+  }
+
+  async history(key: string, afterVersion: number): Promise<CommittedEvent[] | undefined> {
+    if (!Number.isSafeInteger(afterVersion) || afterVersion < 0)
+      throw new RangeError(`${this.#name}: afterVersion must be a whole number, got ${afterVersion}`);
+    return this.read(key, afterVersion, true);
+  }
+
+  /** Resolves once every subscription made so far is live and its starting point read (tests and tools). */
+  async subscribed(): Promise<void> {
+    while (this.#pending.size > 0) await Promise.allSettled([...this.#pending]);
+  }
+
+  /** Stops following every task and closes the notice connection (not the backend's client or pool). */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.#groups.clear();
+    this.#cancels.clear();
+    await this.closeTransport();
+  }
+
+  /** A notice of `version` of the group's task, with the event when the backend sends it whole. */
+  protected noticed(group: Group, version: number, committed?: CommittedEvent): void {
+    if (!group.ready) group.floor = Math.min(group.floor, version);
+    if (committed && group.ready && !group.reading && !group.stale) this.#deliver(group, committed);
+    else if (version > group.last) this.#read(group);
+  }
+
+  /** A cancel heard for cancel id `id`. */
+  protected cancelled(id: string): void {
+    for (const listener of [...(this.#cancels.get(id)?.listeners ?? [])]) {
+      try {
+        listener();
+      } catch (error) {
+        this.logger.error({ err: error }, 'a cancel listener threw');
+      }
+    }
+  }
+
+  /** The notice connection dropped: what comes next may follow a gap. */
+  protected connectionLost(): void {
+    for (const group of this.#groups.values()) group.stale = true;
+  }
+
+  /** The notice connection is back: every followed task is read from where it was served. */
+  protected connectionBack(): void {
+    for (const group of this.#groups.values()) {
+      group.stale = false;
+      this.#read(group);
+    }
+  }
+
+  /** Keeps `promise` for subscribed(); a failure is logged as `failure`. */
+  protected track(promise: Promise<unknown>, failure: string): void {
+    const settled = promise.then(
+      () => undefined,
+      (error: unknown) => {
+        if (!this.closed) this.logger.error({ err: error }, failure);
+      },
+    );
+    this.#pending.add(settled);
+    void settled.then(() => this.#pending.delete(settled));
+  }
+
+  #start(key: string): Group {
+    const group: Group = {
+      key,
+      followers: new Set(),
+      last: 0,
+      ready: false,
+      floor: Number.MAX_SAFE_INTEGER,
+      reading: false,
+      again: false,
+      stale: false,
+      stop: () => {},
+    };
+    this.#groups.set(key, group);
+    this.#begin(group, false);
+    return group;
+  }
+
+  /** Follows the group's task; a failed start is tried again while it has followers, then read from where it was served. */
+  #begin(group: Group, retry: boolean): void {
+    const started = this.follow(group).then(
+      ({ top, read }) => {
+        if (!retry) group.last = Math.max(group.last, Math.min(top, group.floor - 1));
+        group.ready = true;
+        if (retry || read || group.again || group.floor <= top) this.#read(group);
+      },
+      (error: unknown) => {
+        group.ready = true;
+        group.stop();
+        if (this.closed || this.#groups.get(group.key) !== group) return;
+        this.logger.error({ err: error }, `could not follow a task ${this.#on}; its subscribers may miss events`);
+        setTimeout(() => {
+          if (this.closed || this.#groups.get(group.key) !== group) return;
+          group.ready = false;
+          this.#begin(group, true);
+        }, RETRY_MS).unref();
+      },
+    );
+    this.track(started, `could not follow a task ${this.#on}`);
+  }
+
+  /** Reads and delivers the group's logged events after its last version; one read at a time per group. */
+  #read(group: Group): void {
+    if (!group.ready || group.reading) {
+      group.again = true;
+      return;
+    }
+    group.reading = true;
+    group.again = false;
+    const done = (async () => {
+      try {
+        for (const committed of (await this.read(group.key, group.last, false)) ?? []) this.#deliver(group, committed);
+      } finally {
+        group.reading = false;
+        if (group.again && !this.closed && group.followers.size > 0) this.#read(group);
+      }
+    })();
+    this.track(done, `could not read task events ${this.#on}; its subscribers may miss events`);
+  }
+
+  #deliver(group: Group, committed: CommittedEvent): void {
+    if (!(committed.version > group.last)) return;
+    group.last = committed.version;
+    for (const follower of [...group.followers]) {
+      try {
+        follower(committed);
+      } catch (error) {
+        this.logger.error({ err: error }, 'a task event subscriber threw');
+      }
+    }
+  }
+}
