@@ -1,14 +1,6 @@
 /**
- * A TaskEventBus on PostgreSQL for several replicas. Each committed event is a row of the events
- * table (version = the SSE event id), and a NOTIFY of its task key and version on one channel of
- * the schema; a process following a task reads the rows after the last version it delivered, so
- * notifications that arrive out of order, late, or not at all (a dropped LISTEN connection: the
- * rows are read again once it is back) lose nothing. history() reads the same rows for
- * Last-Event-ID resumes, and the push outbox reads them for deliveries. Cancel requests are
- * notifications too. A task keeps its latest `eventMaxPerTask` rows; rows older than
- * `eventRetentionMs` are deleted now and then.
- * A PostgresTaskStore given this bus inserts each event in its write statement; publish() then
- * skips the versions that store wrote in this process and still writes everything else.
+ * A TaskEventBus on PostgreSQL: each committed event is a row of the events table and a NOTIFY of
+ * `<version> <wire key>`; followers read the rows, so a late or lost notification loses nothing.
  */
 import { z } from 'zod';
 import { consoleLogger, type Logger } from '../../logger.js';
@@ -42,12 +34,8 @@ const logOfBus = new WeakMap<PostgresTaskEventBus, PostgresEventLog>();
 /** The event log of `bus`, for a store that inserts its events itself. */
 export const taskEventLog = (bus: PostgresTaskEventBus): PostgresEventLog => logOfBus.get(bus)!;
 
-/**
- * The task key of the cancel requests' rows in the events table (no task key starts with '!'):
- * a LISTEN connection that was replaced replays the ones sent while it was down.
- */
+/** Cancel requests are rows too (no task key starts with '!'), the last 1000 kept: a replaced LISTEN connection replays them. */
 const CANCELS = '!cancel';
-/** Cancel rows kept (the insert deletes those this far below it); a reconnect replays at most these. */
 const CANCELS_KEPT = 1000;
 
 export class PostgresTaskEventBus extends LoggedEventBus {
@@ -55,15 +43,13 @@ export class PostgresTaskEventBus extends LoggedEventBus {
   readonly #retentionMs: number;
   readonly #listener: PostgresListener;
   readonly #releaseListener: () => Promise<void>;
-  /** Followed tasks by wire key (what notifications name). */
   readonly #byWire = new Map<string, Group>();
-  /** Per task key, the last publish under way. */
+  /** Per task key, the last publish under way: one key's publishes reach the table in order. */
   readonly #publishing = new Map<string, Promise<void>>();
   #eventsReady: Promise<void> | undefined;
-  /** The events channel is listened to (a follower's starting point can be read at once). */
   #listening = false;
   #cancelReady: Promise<void> | undefined;
-  /** The latest cancel request heard, by its row's version; undefined before the cancel channel is listened to. */
+  /** The latest cancel request heard (its row's version); undefined until the cancel channel is listened to. */
   #cancelSeen: number | undefined;
   #janitor: NodeJS.Timeout | undefined;
 
@@ -89,7 +75,6 @@ export class PostgresTaskEventBus extends LoggedEventBus {
   protected async append(key: string, committed: CommittedEvent): Promise<void> {
     // A linked store's write statement logged and notified this version already (see PostgresTaskStore).
     if (this.#log.takeAppended(key, committed.version)) return;
-    // One key's publishes reach the table in the order they were made (the pool would reorder them).
     const write = (this.#publishing.get(key) ?? Promise.resolve()).then(() => this.#insert(key, committed));
     const settled = write.then(
       () => undefined,

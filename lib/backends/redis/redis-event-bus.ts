@@ -1,14 +1,6 @@
 /**
- * A TaskEventBus on Redis, for replicas sharing one Redis. publish() appends the committed event to
- * the task's stream with the entry id `<version>-0` (so Redis itself refuses a version at or below
- * the last one, and the SSE event id is the version) and PUBLISHes it on the task's channel, in one
- * script. A process follows a task's channel only while it has subscribers for it, on one
- * subscriber connection per bus. A new subscription first reads the stream from where it stood when
- * subscribe() was called, so nothing published while the SUBSCRIBE travels is missed; the same
- * catch-up runs after a reconnect. history() serves SSE resumption from the stream. A RedisTaskStore
- * given this bus (`eventBus`, as createRedisBackend does) appends and publishes each event in its
- * own write script; publish() then skips the versions that store appended in this process and
- * still publishes everything else.
+ * A TaskEventBus on Redis: each committed event is an entry `<version>-0` of the task's stream and
+ * a PUBLISH of it on the task's channel, in one script; followers catch up from the stream.
  */
 import { z } from 'zod';
 import { consoleLogger, type Logger } from '../../logger.js';

@@ -14,15 +14,14 @@ export interface Group {
   /** False until the starting point is known. */
   ready: boolean;
   /**
-   * The lowest version published through this bus, or noticed, before the group was ready: the
-   * starting point stays below it, so an event published right after subscribe() is delivered
-   * even when it committed before the starting point was read.
+   * The lowest version published here, or noticed, before ready: the starting point stays below
+   * it, so an event published right after subscribe() is delivered whenever it committed.
    */
   floor: number;
   reading: boolean;
   /** A notice came during a read (or before ready): read again after it. */
   again: boolean;
-  /** The notice connection dropped: live payloads may follow a gap, so the log is read instead. */
+  /** The notice connection dropped: payloads may follow a gap, the log is read instead. */
   stale: boolean;
   /** Stops the backend's notices for this group (set by follow()). */
   stop: () => void;
@@ -35,12 +34,11 @@ export abstract class LoggedEventBus implements TaskEventBus {
   protected readonly logger: Logger;
   protected closed = false;
   readonly #name: string;
-  /** Where the backend is named in log lines ("on Redis"). */
+  /** The backend in log lines ("on Redis"). */
   readonly #on: string;
   readonly #groups = new Map<string, Group>();
-  /** Cancel listeners per cancel id (cancelId(key)), with what stops hearing them. */
+  /** Cancel listeners per cancelId(key), with what stops hearing them. */
   readonly #cancels = new Map<string, { listeners: Set<() => void>; stop: () => void }>();
-  /** Starts, reads and listens not settled yet (for subscribed()). */
   readonly #pending = new Set<Promise<unknown>>();
   #subscribers = 0;
 
@@ -56,17 +54,15 @@ export abstract class LoggedEventBus implements TaskEventBus {
   protected abstract read(key: string, after: number, whole: boolean): Promise<CommittedEvent[] | undefined>;
   /**
    * Starts the backend's notices for `group` (each through noticed()) and sets `group.stop`;
-   * resolves where the log stood when called, and whether to read once from there anyway (events
-   * may have committed after that point and before notices flowed).
+   * resolves where the log stood when called, and whether to read from there anyway.
    */
   protected abstract follow(group: Group): Promise<{ top: number; read: boolean }>;
   protected abstract sendCancel(key: string): Promise<void>;
   /** Starts hearing the cancels of `key` (each through cancelled(cancelId(key))). */
   protected abstract listenCancels(key: string): { ready: Promise<void>; stop: () => void };
-  /** Closes what the backend holds (connections, timers). */
   protected abstract closeTransport(): Promise<void>;
 
-  /** How a cancel names its task (the task key unless the backend sends another form). */
+  /** How a cancel names its task. */
   protected cancelId(key: string): string {
     return key;
   }
@@ -181,7 +177,7 @@ export abstract class LoggedEventBus implements TaskEventBus {
     }
   }
 
-  /** Keeps `promise` for subscribed(); a failure is logged as `failure`. */
+  /** Keeps `promise` for subscribed(), logging a failure as `failure`. */
   protected track(promise: Promise<unknown>, failure: string): void {
     const settled = promise.then(
       () => undefined,
