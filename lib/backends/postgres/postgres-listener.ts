@@ -5,16 +5,8 @@
  * lost and when it is back, so the bus catches up from the events table.
  */
 import type { Logger } from '../../logger.js';
+import { NoticeChannels, type NoticeHandler, type ReconnectHooks } from '../shared/notice-channels.js';
 import { quoteIdentifier, type PgNotification, type PgPoolClient, type PostgresDatabase } from './postgres-client.js';
-
-type Handler = (payload: string) => void;
-
-interface ReconnectHooks {
-  /** The connection dropped: notifications from now until back() may never arrive. */
-  lost(): void;
-  /** A new connection listens to every channel again. */
-  back(): void;
-}
 
 const FIRST_RETRY_MS = 50;
 const LAST_RETRY_MS = 2_000;
@@ -23,8 +15,7 @@ const HEARTBEAT_MS = 5_000;
 export class PostgresListener {
   readonly #db: PostgresDatabase;
   readonly #logger: Logger;
-  readonly #handlers = new Map<string, Set<Handler>>();
-  readonly #hooks = new Set<ReconnectHooks>();
+  readonly #notices: NoticeChannels;
   /** The connection listening now, or the attempt to get one. */
   #connection: Promise<PgPoolClient> | undefined;
   /** The connection once it listens (the one whose drop counts). */
@@ -36,29 +27,20 @@ export class PostgresListener {
   constructor(db: PostgresDatabase, logger: Logger) {
     this.#db = db;
     this.#logger = logger;
+    this.#notices = new NoticeChannels(logger);
   }
 
   /**
    * Calls `handler` with each payload notified on `channel` until the returned function is called.
    * `ready` settles once the channel is listened to (notifications after that arrive).
    */
-  listen(channel: string, handler: Handler): { ready: Promise<void>; stop: () => void } {
+  listen(channel: string, handler: NoticeHandler): { ready: Promise<void>; stop: () => void } {
     if (this.#closed) throw new Error('this PostgreSQL listener is closed');
-    let handlers = this.#handlers.get(channel);
-    let ready: Promise<void>;
-    if (!handlers) {
-      handlers = new Set();
-      this.#handlers.set(channel, handlers);
-      ready = this.#connect().then((client) => this.#listenOn(client, channel));
-    } else ready = this.#connect().then(() => undefined);
+    const first = this.#notices.add(channel, handler);
+    const ready = this.#connect().then((client) => (first ? this.#listenOn(client, channel) : undefined));
     ready.catch(() => {}); // reported to whoever awaits it
-    handlers.add(handler);
-    const held = handlers;
-    return {
-      ready,
-      // The channel stays listened to: channels are few per process (one per kind), not per task.
-      stop: () => void held.delete(handler),
-    };
+    // The channel stays listened to: channels are few per process (one per kind), not per task.
+    return { ready, stop: () => void this.#notices.remove(channel, handler) };
   }
 
   /**
@@ -75,15 +57,14 @@ export class PostgresListener {
   }
 
   onReconnect(hooks: ReconnectHooks): void {
-    this.#hooks.add(hooks);
+    this.#notices.onReconnect(hooks);
   }
 
   async close(): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#retry);
     clearInterval(this.#heartbeat);
-    this.#handlers.clear();
-    this.#hooks.clear();
+    this.#notices.clear();
     const client = await this.#connection?.catch(() => undefined);
     this.#connection = undefined;
     this.#current = undefined;
@@ -106,12 +87,12 @@ export class PostgresListener {
         client.release(true);
         throw new Error('this PostgreSQL listener is closed');
       }
-      client.on('notification', (message: PgNotification) => this.#dispatch(message));
+      client.on('notification', (message: PgNotification) => this.#notices.dispatch(message.channel, message.payload ?? ''));
       // A pooled client reports errors through the pool too; this listener handles the drop.
       client.on('error', (error: Error) => this.#dropped(client, error));
       client.on('end', () => this.#dropped(client));
       try {
-        for (const channel of this.#handlers.keys()) await this.#listenOn(client, channel);
+        for (const channel of this.#notices.channels()) await this.#listenOn(client, channel);
       } catch (error) {
         client.release(true);
         throw error;
@@ -125,18 +106,6 @@ export class PostgresListener {
       this.#connection = undefined;
     });
     return this.#connection;
-  }
-
-  #dispatch(message: PgNotification): void {
-    const handlers = this.#handlers.get(message.channel);
-    if (!handlers) return;
-    for (const handler of [...handlers]) {
-      try {
-        handler(message.payload ?? '');
-      } catch (error) {
-        this.#logger.error({ err: error, channel: message.channel }, 'a PostgreSQL notification listener threw');
-      }
-    }
   }
 
   /**
@@ -166,7 +135,7 @@ export class PostgresListener {
       // released already
     }
     this.#logger.warn({ err: error }, 'the PostgreSQL LISTEN connection dropped; reconnecting');
-    for (const hooks of this.#hooks) hooks.lost();
+    this.#notices.reconnect('lost');
     this.#reconnect(FIRST_RETRY_MS);
   }
 
@@ -174,9 +143,7 @@ export class PostgresListener {
     this.#retry = setTimeout(() => {
       if (this.#closed) return;
       this.#connect().then(
-        () => {
-          for (const hooks of this.#hooks) hooks.back();
-        },
+        () => this.#notices.reconnect('back'),
         (error: unknown) => {
           this.#logger.warn({ err: error }, 'could not reconnect the PostgreSQL LISTEN connection; retrying');
           this.#reconnect(Math.min(delayMs * 2, LAST_RETRY_MS));
