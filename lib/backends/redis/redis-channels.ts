@@ -6,7 +6,7 @@ import type { Logger } from '../../logger.js';
 import { NoticeChannels, type NoticeHandler, type ReconnectHooks } from '../shared/notice-channels.js';
 import type { RedisClient } from './redis-client.js';
 
-export interface ChannelHandle {
+interface ChannelHandle {
   /** Settles once the channel's SUBSCRIBE is confirmed: messages published after it arrive. */
   readonly ready: Promise<void>;
   /** Stops this handler (idempotent); the channel is unsubscribed after its last one. */

@@ -16,7 +16,7 @@ interface CursorSource {
 }
 
 /** A delivery owed to a config, with the span it covers. */
-export interface Owed {
+interface Owed {
   readonly delivery: PushDelivery;
   readonly span: Span;
 }

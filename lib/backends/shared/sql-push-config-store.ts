@@ -12,7 +12,7 @@ import { taskKey } from '../../engine/task-key.js';
 export type SqlParams = Record<string, string | number | boolean>;
 
 /** What differs between the SQL backends. */
-export interface SqlDialect {
+interface SqlDialect {
   readonly configs: string;
   readonly tasks: string;
   /** The config row's task, by the parameters @key, @tenant, @owner and @taskId. */
