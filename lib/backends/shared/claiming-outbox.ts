@@ -74,15 +74,17 @@ export abstract class ClaimingOutbox implements PushOutbox {
     const first = deliveries[0];
     if (!first) return [];
     const key = taskKey(first.scope, first.taskId);
+    const owed = () => this.owed(first.scope, first.taskId, key, first.version);
     for (;;) {
       // This replica's own sweep or release decides first (its list may hold this event, or not).
       for (let busy = this.#busy.get(key); busy; busy = this.#busy.get(key)) await busy;
       if (this.spans.has(key)) {
+        // Open here already: only a version this replica never opened (its add failed) is caught up.
         const top = this.#top.get(key);
         const gap = deliveries.some((d) => (top?.get(d.configId) ?? d.version - 1) < d.version - 1);
-        return this.open(deliveries, gap ? await this.owed(first.scope, first.taskId, key, first.version) : []);
+        return this.open(deliveries, gap ? await owed() : []);
       }
-      if (await this.claim(key)) return this.open(deliveries, await this.owed(first.scope, first.taskId, key, first.version));
+      if (await this.claim(key)) return this.open(deliveries, await owed());
       if (!this.#busy.has(key) && !this.spans.has(key)) return [];
     }
   }
@@ -94,14 +96,10 @@ export abstract class ClaimingOutbox implements PushOutbox {
     if (!last) return this.advance(span);
     const key = taskKey(span.scope, span.taskId);
     this.#top.delete(key);
-    const released = this.advance(span).finally(() => this.releaseClaims([key]));
-    const busy = released.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.#busy.set(key, busy);
-    void busy.then(() => this.#busy.get(key) === busy && this.#busy.delete(key));
-    await released;
+    const letGo = this.#hold(key);
+    await this.advance(span)
+      .finally(() => this.releaseClaims([key]))
+      .finally(letGo);
   }
 
   /** What no live replica is delivering: claimed here, rebuilt from cursors and the events logged. */
@@ -146,6 +144,13 @@ export abstract class ClaimingOutbox implements PushOutbox {
 
   /** The sweep is about to claim `key`: its live events wait until the sweep hands its deliveries over, or calls the returned function. */
   protected holdLiveEvents(key: string): () => void {
+    const letGo = this.#hold(key);
+    this.#holds.push(letGo);
+    return letGo;
+  }
+
+  /** Live events of `key` wait until the returned function is called. */
+  #hold(key: string): () => void {
     let letGo!: () => void;
     const held = new Promise<void>((resolve) => {
       letGo = () => {
@@ -154,7 +159,6 @@ export abstract class ClaimingOutbox implements PushOutbox {
       };
     });
     this.#busy.set(key, held);
-    this.#holds.push(letGo);
     return letGo;
   }
 

@@ -27,6 +27,34 @@ export interface Group {
   stop: () => void;
 }
 
+/** How many tasks' appended versions are remembered at most (a write never published is forgotten after). */
+const MAX_REMEMBERED = 10_000;
+
+/**
+ * The versions a store linked to the bus logged itself, in its write (so a replica that dies right
+ * after a write loses no event): the bus's publish() of them then does nothing.
+ */
+export class AppendedVersions {
+  /** Per task key, the highest version a linked store logged and the bus has not published yet. */
+  readonly #top = new Map<string, number>();
+
+  /** A linked store's write logged `version` of `key`. */
+  appended(key: string, version: number): void {
+    // Re-inserted so the map's order is least recently written first, the one dropped when full.
+    this.#top.delete(key);
+    this.#top.set(key, version);
+    if (this.#top.size > MAX_REMEMBERED) this.#top.delete(this.#top.keys().next().value!);
+  }
+
+  /** Whether `version` of `key` is logged already by a linked store (publish() then does nothing). */
+  takeAppended(key: string, version: number): boolean {
+    const top = this.#top.get(key);
+    if (top === undefined || version > top) return false;
+    if (version === top) this.#top.delete(key);
+    return true;
+  }
+}
+
 /** How long after a failed start a task is followed again. */
 const RETRY_MS = 500;
 
