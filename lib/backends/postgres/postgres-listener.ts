@@ -1,8 +1,6 @@
 /**
- * The one LISTEN connection of a process (taken from the pool and kept), shared by the bus and the
- * leases: handlers per channel, LISTEN once per channel. When the connection drops it is replaced
- * (retrying with a bounded backoff) and every channel listened to again; hooks hear when it was
- * lost and when it is back, so the bus catches up from the events table.
+ * The one LISTEN connection of a pool in a process (kept, shared by the bus and the leases); when it
+ * drops it is replaced with a bounded backoff and every channel listened to again.
  */
 import type { Logger } from '../../logger.js';
 import { NoticeChannels, type NoticeHandler, type ReconnectHooks } from '../shared/notice-channels.js';
@@ -43,11 +41,7 @@ export class PostgresListener {
     return { ready, stop: () => void this.#notices.remove(channel, handler) };
   }
 
-  /**
-   * One statement on the listening connection itself: sent at once on a connection that is
-   * usually idle, so it runs before statements issued after it on the pool (a follower's starting
-   * point, read before the caller reads the task).
-   */
+  /** One statement on the (usually idle) listening connection: it runs before statements the caller sends after it on the pool. */
   query<R>(text: string, values: readonly unknown[]): Promise<R[]> {
     // Sent now (not after a tick) when connected.
     const client = this.#current;
@@ -108,10 +102,7 @@ export class PostgresListener {
     return this.#connection;
   }
 
-  /**
-   * A dead server does not always close the socket: a query now and then on the listening
-   * connection notices, bounded by the query timeout, and the connection is replaced.
-   */
+  /** A dead server does not always close the socket: a query now and then notices, and the connection is replaced. */
   #beat(): void {
     if (this.#heartbeat) return;
     this.#heartbeat = setInterval(() => {
@@ -157,10 +148,7 @@ export class PostgresListener {
 /** The listener of each pool: one LISTEN connection per pool in a process, whoever listens. */
 const listeners = new WeakMap<object, { listener: PostgresListener; users: number }>();
 
-/**
- * The pool's shared listener for one more user (a bus, a lease set); `release()` gives it back,
- * and the last release closes it.
- */
+/** The pool's shared listener for one more user (a bus, a lease set); the last `release()` closes it. */
 export function acquireListener(db: PostgresDatabase, logger: Logger): { listener: PostgresListener; release: () => Promise<void> } {
   let shared = listeners.get(db.pool);
   if (!shared) {

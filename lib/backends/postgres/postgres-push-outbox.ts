@@ -1,10 +1,6 @@
 /**
- * PostgresPushOutbox: a durable PushOutbox shared by the replicas. Nothing is written per
- * delivery: the events are the bus's events table (version = the event's) and each config's
- * cursor sits in its row (PostgresPushConfigStore). A replica delivering a task's events holds the
- * task's claim (a row with an expiry, renewed while it has deliveries open); every replica sweeps
- * the tasks with configs, and one whose cursor is behind the log with no live claim (its replica
- * died) is claimed, by one replica, which delivers what is owed.
+ * PostgresPushOutbox: the claiming outbox on PostgreSQL. The events are the bus's events table, the
+ * cursors sit in the config rows (PostgresPushConfigStore), and a claim is a row with an expiry.
  */
 import { z } from 'zod';
 import { consoleLogger, type Logger } from '../../logger.js';
@@ -68,8 +64,6 @@ export class PostgresPushOutbox extends ClaimingOutbox {
   }
 
   protected async advance(span: Span): Promise<void> {
-    // Over the span, and the versions before it that are no events: a cursor behind a logged
-    // event stays, so no event is ever skipped.
     await this.#db.run(
       `UPDATE ${this.#t.configs} c SET delivered = $4, attempts = 0
        WHERE c.task_key = $1 AND c.id = $2 AND c.delivered < $4
@@ -80,8 +74,7 @@ export class PostgresPushOutbox extends ClaimingOutbox {
 
   /** Tasks with configs and no live claim whose cursors are behind: claimed here, with what they are owed. */
   protected async sweep(): Promise<PushDelivery[]> {
-    // Tasks with configs and no live claim, and whether some config is behind the log (or behind
-    // the task, for a task whose events are past the retention).
+    // Whether some config is behind the log (or behind the task, for events past the retention).
     const rows = await this.#db.query<{ task_key: string; tenant: string; owner: string; task_id: string; terminal: boolean; behind: boolean }>(
       `SELECT c.task_key, c.tenant, c.owner, c.task_id, t.terminal,
          bool_or(CASE WHEN EXISTS (SELECT 1 FROM ${this.#t.events} e WHERE e.task_key = c.task_key)

@@ -41,10 +41,8 @@ export class TaskEventStreams {
   ) {}
 
   /**
-   * What a store's write script needs to append an event: the stream key (a KEYS entry) and
-   * [max length, retention, channel] (ARGV). The script builds the payload itself, the bus's
-   * CommittedEvent JSON `{event, task, version}` as JSON.stringify writes it, from the task JSON it
-   * stores anyway (see COMMITTED_LUA): the task is sent to Redis once per write.
+   * A store write script's stream key (KEYS) and [max length, retention, channel] (ARGV); the script
+   * builds the payload from the task JSON it stores anyway (COMMITTED_LUA): the task is sent once.
    */
   streamArgs(scope: TaskScope, taskId: string): { stream: string; args: Array<string | number> } {
     const { stream, channel } = this.keys.taskEvents(scope, taskId);

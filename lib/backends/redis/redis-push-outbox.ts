@@ -1,10 +1,6 @@
 /**
- * RedisPushOutbox: a durable PushOutbox shared by the replicas. Nothing is written per delivery:
- * the events are the task's event stream (RedisTaskEventBus, entry id = version) and each config's
- * cursor sits with it (RedisPushConfigStore). A replica delivering a task's events holds the task's
- * claim (a key with a time to live, renewed while it has deliveries open); every replica sweeps the
- * tasks with configs, and one whose cursor is behind its stream with no claim (its replica died)
- * is claimed, in one script, by one replica, which delivers what is owed.
+ * RedisPushOutbox: the claiming outbox on Redis. The events are the task's stream, the cursors sit
+ * with the configs (RedisPushConfigStore), and a claim is a key with a time to live.
  */
 import { z } from 'zod';
 import { consoleLogger, type Logger } from '../../logger.js';

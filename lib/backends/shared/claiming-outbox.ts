@@ -1,7 +1,6 @@
 /**
- * What the Redis and PostgreSQL push outboxes share: a task's deliveries go through the replica
- * holding its claim, in version order per config; a backend supplies the claim statements, the sweep
- * for what no live replica delivers, the cursor's compare-and-set and how logged events are read.
+ * The push outbox the Redis and PostgreSQL backends share: a task's events are delivered, in version
+ * order per config, by the replica holding its claim; each config's cursor is moved by compare-and-set.
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../logger.js';

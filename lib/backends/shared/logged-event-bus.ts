@@ -13,10 +13,7 @@ export interface Group {
   last: number;
   /** False until the starting point is known. */
   ready: boolean;
-  /**
-   * The lowest version published here, or noticed, before ready: the starting point stays below
-   * it, so an event published right after subscribe() is delivered whenever it committed.
-   */
+  /** The lowest version published here or noticed before ready: the starting point stays below it. */
   floor: number;
   reading: boolean;
   /** A notice came during a read (or before ready): read again after it. */
@@ -80,10 +77,7 @@ export abstract class LoggedEventBus implements TaskEventBus {
   protected abstract append(key: string, committed: CommittedEvent): Promise<void>;
   /** The task's logged events after `after`, oldest first; with `whole`, undefined when some of them may be gone. */
   protected abstract read(key: string, after: number, whole: boolean): Promise<CommittedEvent[] | undefined>;
-  /**
-   * Starts the backend's notices for `group` (each through noticed()) and sets `group.stop`;
-   * resolves where the log stood when called, and whether to read from there anyway.
-   */
+  /** Starts notices for `group` (through noticed(), stopped by `group.stop`); resolves where the log stood, and whether to read from there anyway. */
   protected abstract follow(group: Group): Promise<{ top: number; read: boolean }>;
   protected abstract sendCancel(key: string): Promise<void>;
   /** Starts hearing the cancels of `key` (each through cancelled(cancelId(key))). */
@@ -181,7 +175,6 @@ export abstract class LoggedEventBus implements TaskEventBus {
     else if (version > group.last) this.#read(group);
   }
 
-  /** A cancel heard for cancel id `id`. */
   protected cancelled(id: string): void {
     for (const listener of [...(this.#cancels.get(id)?.listeners ?? [])]) {
       try {
