@@ -6,22 +6,23 @@ import type { Logger } from '../../logger.js';
 import type { CommittedEvent, CommittedEventListener, TaskEventBus } from '../../engine/seams/task-event-bus.js';
 
 /** The followers of one task in this process, and how far they have been served. */
-export interface Group {
-  readonly key: string;
-  readonly followers: Set<CommittedEventListener>;
+export class Group {
+  readonly followers = new Set<CommittedEventListener>();
   /** The highest version delivered: nothing at or below it is delivered again. */
-  last: number;
+  last = 0;
   /** False until the starting point is known. */
-  ready: boolean;
+  ready = false;
   /** The lowest version published here or noticed before ready: the starting point stays below it. */
-  floor: number;
-  reading: boolean;
+  floor = Number.MAX_SAFE_INTEGER;
+  reading = false;
   /** A notice came during a read (or before ready): read again after it. */
-  again: boolean;
+  again = false;
   /** The notice connection dropped: payloads may follow a gap, the log is read instead. */
-  stale: boolean;
+  stale = false;
   /** Stops the backend's notices for this group (set by follow()). */
-  stop: () => void;
+  stop = (): void => {};
+
+  constructor(readonly key: string) {}
 }
 
 /** How many tasks' appended versions are remembered at most (a write never published is forgotten after). */
@@ -211,17 +212,7 @@ export abstract class LoggedEventBus implements TaskEventBus {
   }
 
   #start(key: string): Group {
-    const group: Group = {
-      key,
-      followers: new Set(),
-      last: 0,
-      ready: false,
-      floor: Number.MAX_SAFE_INTEGER,
-      reading: false,
-      again: false,
-      stale: false,
-      stop: () => {},
-    };
+    const group = new Group(key);
     this.#groups.set(key, group);
     this.#begin(group, false);
     return group;
