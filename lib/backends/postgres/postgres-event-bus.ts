@@ -49,8 +49,6 @@ export class PostgresTaskEventBus extends LoggedEventBus {
   #eventsReady: Promise<void> | undefined;
   #listening = false;
   #cancelReady: Promise<void> | undefined;
-  /** The latest cancel request heard (its row's version); undefined until the cancel channel is listened to. */
-  #cancelSeen: number | undefined;
   #janitor: NodeJS.Timeout | undefined;
 
   constructor(options: PostgresTaskEventBusOptions) {
@@ -63,13 +61,7 @@ export class PostgresTaskEventBus extends LoggedEventBus {
     const shared = acquireListener(db, this.logger);
     this.#listener = shared.listener;
     this.#releaseListener = shared.release;
-    this.#listener.onReconnect({
-      lost: () => this.connectionLost(),
-      back: () => {
-        this.connectionBack();
-        this.#replayCancels();
-      },
-    });
+    this.#listener.onReconnect({ lost: () => this.connectionLost(), back: () => this.connectionBack() });
   }
 
   protected async append(key: string, committed: CommittedEvent): Promise<void> {
@@ -175,11 +167,9 @@ export class PostgresTaskEventBus extends LoggedEventBus {
   listenForCancels(): Promise<void> {
     if (this.closed) return Promise.reject(new Error('PostgresTaskEventBus is closed'));
     if (!this.#cancelReady) {
-      const ready = (this.#cancelReady = this.#listen(this.#log.cancelChannel, (payload) => this.#onCancel(payload)).then(async () => {
-        const [row] = await this.#listener.query<{ top: number | null }>(`SELECT max(version) AS top FROM ${this.#log.table} WHERE task_key = $1`, [
-          CANCELS,
-        ]);
-        this.#cancelSeen = Math.max(this.#cancelSeen ?? 0, row?.top ?? 0);
+      const ready = (this.#cancelReady = this.#listen(this.#log.cancelChannel, (payload) => {
+        const space = payload.indexOf(' ');
+        this.heardCancel(Number(payload.slice(0, space)) || 0, payload.slice(space + 1));
       }));
       // Failed (no connection): the next call listens again.
       ready.catch(() => {
@@ -190,28 +180,19 @@ export class PostgresTaskEventBus extends LoggedEventBus {
     return this.#cancelReady;
   }
 
-  #onCancel(payload: string): void {
-    const space = payload.indexOf(' ');
-    const version = Number(payload.slice(0, space));
-    // Heard already (replayed after a reconnect): the requests are numbered in commit order.
-    if (this.#cancelSeen !== undefined && version <= this.#cancelSeen) return;
-    this.#cancelSeen = version;
-    this.cancelled(payload.slice(space + 1));
+  protected async cancelCount(): Promise<number> {
+    const [row] = await this.#log.db.query<{ top: number | null }>(`SELECT max(version) AS top FROM ${this.#log.table} WHERE task_key = $1`, [
+      CANCELS,
+    ]);
+    return row?.top ?? 0;
   }
 
-  /** The cancel requests logged after the latest one heard: sent while the LISTEN connection was down. */
-  #replayCancels(): void {
-    const seen = this.#cancelSeen;
-    if (seen === undefined) return;
-    const replayed = this.#log.db
-      .query<{ version: number; payload: string }>(
-        `SELECT version, payload FROM ${this.#log.table} WHERE task_key = $1 AND version > $2 ORDER BY version`,
-        [CANCELS, seen],
-      )
-      .then((rows) => {
-        for (const row of rows) this.#onCancel(`${row.version} ${row.payload}`);
-      });
-    this.track(replayed, 'could not replay the cancel requests sent while the PostgreSQL LISTEN connection was down');
+  protected async cancelsAfter(after: number): Promise<Array<[number, string]>> {
+    const rows = await this.#log.db.query<{ version: number; payload: string }>(
+      `SELECT version, payload FROM ${this.#log.table} WHERE task_key = $1 AND version > $2 ORDER BY version`,
+      [CANCELS, after],
+    );
+    return rows.map((row) => [row.version, row.payload]);
   }
 
   protected async closeTransport(): Promise<void> {

@@ -41,6 +41,16 @@ const PUBLISH = new RedisScript(`${APPEND_EVENT_LUA}
 return append_event(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])
 `);
 
+// KEYS: the cancel count, the cancel log. ARGV: task key, its cancel channel. Numbers the request,
+// logs it (the last 1000 or so kept: a subscriber connection that was replaced replays them) and
+// publishes its number.
+const SEND_CANCEL = new RedisScript(`
+local n = redis.call('INCR', KEYS[1])
+redis.call('XADD', KEYS[2], 'MAXLEN', '~', 1000, n .. '-0', 'k', ARGV[1])
+redis.call('PUBLISH', ARGV[2], n)
+return n
+`);
+
 /** Each bus's streams, for the RedisTaskStore linked to it (not part of the public API). */
 const streamsOfBus = new WeakMap<RedisTaskEventBus, TaskEventStreams>();
 
@@ -114,11 +124,21 @@ export class RedisTaskEventBus extends LoggedEventBus {
   }
 
   protected async sendCancel(key: string): Promise<void> {
-    await this.#client.sendCommand(['PUBLISH', this.#keys.cancelChannel(key), '']);
+    const { count, log } = this.#keys.cancels();
+    await SEND_CANCEL.run(this.#client, [count, log], [key, this.#keys.cancelChannel(key)]);
   }
 
   protected listenCancels(key: string): { ready: Promise<void>; stop: () => void } {
-    return this.#channels.listen(this.#keys.cancelChannel(key), () => this.cancelled(key));
+    return this.#channels.listen(this.#keys.cancelChannel(key), (message) => this.heardCancel(Number(message) || 0, key));
+  }
+
+  protected async cancelCount(): Promise<number> {
+    return Number(await this.#client.sendCommand<string | null>(['GET', this.#keys.cancels().count]));
+  }
+
+  protected async cancelsAfter(after: number): Promise<Array<[number, string]>> {
+    const entries = await this.#client.sendCommand<Array<[string, string[]]>>(['XRANGE', this.#keys.cancels().log, `${after + 1}-0`, '+']);
+    return entries.map(([id, fields]) => [Number.parseInt(id, 10), fields[1]]);
   }
 
   protected closeTransport(): Promise<void> {

@@ -66,6 +66,8 @@ export abstract class LoggedEventBus implements TaskEventBus {
   /** Cancel listeners per cancelId(key), with what stops hearing them. */
   readonly #cancels = new Map<string, { listeners: Set<() => void>; stop: () => void }>();
   readonly #pending = new Set<Promise<unknown>>();
+  /** The number of the latest cancel request heard; undefined until the backend's count is read. */
+  #cancelSeen: number | undefined;
   #subscribers = 0;
 
   protected constructor(name: string, on: string, logger: Logger) {
@@ -81,8 +83,11 @@ export abstract class LoggedEventBus implements TaskEventBus {
   /** Starts notices for `group` (through noticed(), stopped by `group.stop`); resolves where the log stood, and whether to read from there anyway. */
   protected abstract follow(group: Group): Promise<{ top: number; read: boolean }>;
   protected abstract sendCancel(key: string): Promise<void>;
-  /** Starts hearing the cancels of `key` (each through cancelled(cancelId(key))). */
+  /** Starts hearing the cancels of `key` (each through heardCancel()). */
   protected abstract listenCancels(key: string): { ready: Promise<void>; stop: () => void };
+  /** Cancel requests are numbered and logged: the latest number, and [number, cancel id] of those after `after`. */
+  protected abstract cancelCount(): Promise<number>;
+  protected abstract cancelsAfter(after: number): Promise<Array<[number, string]>>;
   protected abstract closeTransport(): Promise<void>;
 
   /** How a cancel names its task. */
@@ -137,7 +142,12 @@ export abstract class LoggedEventBus implements TaskEventBus {
     if (!entry) {
       const { ready, stop } = this.listenCancels(key);
       this.#cancels.set(id, (entry = { listeners: new Set(), stop }));
-      this.track(ready, `could not listen for cancel requests ${this.#on}`);
+      // From the count read once listening, a reconnect replays what was sent while it was down.
+      const counted = this.#cancelSeen === undefined ? ready.then(() => this.cancelCount()) : ready;
+      this.track(
+        counted.then((count) => typeof count === 'number' && (this.#cancelSeen = Math.max(this.#cancelSeen ?? 0, count))),
+        `could not listen for cancel requests ${this.#on}`,
+      );
     }
     const wrapper = () => listener();
     entry.listeners.add(wrapper);
@@ -176,7 +186,12 @@ export abstract class LoggedEventBus implements TaskEventBus {
     else if (version > group.last) this.#read(group);
   }
 
-  protected cancelled(id: string): void {
+  /** Cancel request number `n` (0: unnumbered) for cancel id `id`; one heard already (replayed) is ignored. */
+  protected heardCancel(n: number, id: string): void {
+    if (n > 0) {
+      if (this.#cancelSeen !== undefined && n <= this.#cancelSeen) return;
+      this.#cancelSeen = n;
+    }
     for (const listener of [...(this.#cancels.get(id)?.listeners ?? [])]) {
       try {
         listener();
@@ -191,12 +206,18 @@ export abstract class LoggedEventBus implements TaskEventBus {
     for (const group of this.#groups.values()) group.stale = true;
   }
 
-  /** The notice connection is back: every followed task is read from where it was served. */
+  /** The notice connection is back: every followed task is read from where it was served, and the cancels sent meanwhile replayed. */
   protected connectionBack(): void {
     for (const group of this.#groups.values()) {
       group.stale = false;
       this.#read(group);
     }
+    const seen = this.#cancelSeen;
+    if (seen === undefined) return;
+    const replayed = this.cancelsAfter(seen).then((requests) => {
+      for (const [n, id] of requests) this.heardCancel(n, id);
+    });
+    this.track(replayed, `could not replay the cancel requests sent while the connection ${this.#on} was down`);
   }
 
   /** Keeps `promise` for subscribed(), logging a failure as `failure`. */
