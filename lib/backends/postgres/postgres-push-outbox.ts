@@ -125,7 +125,6 @@ export class PostgresPushOutbox extends ClaimingOutbox {
     );
   }
 
-  /** The task's events kept in the table between the versions, or undefined when none is kept at all. */
   protected async logged(key: string, after: number, before: number): Promise<LoggedEvent[] | undefined> {
     const [kept] = await this.#db.query<{ any: boolean; payloads: string[] | null }>(
       `SELECT EXISTS (SELECT 1 FROM ${this.#t.events} WHERE task_key = $1) AS any,

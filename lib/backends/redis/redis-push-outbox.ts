@@ -132,7 +132,6 @@ export class RedisPushOutbox extends ClaimingOutbox {
     return out;
   }
 
-  /** Claims one task of the push-tasks set when nobody holds it and returns what it is owed. */
   async #takeOver(member: string): Promise<PushDelivery[]> {
     const [tenant, owner, taskId] = JSON.parse(member) as [string, string, string];
     const scope = { tenant, owner };
@@ -164,7 +163,6 @@ export class RedisPushOutbox extends ClaimingOutbox {
     );
   }
 
-  /** The task's stream entries between the versions, or undefined when the stream expired. */
   protected async logged(key: string, after: number, before: number): Promise<LoggedEvent[] | undefined> {
     const entries = await this.#client.sendCommand<Array<[string, string[]]>>(['XRANGE', this.#keys.events(key), `${after + 1}-0`, '+']);
     const exists = entries.length > 0 || (await this.#client.sendCommand<number>(['EXISTS', this.#keys.events(key)])) === 1;

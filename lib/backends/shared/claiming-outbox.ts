@@ -9,12 +9,10 @@ import type { PushDelivery, PushOutbox } from '../../engine/seams/push-outbox.js
 import type { TaskScope, TaskStore } from '../../engine/seams/task-store.js';
 import { taskKey } from '../../engine/task-key.js';
 
-/** Where the configs' cursors are kept (the backend's push config store). */
 interface CursorSource {
   cursors(scope: TaskScope, taskId: string): Promise<ConfigCursor[]>;
 }
 
-/** A delivery owed to a config, with the span it covers. */
 interface Owed {
   readonly delivery: PushDelivery;
   readonly span: Span;
@@ -52,7 +50,6 @@ export abstract class ClaimingOutbox implements PushOutbox {
   protected abstract claim(key: string): Promise<boolean>;
   /** Moves the span's cursor to its version unless a logged event before it is still owed (compare-and-set). */
   protected abstract advance(span: Span): Promise<void>;
-  /** Extends this replica's claims on the tasks `keys`. */
   protected abstract renewClaims(keys: readonly string[]): Promise<void>;
   /** Gives this replica's claims on `keys` back (another replica may take them over at once). */
   protected abstract releaseClaims(keys: readonly string[]): Promise<void>;
@@ -64,11 +61,7 @@ export abstract class ClaimingOutbox implements PushOutbox {
     return this.spans.size;
   }
 
-  /**
-   * The live deliveries of an event, each config's owed events first. Sent while another replica
-   * holds the claim, an event could overtake the ones owed before it: it is left in the log, behind
-   * the cursors, for the holder or whoever takes the claim over.
-   */
+  /** The live deliveries of an event, each config's owed ones first; none while another replica holds the claim (it would overtake what is owed). */
   async add(deliveries: readonly PushDelivery[]): Promise<readonly PushDelivery[]> {
     const first = deliveries[0];
     if (!first) return [];
@@ -148,7 +141,6 @@ export abstract class ClaimingOutbox implements PushOutbox {
     return letGo;
   }
 
-  /** Live events of `key` wait until the returned function is called. */
   #hold(key: string): () => void {
     let letGo!: () => void;
     const held = new Promise<void>((resolve) => {

@@ -60,7 +60,6 @@ export abstract class LoggedEventBus implements TaskEventBus {
   protected readonly logger: Logger;
   protected closed = false;
   readonly #name: string;
-  /** The backend in log lines ("on Redis"). */
   readonly #on: string;
   readonly #groups = new Map<string, Group>();
   /** Cancel listeners per cancelId(key), with what stops hearing them. */

@@ -1,7 +1,6 @@
 /**
- * The push config store of the SQL backends (SQLite, PostgreSQL): one row per config, scoped like
- * its task, in the order added, with the delivery cursor its outbox moves. Credentials are stored
- * as given (they are sent to the webhook) and never logged here.
+ * The push config store of SQLite and PostgreSQL: a row per config, scoped like its task, in the order added, with
+ * the cursor its outbox moves. Credentials are stored as given (they are sent to the webhook) and never logged here.
  */
 import { PushConfigLimitError, type PushConfigStore, type StoredPushConfig } from '../../engine/seams/push-config-store.js';
 import type { ConfigCursor } from '../../engine/push/push-cursors.js';
@@ -21,7 +20,6 @@ interface SqlDialect {
   readonly conflict: string;
   readonly keyColumns: string;
   readonly keyValues: string;
-  /** A boolean as the column stores it. */
   bool(value: boolean): boolean | number;
   all<R>(sql: string, params: SqlParams): R[] | Promise<R[]>;
   run(sql: string, params: SqlParams): unknown;
