@@ -67,7 +67,14 @@ export class PostgresTaskEventBus extends LoggedEventBus {
   protected async append(key: string, committed: CommittedEvent): Promise<void> {
     // A linked store's write statement logged and notified this version already (see PostgresTaskStore).
     if (this.#log.takeAppended(key, committed.version)) return;
-    const write = (this.#publishing.get(key) ?? Promise.resolve()).then(() => this.#insert(key, committed));
+    const log = this.#log;
+    const write = (this.#publishing.get(key) ?? Promise.resolve()).then(() =>
+      log.db.query(
+        `WITH source AS (SELECT $2::integer AS version, $3::text AS payload), ${log.appendSql('source', '$1', '$4')}
+         SELECT count(*) FROM notified`,
+        [key, committed.version, JSON.stringify(committed), wireKey(key)],
+      ),
+    );
     const settled = write.then(
       () => undefined,
       () => undefined,
@@ -77,24 +84,8 @@ export class PostgresTaskEventBus extends LoggedEventBus {
     await write;
   }
 
-  async #insert(key: string, committed: CommittedEvent): Promise<void> {
-    const log = this.#log;
-    await log.db.query(
-      `WITH source AS (SELECT $2::integer AS version, $3::text AS payload), ${log.appendSql('source', '$1', '$4')}
-       SELECT count(*) FROM notified`,
-      [key, committed.version, JSON.stringify(committed), wireKey(key)],
-    );
-  }
-
   protected async read(key: string, after: number, whole: boolean): Promise<CommittedEvent[] | undefined> {
     const table = this.#log.table;
-    if (!whole) {
-      const rows = await this.#log.db.query<{ payload: string }>(
-        `SELECT payload FROM ${table} WHERE task_key = $1 AND version > $2 ORDER BY version`,
-        [key, after],
-      );
-      return rows.map((row) => JSON.parse(row.payload) as CommittedEvent);
-    }
     const rows = await this.#log.db.query<{ first: number | null; payload: string | null }>(
       `SELECT m.first, e.payload FROM (SELECT min(version) AS first FROM ${table} WHERE task_key = $1) m
        LEFT JOIN ${table} e ON e.task_key = $1 AND e.version > $2
@@ -103,7 +94,7 @@ export class PostgresTaskEventBus extends LoggedEventBus {
     );
     // None kept, or the oldest kept is past the next one: some may be gone (retention).
     const first = rows[0]?.first;
-    if (first == null || first > after + 1) return undefined;
+    if (whole && (first == null || first > after + 1)) return undefined;
     return rows.flatMap((row) => (row.payload === null ? [] : [JSON.parse(row.payload) as CommittedEvent]));
   }
 
