@@ -66,7 +66,7 @@ export abstract class ClaimingOutbox implements PushOutbox {
     const first = deliveries[0];
     if (!first) return [];
     const key = taskKey(first.scope, first.taskId);
-    const owed = () => this.owed(first.scope, first.taskId, key, first.version);
+    const owed = () => this.#owed(first.scope, first.taskId, key, first.version);
     for (;;) {
       // This replica's own sweep or release decides first (its list may hold this event, or not).
       for (let busy = this.#busy.get(key); busy; busy = this.#busy.get(key)) await busy;
@@ -74,9 +74,9 @@ export abstract class ClaimingOutbox implements PushOutbox {
         // Open here already: only a version this replica never opened (its add failed) is caught up.
         const top = this.#top.get(key);
         const gap = deliveries.some((d) => (top?.get(d.configId) ?? d.version - 1) < d.version - 1);
-        return this.open(deliveries, gap ? await owed() : []);
+        return this.#open(deliveries, gap ? await owed() : []);
       }
-      if (await this.claim(key)) return this.open(deliveries, await owed());
+      if (await this.claim(key)) return this.#open(deliveries, await owed());
       if (!this.#busy.has(key) && !this.spans.has(key)) return [];
     }
   }
@@ -154,13 +154,13 @@ export abstract class ClaimingOutbox implements PushOutbox {
   }
 
   /** Opens `deliveries`, each config's owed ones first, none at or below a version already open here. */
-  protected open(deliveries: readonly PushDelivery[], caughtUp: readonly Owed[]): PushDelivery[] {
+  #open(deliveries: readonly PushDelivery[], caughtUp: readonly Owed[]): PushDelivery[] {
     const out: PushDelivery[] = [];
     for (const delivery of deliveries) {
       for (const item of caughtUp) if (item.delivery.configId === delivery.configId) this.#openOne(item, out);
       this.#openOne({ delivery, span: liveSpan(delivery) }, out);
     }
-    this.renewWhileOpen();
+    this.#renewWhileOpen();
     return out;
   }
 
@@ -175,7 +175,7 @@ export abstract class ClaimingOutbox implements PushOutbox {
   }
 
   /** The deliveries each config of the task is owed before `before`, from its cursor and the log. */
-  protected async owed(scope: TaskScope, taskId: string, key: string, before: number): Promise<Owed[]> {
+  async #owed(scope: TaskScope, taskId: string, key: string, before: number): Promise<Owed[]> {
     const cursors = await this.#cursors.cursors(scope, taskId);
     if (cursors.length === 0) return [];
     const lowest = Math.min(...cursors.map((cursor) => cursor.delivered));
@@ -191,16 +191,16 @@ export abstract class ClaimingOutbox implements PushOutbox {
 
   /** Opens what a sweep claimed for one task; a claim with nothing owed after all is let go. */
   protected async takeOver(scope: TaskScope, taskId: string, key: string): Promise<PushDelivery[]> {
-    const owed = await this.owed(scope, taskId, key, Number.MAX_SAFE_INTEGER);
+    const owed = await this.#owed(scope, taskId, key, Number.MAX_SAFE_INTEGER);
     if (owed.length === 0) await this.releaseClaims([key]);
     const out: PushDelivery[] = [];
     for (const item of owed) this.#openOne(item, out);
-    if (out.length > 0) this.renewWhileOpen();
+    if (out.length > 0) this.#renewWhileOpen();
     return out;
   }
 
   /** Renews this replica's claims while it has deliveries open; stops when it has none. */
-  protected renewWhileOpen(): void {
+  #renewWhileOpen(): void {
     if (this.#renewer) return;
     this.#renewer = setInterval(
       () => {
