@@ -158,10 +158,11 @@ export class PostgresTaskEventBus extends LoggedEventBus {
   listenForCancels(): Promise<void> {
     if (this.closed) return Promise.reject(new Error('PostgresTaskEventBus is closed'));
     if (!this.#cancelReady) {
-      const ready = (this.#cancelReady = this.#listen(this.#log.cancelChannel, (payload) => {
+      const listening = this.#listen(this.#log.cancelChannel, (payload) => {
         const space = payload.indexOf(' ');
         this.heardCancel(Number(payload.slice(0, space)) || 0, payload.slice(space + 1));
-      }));
+      });
+      const ready = (this.#cancelReady = listening.then(() => this.countCancels()));
       // Failed (no connection): the next call listens again.
       ready.catch(() => {
         if (this.#cancelReady === ready) this.#cancelReady = undefined;
@@ -172,7 +173,7 @@ export class PostgresTaskEventBus extends LoggedEventBus {
   }
 
   protected async cancelCount(): Promise<number> {
-    const [row] = await this.#log.db.query<{ top: number | null }>(`SELECT max(version) AS top FROM ${this.#log.table} WHERE task_key = $1`, [
+    const [row] = await this.#listener.query<{ top: number | null }>(`SELECT max(version) AS top FROM ${this.#log.table} WHERE task_key = $1`, [
       CANCELS,
     ]);
     return row?.top ?? 0;

@@ -67,6 +67,7 @@ export abstract class LoggedEventBus implements TaskEventBus {
   readonly #pending = new Set<Promise<unknown>>();
   /** The number of the latest cancel request heard; undefined until the backend's count is read. */
   #cancelSeen: number | undefined;
+  #counting: Promise<void> | undefined;
   #subscribers = 0;
 
   protected constructor(name: string, on: string, logger: Logger) {
@@ -141,10 +142,8 @@ export abstract class LoggedEventBus implements TaskEventBus {
     if (!entry) {
       const { ready, stop } = this.listenCancels(key);
       this.#cancels.set(id, (entry = { listeners: new Set(), stop }));
-      // From the count read once listening, a reconnect replays what was sent while it was down.
-      const counted = this.#cancelSeen === undefined ? ready.then(() => this.cancelCount()) : ready;
       this.track(
-        counted.then((count) => typeof count === 'number' && (this.#cancelSeen = Math.max(this.#cancelSeen ?? 0, count))),
+        ready.then(() => this.countCancels()),
         `could not listen for cancel requests ${this.#on}`,
       );
     }
@@ -183,6 +182,19 @@ export abstract class LoggedEventBus implements TaskEventBus {
     if (!group.ready) group.floor = Math.min(group.floor, version);
     if (committed && group.ready && !group.reading && !group.stale) this.#deliver(group, committed);
     else if (version > group.last) this.#read(group);
+  }
+
+  /** Reads the cancel count once listening (once per bus): a reconnect replays the requests after it. */
+  protected countCancels(): Promise<void> {
+    if (this.#cancelSeen !== undefined) return Promise.resolve();
+    this.#counting ??= this.cancelCount().then(
+      (count) => void (this.#cancelSeen = Math.max(this.#cancelSeen ?? 0, count)),
+      (error: unknown) => {
+        this.#counting = undefined;
+        throw error;
+      },
+    );
+    return this.#counting;
   }
 
   /** Cancel request number `n` (0: unnumbered) for cancel id `id`; one heard already (replayed) is ignored. */
