@@ -12,7 +12,6 @@ const HEARTBEAT_MS = 5_000;
 
 export class PostgresListener {
   readonly #db: PostgresDatabase;
-  readonly #logger: Logger;
   readonly #notices: NoticeChannels;
   /** The connection listening now, or the attempt to get one. */
   #connection: Promise<PgPoolClient> | undefined;
@@ -24,7 +23,6 @@ export class PostgresListener {
 
   constructor(db: PostgresDatabase, logger: Logger) {
     this.#db = db;
-    this.#logger = logger;
     this.#notices = new NoticeChannels(logger);
   }
 
@@ -43,11 +41,9 @@ export class PostgresListener {
 
   /** One statement on the (usually idle) listening connection: it runs before statements the caller sends after it on the pool. */
   query<R>(text: string, values: readonly unknown[]): Promise<R[]> {
+    const run = (client: PgPoolClient) => client.query<R>({ text, values, query_timeout: this.#db.timeoutMs }).then((result) => result.rows);
     // Sent now (not after a tick) when connected.
-    const client = this.#current;
-    const sent = client ? client.query<R>({ text, values, query_timeout: this.#db.timeoutMs }) : undefined;
-    if (sent) return sent.then((result) => result.rows);
-    return this.#connect().then(async (connected) => (await connected.query<R>({ text, values, query_timeout: this.#db.timeoutMs })).rows);
+    return this.#current ? run(this.#current) : this.#connect().then(run);
   }
 
   onReconnect(hooks: ReconnectHooks): void {
@@ -125,7 +121,7 @@ export class PostgresListener {
     } catch {
       // released already
     }
-    this.#logger.warn({ err: error }, 'the PostgreSQL LISTEN connection dropped; reconnecting');
+    this.#notices.logger.warn({ err: error }, 'the PostgreSQL LISTEN connection dropped; reconnecting');
     this.#notices.reconnect('lost');
     this.#reconnect(FIRST_RETRY_MS);
   }
@@ -136,7 +132,7 @@ export class PostgresListener {
       this.#connect().then(
         () => this.#notices.reconnect('back'),
         (error: unknown) => {
-          this.#logger.warn({ err: error }, 'could not reconnect the PostgreSQL LISTEN connection; retrying');
+          this.#notices.logger.warn({ err: error }, 'could not reconnect the PostgreSQL LISTEN connection; retrying');
           this.#reconnect(Math.min(delayMs * 2, LAST_RETRY_MS));
         },
       );
