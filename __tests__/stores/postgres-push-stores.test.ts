@@ -10,6 +10,7 @@ import { migratePostgres, PostgresPushConfigStore, PostgresPushOutbox, PostgresT
 import { describePushConfigStoreContract } from 'a2a-express-kit/testing';
 import { Pool } from 'pg';
 import { useTestPostgres } from '../helpers/postgres';
+import { takeoverRace, type SweepStep } from './takeover-race';
 
 const pg = useTestPostgres();
 let pool: Pool;
@@ -142,55 +143,14 @@ pg.describe('PostgresPushOutbox', () => {
     expect((await other.configStore.cursors(scope, id))[0].delivered).toBe(4);
   });
 
-  /** As in redis-push-stores.test.ts: the heir's sweep held at one step while it commits event 4 itself. */
-  describe('takeover while this replica commits an event of its own', () => {
-    const gated = (step: 'cursors' | 'task') => {
-      let reached!: () => void;
-      let open!: () => void;
-      const atGate = new Promise<void>((resolve) => (reached = resolve));
-      const gate = new Promise<void>((resolve) => (open = resolve));
-      let armed = false;
-      const hold = async () => {
-        if (!armed) return;
-        armed = false;
-        reached();
-        await gate;
-      };
-      class GatedTasks extends PostgresTaskStore {
-        override async get(...args: Parameters<PostgresTaskStore['get']>) {
-          const task = await super.get(...args);
-          if (step === 'task') await hold();
-          return task;
-        }
-      }
-      class GatedConfigs extends PostgresPushConfigStore {
-        override async cursors(...args: Parameters<PostgresPushConfigStore['cursors']>) {
-          if (step === 'cursors') await hold();
-          return super.cursors(...args);
-        }
-      }
-      const eventBus = new PostgresTaskEventBus({ ...connection(), logger: silentLogger });
-      buses.push(eventBus);
-      const taskStore = new GatedTasks({ ...connection(), eventBus });
-      const configStore = new GatedConfigs(connection());
-      const outbox = new PostgresPushOutbox({ taskStore, configStore, claimTtlMs: 400, logger: silentLogger });
-      return { taskStore, outbox, arm: () => (armed = true), atGate, open };
-    };
-
-    async function race(step: 'cursors' | 'task') {
+  describe('takeover while this replica commits an event of its own (the race forced, see takeover-race.ts)', () => {
+    async function race(step: SweepStep) {
       const { scope, id } = await taskWithEvents(2);
-      const heir = gated(step);
-      const queued: number[] = [];
-      heir.arm();
-      const stop = heir.outbox.watch((deliveries) => queued.push(...deliveries.filter((d) => d.taskId === id).map((d) => d.version)));
-      await heir.atGate;
-      const fourth = working(id, 'v4');
-      await heir.taskStore.update(scope, fourth, 3, { kind: 'replace', event: statusEvent(fourth) });
-      const added = heir.outbox.add([liveDelivery(scope, id, 4)]).then((deliveries) => queued.push(...deliveries.map((d) => d.version)));
-      heir.open();
-      await added;
-      await stop();
-      return queued;
+      const heir = replica(400);
+      return takeoverRace(heir, step, scope, id, async () => {
+        const fourth = working(id, 'v4');
+        await heir.taskStore.update(scope, fourth, 3, { kind: 'replace', event: statusEvent(fourth) });
+      });
     }
 
     it('an event committed after the sweep read the log is delivered after the owed ones', async () => {

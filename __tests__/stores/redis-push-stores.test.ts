@@ -10,6 +10,7 @@ import { describePushConfigStoreContract } from 'a2a-express-kit/testing';
 import type { RedisClient } from '../../lib/backends/redis/redis-client';
 import { taskKey } from '../../lib/engine/task-key';
 import { useTestRedis } from '../helpers/redis';
+import { takeoverRace, type SweepStep } from './takeover-race';
 
 const redis = useTestRedis();
 let client: RedisClient;
@@ -162,74 +163,17 @@ redis.describe('RedisPushOutbox', () => {
     expect((await sweeper.outbox.pending()).filter((d) => d.taskId === id)).toEqual([]);
   });
 
-  /**
-   * A replica taking a task over: its sweep has claimed the task and is reading what is owed when
-   * the replica commits an event of its own (the takeover race seen under CPU starvation). The
-   * sweep is held at one step by a gate on the task store's read (after the log read) or the
-   * config store's cursor read (before it); the live event is added while it waits.
-   */
-  describe('takeover while this replica commits an event of its own', () => {
-    const gated = (step: 'cursors' | 'task') => {
-      let reached!: () => void;
-      let open!: () => void;
-      const atGate = new Promise<void>((resolve) => (reached = resolve));
-      const gate = new Promise<void>((resolve) => (open = resolve));
-      let armed = false;
-      const hold = async () => {
-        if (!armed) return;
-        armed = false;
-        reached();
-        await gate;
-      };
-      class GatedTasks extends RedisTaskStore {
-        override async get(...args: Parameters<RedisTaskStore['get']>) {
-          const task = await super.get(...args);
-          if (step === 'task') await hold();
-          return task;
-        }
-      }
-      class GatedConfigs extends RedisPushConfigStore {
-        override async cursors(...args: Parameters<RedisPushConfigStore['cursors']>) {
-          if (step === 'cursors') await hold();
-          return super.cursors(...args);
-        }
-      }
-      const taskStore = new GatedTasks({ client, keyPrefix });
-      const configStore = new GatedConfigs({ client, keyPrefix });
-      const outbox = new RedisPushOutbox({ client, keyPrefix, taskStore, configStore, claimTtlMs: 400 });
-      return { taskStore, configStore, outbox, arm: () => (armed = true), atGate, open };
-    };
-
-    /** The heir's sweeps (watch) and its live event 4, in the order the dispatcher would queue them. */
-    async function race(step: 'cursors' | 'task') {
+  describe('takeover while this replica commits an event of its own (the race forced, see takeover-race.ts)', () => {
+    async function race(step: SweepStep) {
       const { scope, id } = await taskWithEvents(2);
-      const heir = gated(step);
-      const queued: number[] = [];
-      heir.arm();
-      const stop = heir.outbox.watch((deliveries) => queued.push(...deliveries.filter((d) => d.taskId === id).map((d) => d.version)));
-      await heir.atGate;
-      // The heir commits event 4 while its sweep is held (the store logs it in the same script).
-      const fourth = working(id, 'v4');
-      await heir.taskStore.update(scope, fourth, 3, { kind: 'replace', event: statusEvent(fourth) });
-      const events = bus();
-      await events.publish(taskKey(scope, id), { event: statusEvent(fourth), task: fourth, version: 4 });
-      await events.close();
-      const live = {
-        id: `live-${randomUUID()}`,
-        scope,
-        taskId: id,
-        configId: 'c-1',
-        version: 4,
-        body: '{}',
-        contentType: 'application/a2a+json',
-        final: false,
-        attempts: 0,
-      };
-      const added = heir.outbox.add([live]).then((deliveries) => queued.push(...deliveries.map((d) => d.version)));
-      heir.open();
-      await added;
-      await stop();
-      return queued;
+      const heir = replica(400);
+      return takeoverRace(heir, step, scope, id, async () => {
+        const fourth = working(id, 'v4');
+        await heir.taskStore.update(scope, fourth, 3, { kind: 'replace', event: statusEvent(fourth) });
+        const events = bus();
+        await events.publish(taskKey(scope, id), { event: statusEvent(fourth), task: fourth, version: 4 });
+        await events.close();
+      });
     }
 
     it('an event committed after the sweep read the log is delivered after the owed ones, not left to the sweep', async () => {
