@@ -10,6 +10,7 @@ import { migratePostgres, PostgresPushConfigStore, PostgresPushOutbox, PostgresT
 import { describePushConfigStoreContract } from 'a2a-express-kit/testing';
 import { Pool } from 'pg';
 import { useTestPostgres } from '../helpers/postgres';
+import { takeoverRace, type SweepStep } from './takeover-race';
 
 const pg = useTestPostgres();
 let pool: Pool;
@@ -35,6 +36,18 @@ const working = (id: string, text: string): Task => ({
 });
 const statusEvent = (task: Task): StreamResponse => ({ statusUpdate: { taskId: task.id, contextId: task.contextId ?? '', status: task.status } });
 const config = (taskId: string, id: string) => ({ id, taskId, url: `https://hooks.example.com/${id}`, protocol: '1.0' as const });
+
+const liveDelivery = (scope: TaskScope, taskId: string, version: number) => ({
+  id: `live-${randomUUID()}`,
+  scope,
+  taskId,
+  configId: 'c-1',
+  version,
+  body: '{}',
+  contentType: 'application/a2a+json',
+  final: false,
+  attempts: 0,
+});
 
 pg.describe('PostgresPushOutbox', () => {
   const buses: PostgresTaskEventBus[] = [];
@@ -111,28 +124,42 @@ pg.describe('PostgresPushOutbox', () => {
     expect((await b.configStore.cursors(scope, id))[0].delivered).toBe(3);
   });
 
-  it('a live delivery leaves owed events to the replica that took them over: no second copy', async () => {
+  it('a live event of a task whose deliveries another replica holds waits for them: delivered after the owed ones, in order, once', async () => {
     const { scope, id } = await taskWithEvents(2);
     const sweeper = replica();
     const taken = (await sweeper.outbox.pending()).filter((d) => d.taskId === id);
     expect(taken.map((d) => d.version)).toEqual([2, 3]);
+    // Meanwhile another replica commits event 4: sent now it would overtake 2 and 3.
     const other = replica();
-    const live = {
-      id: 'live-4b',
-      scope,
-      taskId: id,
-      configId: 'c-1',
-      version: 4,
-      body: '{}',
-      contentType: 'application/a2a+json',
-      final: false,
-      attempts: 0,
-    };
-    const queued = (await other.outbox.add([live])) ?? [];
-    expect(queued.map((d) => d.version)).toEqual([4]);
-    await other.outbox.remove('live-4b');
+    const fourth = working(id, 'v4');
+    await other.taskStore.update(scope, fourth, 3, { kind: 'replace', event: statusEvent(fourth) });
+    expect(await other.outbox.add([liveDelivery(scope, id, 4)])).toEqual([]);
     for (const delivery of taken) await sweeper.outbox.remove(delivery.id);
-    expect((await sweeper.configStore.cursors(scope, id))[0].delivered).toBeGreaterThanOrEqual(3);
+    expect((await sweeper.configStore.cursors(scope, id))[0].delivered).toBe(3);
+    // The next sweep takes event 4 over, once.
+    const after = (await other.outbox.pending()).filter((d) => d.taskId === id);
+    expect(after.map((d) => d.version)).toEqual([4]);
+    for (const delivery of after) await other.outbox.remove(delivery.id);
+    expect((await other.configStore.cursors(scope, id))[0].delivered).toBe(4);
+  });
+
+  describe('takeover while this replica commits an event of its own (the race forced, see takeover-race.ts)', () => {
+    async function race(step: SweepStep) {
+      const { scope, id } = await taskWithEvents(2);
+      const heir = replica(400);
+      return takeoverRace(heir, step, scope, id, async () => {
+        const fourth = working(id, 'v4');
+        await heir.taskStore.update(scope, fourth, 3, { kind: 'replace', event: statusEvent(fourth) });
+      });
+    }
+
+    it('an event committed after the sweep read the log is delivered after the owed ones', async () => {
+      expect(await race('task')).toEqual([2, 3, 4]);
+    });
+
+    it('an event the sweep read from the log is not delivered a second time by its live add', async () => {
+      expect(await race('cursors')).toEqual([2, 3, 4]);
+    });
   });
 
   it("records attempts on the config's row, so a replica taking over does not start over", async () => {

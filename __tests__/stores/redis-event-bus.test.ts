@@ -7,6 +7,7 @@ import { describeTaskEventBusContract } from 'a2a-express-kit/testing';
 import { RedisTaskEventBus } from 'a2a-express-kit/redis';
 import { silentLogger, type CommittedEvent } from 'a2a-express-kit';
 import { randomUUID } from 'node:crypto';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { useTestRedis } from '../helpers/redis';
 import { until } from '../helpers/async';
 import type { RedisClient } from '../../lib/backends/redis/redis-client';
@@ -115,6 +116,52 @@ redis.describe('RedisTaskEventBus on Redis', () => {
     await publisher.publish(key, event(key, 3));
     await until(() => got.length === 3, 'the events published while the connection was down', 10_000);
     expect(got).toEqual([1, 2, 3]);
+  });
+
+  it('hears a cancel sent while its subscriber connection was down, once it is back', async () => {
+    // The bus reaches Redis through a proxy that cuts its connections and refuses new ones until told.
+    let refusing = false;
+    const sockets = new Set<Socket>();
+    const proxy = createServer((socket) => {
+      if (refusing) return void socket.destroy();
+      const upstream = connect(Number(new URL(redis.url()).port), '127.0.0.1');
+      for (const end of [socket, upstream]) {
+        sockets.add(end);
+        end.on('error', () => {});
+        end.on('close', () => (socket.destroy(), upstream.destroy()));
+      }
+      socket.pipe(upstream).pipe(socket);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const proxied = (await import('redis')).createClient({
+      url: `redis://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+      socket: { reconnectStrategy: () => 20 },
+    });
+    proxied.on('error', () => {});
+    await proxied.connect();
+    const bus = openBus(proxied as unknown as RedisClient, { logger: silentLogger });
+    let heard = 0;
+    bus.onCancelRequest('gap-task', () => heard++);
+    await bus.subscribed();
+    // A subscriber of the test's own, straight to Redis, sees the cancel go out.
+    const watcher = client.duplicate();
+    await watcher.connect();
+    let published!: () => void;
+    const sent = new Promise<void>((resolve) => (published = resolve));
+    await watcher.subscribe(`${redis.keyPrefix}cancel:gap-task`, () => published());
+    refusing = true;
+    for (const socket of sockets) socket.destroy();
+    openBus(peerClient).requestCancel('gap-task');
+    await sent;
+    await watcher.close();
+    expect(heard).toBe(0);
+    refusing = false;
+    await until(() => heard > 0, 'the cancel sent while the subscriber connection was down');
+    await bus.subscribed();
+    expect(heard).toBe(1);
+    await bus.close();
+    await proxied.close();
+    await new Promise((resolve) => proxy.close(resolve));
   });
 
   it('refuses a version that is not a positive integer', async () => {

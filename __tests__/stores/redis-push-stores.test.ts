@@ -10,6 +10,7 @@ import { describePushConfigStoreContract } from 'a2a-express-kit/testing';
 import type { RedisClient } from '../../lib/backends/redis/redis-client';
 import { taskKey } from '../../lib/engine/task-key';
 import { useTestRedis } from '../helpers/redis';
+import { takeoverRace, type SweepStep } from './takeover-race';
 
 const redis = useTestRedis();
 let client: RedisClient;
@@ -160,5 +161,27 @@ redis.describe('RedisPushOutbox', () => {
     for (const delivery of after) await other.outbox.remove(delivery.id);
     expect((await other.configStore.cursors(scope, id))[0].delivered).toBe(4);
     expect((await sweeper.outbox.pending()).filter((d) => d.taskId === id)).toEqual([]);
+  });
+
+  describe('takeover while this replica commits an event of its own (the race forced, see takeover-race.ts)', () => {
+    async function race(step: SweepStep) {
+      const { scope, id } = await taskWithEvents(2);
+      const heir = replica(400);
+      return takeoverRace(heir, step, scope, id, async () => {
+        const fourth = working(id, 'v4');
+        await heir.taskStore.update(scope, fourth, 3, { kind: 'replace', event: statusEvent(fourth) });
+        const events = bus();
+        await events.publish(taskKey(scope, id), { event: statusEvent(fourth), task: fourth, version: 4 });
+        await events.close();
+      });
+    }
+
+    it('an event committed after the sweep read the log is delivered after the owed ones, not left to the sweep', async () => {
+      expect(await race('task')).toEqual([2, 3, 4]);
+    });
+
+    it('an event the sweep read from the log is not delivered a second time by its live add', async () => {
+      expect(await race('cursors')).toEqual([2, 3, 4]);
+    });
   });
 });

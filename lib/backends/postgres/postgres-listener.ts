@@ -1,20 +1,10 @@
 /**
- * The one LISTEN connection of a process (taken from the pool and kept), shared by the bus and the
- * leases: handlers per channel, LISTEN once per channel. When the connection drops it is replaced
- * (retrying with a bounded backoff) and every channel listened to again; hooks hear when it was
- * lost and when it is back, so the bus catches up from the events table.
+ * The one LISTEN connection of a pool in a process (kept, shared by the bus and the leases); when it
+ * drops it is replaced with a bounded backoff and every channel listened to again.
  */
 import type { Logger } from '../../logger.js';
+import { NoticeChannels, type NoticeHandler, type ReconnectHooks } from '../shared/notice-channels.js';
 import { quoteIdentifier, type PgNotification, type PgPoolClient, type PostgresDatabase } from './postgres-client.js';
-
-type Handler = (payload: string) => void;
-
-interface ReconnectHooks {
-  /** The connection dropped: notifications from now until back() may never arrive. */
-  lost(): void;
-  /** A new connection listens to every channel again. */
-  back(): void;
-}
 
 const FIRST_RETRY_MS = 50;
 const LAST_RETRY_MS = 2_000;
@@ -22,9 +12,7 @@ const HEARTBEAT_MS = 5_000;
 
 export class PostgresListener {
   readonly #db: PostgresDatabase;
-  readonly #logger: Logger;
-  readonly #handlers = new Map<string, Set<Handler>>();
-  readonly #hooks = new Set<ReconnectHooks>();
+  readonly #notices: NoticeChannels;
   /** The connection listening now, or the attempt to get one. */
   #connection: Promise<PgPoolClient> | undefined;
   /** The connection once it listens (the one whose drop counts). */
@@ -35,55 +23,38 @@ export class PostgresListener {
 
   constructor(db: PostgresDatabase, logger: Logger) {
     this.#db = db;
-    this.#logger = logger;
+    this.#notices = new NoticeChannels(logger);
   }
 
   /**
    * Calls `handler` with each payload notified on `channel` until the returned function is called.
    * `ready` settles once the channel is listened to (notifications after that arrive).
    */
-  listen(channel: string, handler: Handler): { ready: Promise<void>; stop: () => void } {
+  listen(channel: string, handler: NoticeHandler): { ready: Promise<void>; stop: () => void } {
     if (this.#closed) throw new Error('this PostgreSQL listener is closed');
-    let handlers = this.#handlers.get(channel);
-    let ready: Promise<void>;
-    if (!handlers) {
-      handlers = new Set();
-      this.#handlers.set(channel, handlers);
-      ready = this.#connect().then((client) => this.#listenOn(client, channel));
-    } else ready = this.#connect().then(() => undefined);
+    const first = this.#notices.add(channel, handler);
+    const ready = this.#connect().then((client) => (first ? this.#listenOn(client, channel) : undefined));
     ready.catch(() => {}); // reported to whoever awaits it
-    handlers.add(handler);
-    const held = handlers;
-    return {
-      ready,
-      // The channel stays listened to: channels are few per process (one per kind), not per task.
-      stop: () => void held.delete(handler),
-    };
+    // The channel stays listened to: channels are few per process (one per kind), not per task.
+    return { ready, stop: () => void this.#notices.remove(channel, handler) };
   }
 
-  /**
-   * One statement on the listening connection itself: sent at once on a connection that is
-   * usually idle, so it runs before statements issued after it on the pool (a follower's starting
-   * point, read before the caller reads the task).
-   */
+  /** One statement on the (usually idle) listening connection: it runs before statements the caller sends after it on the pool. */
   query<R>(text: string, values: readonly unknown[]): Promise<R[]> {
+    const run = (client: PgPoolClient) => client.query<R>({ text, values, query_timeout: this.#db.timeoutMs }).then((result) => result.rows);
     // Sent now (not after a tick) when connected.
-    const client = this.#current;
-    const sent = client ? client.query<R>({ text, values, query_timeout: this.#db.timeoutMs }) : undefined;
-    if (sent) return sent.then((result) => result.rows);
-    return this.#connect().then(async (connected) => (await connected.query<R>({ text, values, query_timeout: this.#db.timeoutMs })).rows);
+    return this.#current ? run(this.#current) : this.#connect().then(run);
   }
 
   onReconnect(hooks: ReconnectHooks): void {
-    this.#hooks.add(hooks);
+    this.#notices.onReconnect(hooks);
   }
 
   async close(): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#retry);
     clearInterval(this.#heartbeat);
-    this.#handlers.clear();
-    this.#hooks.clear();
+    this.#notices.clear();
     const client = await this.#connection?.catch(() => undefined);
     this.#connection = undefined;
     this.#current = undefined;
@@ -106,12 +77,12 @@ export class PostgresListener {
         client.release(true);
         throw new Error('this PostgreSQL listener is closed');
       }
-      client.on('notification', (message: PgNotification) => this.#dispatch(message));
+      client.on('notification', (message: PgNotification) => this.#notices.dispatch(message.channel, message.payload ?? ''));
       // A pooled client reports errors through the pool too; this listener handles the drop.
       client.on('error', (error: Error) => this.#dropped(client, error));
       client.on('end', () => this.#dropped(client));
       try {
-        for (const channel of this.#handlers.keys()) await this.#listenOn(client, channel);
+        for (const channel of this.#notices.channels()) await this.#listenOn(client, channel);
       } catch (error) {
         client.release(true);
         throw error;
@@ -127,22 +98,7 @@ export class PostgresListener {
     return this.#connection;
   }
 
-  #dispatch(message: PgNotification): void {
-    const handlers = this.#handlers.get(message.channel);
-    if (!handlers) return;
-    for (const handler of [...handlers]) {
-      try {
-        handler(message.payload ?? '');
-      } catch (error) {
-        this.#logger.error({ err: error, channel: message.channel }, 'a PostgreSQL notification listener threw');
-      }
-    }
-  }
-
-  /**
-   * A dead server does not always close the socket: a query now and then on the listening
-   * connection notices, bounded by the query timeout, and the connection is replaced.
-   */
+  /** A dead server does not always close the socket: a query now and then notices, and the connection is replaced. */
   #beat(): void {
     if (this.#heartbeat) return;
     this.#heartbeat = setInterval(() => {
@@ -165,8 +121,8 @@ export class PostgresListener {
     } catch {
       // released already
     }
-    this.#logger.warn({ err: error }, 'the PostgreSQL LISTEN connection dropped; reconnecting');
-    for (const hooks of this.#hooks) hooks.lost();
+    this.#notices.logger.warn({ err: error }, 'the PostgreSQL LISTEN connection dropped; reconnecting');
+    this.#notices.reconnect('lost');
     this.#reconnect(FIRST_RETRY_MS);
   }
 
@@ -174,11 +130,9 @@ export class PostgresListener {
     this.#retry = setTimeout(() => {
       if (this.#closed) return;
       this.#connect().then(
-        () => {
-          for (const hooks of this.#hooks) hooks.back();
-        },
+        () => this.#notices.reconnect('back'),
         (error: unknown) => {
-          this.#logger.warn({ err: error }, 'could not reconnect the PostgreSQL LISTEN connection; retrying');
+          this.#notices.logger.warn({ err: error }, 'could not reconnect the PostgreSQL LISTEN connection; retrying');
           this.#reconnect(Math.min(delayMs * 2, LAST_RETRY_MS));
         },
       );
@@ -190,10 +144,7 @@ export class PostgresListener {
 /** The listener of each pool: one LISTEN connection per pool in a process, whoever listens. */
 const listeners = new WeakMap<object, { listener: PostgresListener; users: number }>();
 
-/**
- * The pool's shared listener for one more user (a bus, a lease set); `release()` gives it back,
- * and the last release closes it.
- */
+/** The pool's shared listener for one more user (a bus, a lease set); the last `release()` closes it. */
 export function acquireListener(db: PostgresDatabase, logger: Logger): { listener: PostgresListener; release: () => Promise<void> } {
   let shared = listeners.get(db.pool);
   if (!shared) {

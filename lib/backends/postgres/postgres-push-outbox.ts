@@ -1,20 +1,16 @@
 /**
- * PostgresPushOutbox: a durable PushOutbox shared by the replicas. Nothing is written per
- * delivery: the events are the bus's events table (version = the event's) and each config's
- * cursor sits in its row (PostgresPushConfigStore). A replica delivering a task's events holds the
- * task's claim (a row with an expiry, renewed while it has deliveries open); every replica sweeps
- * the tasks with configs, and one whose cursor is behind the log with no live claim (its replica
- * died) is claimed, by one replica, which delivers what is owed.
+ * PostgresPushOutbox: the claiming outbox on PostgreSQL. The events are the bus's events table, the
+ * cursors sit in the config rows (PostgresPushConfigStore), and a claim is a row with an expiry.
  */
 import { z } from 'zod';
 import { consoleLogger, type Logger } from '../../logger.js';
 import { parseOptions } from '../../options.js';
-import type { LoggedEvent } from '../../engine/push/push-cursors.js';
+import type { LoggedEvent, Span } from '../../engine/push/push-cursors.js';
 import type { PushDelivery } from '../../engine/seams/push-outbox.js';
 import type { TaskStore } from '../../engine/seams/task-store.js';
 import type { CommittedEvent } from '../../engine/seams/task-event-bus.js';
 import { taskKey } from '../../engine/task-key.js';
-import { ClaimingOutbox, type Owed } from '../shared/claiming-outbox.js';
+import { ClaimingOutbox } from '../shared/claiming-outbox.js';
 import type { PostgresDatabase } from './postgres-client.js';
 import { loggerSchema, millisecondsSchema } from './postgres-options.js';
 import { PostgresPushConfigStore } from './postgres-push-config-store.js';
@@ -52,23 +48,8 @@ export class PostgresPushOutbox extends ClaimingOutbox {
     this.#t = { configs: db.table('push_configs'), claims: db.table('push_claims'), events: db.table('events'), tasks: db.table('tasks') };
   }
 
-  /**
-   * The live deliveries of an event: the task is claimed by this replica; a config still owed
-   * events before this one (a replica died owing them) gets those first.
-   */
-  async add(deliveries: readonly PushDelivery[]): Promise<readonly PushDelivery[]> {
-    const first = deliveries[0];
-    if (!first) return [];
-    const key = taskKey(first.scope, first.taskId);
-    let caughtUp: Owed[] = [];
-    if (!this.spans.has(key)) {
-      // Claim the task's deliveries unless another replica holds them (it took over what a dead
-      // replica owed, and delivers that): then only this event is delivered from here, and the
-      // cursor's compare-and-set keeps it from skipping what is still owed.
-      const won = await this.#claim([key]);
-      if (won.length > 0) caughtUp = await this.owed(first.scope, first.taskId, key, first.version);
-    }
-    return this.open(deliveries, caughtUp);
+  protected async claim(key: string): Promise<boolean> {
+    return (await this.#claim([key])).length > 0;
   }
 
   async recordAttempts(id: string, attempts: number): Promise<void> {
@@ -82,26 +63,18 @@ export class PostgresPushOutbox extends ClaimingOutbox {
     ]);
   }
 
-  async remove(id: string): Promise<void> {
-    const closed = this.spans.close(id);
-    if (!closed) return;
-    const { span, last } = closed;
-    const key = taskKey(span.scope, span.taskId);
-    // Over the span, and the versions before it that are no events: a cursor behind a logged
-    // event stays, so no event is ever skipped.
+  protected async advance(span: Span): Promise<void> {
     await this.#db.run(
       `UPDATE ${this.#t.configs} c SET delivered = $4, attempts = 0
        WHERE c.task_key = $1 AND c.id = $2 AND c.delivered < $4
        AND (c.delivered >= $3 OR NOT EXISTS (SELECT 1 FROM ${this.#t.events} e WHERE e.task_key = $1 AND e.version > c.delivered AND e.version <= $3))`,
-      [key, span.configId, span.from, span.version],
+      [taskKey(span.scope, span.taskId), span.configId, span.from, span.version],
     );
-    if (last) await this.releaseClaims([key]);
   }
 
   /** Tasks with configs and no live claim whose cursors are behind: claimed here, with what they are owed. */
   protected async sweep(): Promise<PushDelivery[]> {
-    // Tasks with configs and no live claim, and whether some config is behind the log (or behind
-    // the task, for a task whose events are past the retention).
+    // Whether some config is behind the log (or behind the task, for events past the retention).
     const rows = await this.#db.query<{ task_key: string; tenant: string; owner: string; task_id: string; terminal: boolean; behind: boolean }>(
       `SELECT c.task_key, c.tenant, c.owner, c.task_id, t.terminal,
          bool_or(CASE WHEN EXISTS (SELECT 1 FROM ${this.#t.events} e WHERE e.task_key = c.task_key)
@@ -118,19 +91,12 @@ export class PostgresPushOutbox extends ClaimingOutbox {
       if (!row.behind && row.terminal) await this.#configs.deleteAll({ tenant: row.tenant, owner: row.owner }, row.task_id);
     }
     if (behind.length === 0) return out;
+    const holds = new Map(behind.map((row) => [row.task_key, this.holdLiveEvents(row.task_key)]));
     const won = new Set(await this.#claim(behind.map((row) => row.task_key)));
     for (const row of behind) {
-      if (!won.has(row.task_key)) continue;
-      const scope = { tenant: row.tenant, owner: row.owner };
-      const owed = await this.owed(scope, row.task_id, row.task_key, Number.MAX_SAFE_INTEGER);
-      for (const { delivery, span } of owed) {
-        this.spans.open(delivery.id, span);
-        out.push(delivery);
-      }
-      // Claimed with nothing to deliver after all (delivered meanwhile): let it go.
-      if (owed.length === 0) await this.releaseClaims([row.task_key]);
+      if (won.has(row.task_key)) out.push(...(await this.takeOver({ tenant: row.tenant, owner: row.owner }, row.task_id, row.task_key)));
+      else holds.get(row.task_key)!();
     }
-    if (out.length > 0) this.renewWhileOpen();
     return out;
   }
 
@@ -159,7 +125,6 @@ export class PostgresPushOutbox extends ClaimingOutbox {
     );
   }
 
-  /** The task's events kept in the table between the versions, or undefined when none is kept at all. */
   protected async logged(key: string, after: number, before: number): Promise<LoggedEvent[] | undefined> {
     const [kept] = await this.#db.query<{ any: boolean; payloads: string[] | null }>(
       `SELECT EXISTS (SELECT 1 FROM ${this.#t.events} WHERE task_key = $1) AS any,

@@ -1,11 +1,10 @@
 /**
- * The task event streams as RedisTaskEventBus keeps them, shared with a RedisTaskStore of the same
- * backend so that the store's write script appends the committed event itself: a replica that dies
- * between the store write and the bus's publish then loses nothing. One Lua fragment appends and
- * publishes for both, so the entry id, payload, trimming and expiry are the same whoever writes.
+ * The task event streams of RedisTaskEventBus, shared with the linked RedisTaskStore: one Lua
+ * fragment appends and publishes for both, so entry id, payload, trimming and expiry are the same.
  */
 import type { TaskScope } from '../../engine/seams/task-store.js';
 import { taskKey } from '../../engine/task-key.js';
+import { AppendedVersions } from '../shared/logged-event-bus.js';
 import type { RedisKeys } from './redis-keys.js';
 
 /**
@@ -31,17 +30,9 @@ local function committed(ev, task, version)
 end
 `;
 
-/** How many tasks' appended versions are remembered at most (a write never published is forgotten after). */
-const MAX_REMEMBERED = 10_000;
-
-/**
- * The streams of one bus: their keys and retention, and which versions a linked store appended in
- * this process, so the bus's publish() of the same event adds no second round trip. Skipping is
- * safe: once a version is in the stream, the bus's XADD of it (or of any lower one) is refused anyway.
- */
+/** The streams of one bus: their keys and retention, and which versions a linked store appended in this process. */
 export class TaskEventStreams {
-  /** Per task key, the highest version a linked store appended here and the bus has not published yet. */
-  readonly #appended = new Map<string, number>();
+  readonly #appended = new AppendedVersions();
 
   constructor(
     readonly keys: RedisKeys,
@@ -50,10 +41,8 @@ export class TaskEventStreams {
   ) {}
 
   /**
-   * What a store's write script needs to append an event: the stream key (a KEYS entry) and
-   * [max length, retention, channel] (ARGV). The script builds the payload itself, the bus's
-   * CommittedEvent JSON `{event, task, version}` as JSON.stringify writes it, from the task JSON it
-   * stores anyway (see COMMITTED_LUA): the task is sent to Redis once per write.
+   * A store write script's stream key (KEYS) and [max length, retention, channel] (ARGV); the script
+   * builds the payload from the task JSON it stores anyway (COMMITTED_LUA): the task is sent once.
    */
   streamArgs(scope: TaskScope, taskId: string): { stream: string; args: Array<string | number> } {
     const { stream, channel } = this.keys.taskEvents(scope, taskId);
@@ -62,18 +51,11 @@ export class TaskEventStreams {
 
   /** A linked store's write put `version` of `scope`/`taskId` in the stream. */
   appended(scope: TaskScope, taskId: string, version: number): void {
-    const key = taskKey(scope, taskId);
-    // Re-inserted so the map's order is least recently written first, the one dropped when full.
-    this.#appended.delete(key);
-    this.#appended.set(key, version);
-    if (this.#appended.size > MAX_REMEMBERED) this.#appended.delete(this.#appended.keys().next().value!);
+    this.#appended.appended(taskKey(scope, taskId), version);
   }
 
   /** Whether the stream has `version` of `key` already through a linked store (publish() then does nothing). */
   takeAppended(key: string, version: number): boolean {
-    const top = this.#appended.get(key);
-    if (top === undefined || version > top) return false;
-    if (version === top) this.#appended.delete(key);
-    return true;
+    return this.#appended.takeAppended(key, version);
   }
 }

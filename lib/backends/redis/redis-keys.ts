@@ -79,6 +79,11 @@ export class RedisKeys {
     return `${this.prefix}cancel:${key}`;
   }
 
+  /** String and stream: how many cancel requests were sent; the latest ones, entry id `<number>-0`, field `k` the task key. */
+  cancels(): { readonly count: string; readonly log: string } {
+    return { count: `${this.prefix}cancels:count`, log: `${this.prefix}cancels` };
+  }
+
   /** String: the holder of the task's lease, with the lease's time to live. */
   lease(key: string): string {
     return `${this.prefix}lease:${key}`;

@@ -1,10 +1,6 @@
 /**
- * RedisPushOutbox: a durable PushOutbox shared by the replicas. Nothing is written per delivery:
- * the events are the task's event stream (RedisTaskEventBus, entry id = version) and each config's
- * cursor sits with it (RedisPushConfigStore). A replica delivering a task's events holds the task's
- * claim (a key with a time to live, renewed while it has deliveries open); every replica sweeps the
- * tasks with configs, and one whose cursor is behind its stream with no claim (its replica died)
- * is claimed, in one script, by one replica, which delivers what is owed.
+ * RedisPushOutbox: the claiming outbox on Redis. The events are the task's stream, the cursors sit
+ * with the configs (RedisPushConfigStore), and a claim is a key with a time to live.
  */
 import { z } from 'zod';
 import { consoleLogger, type Logger } from '../../logger.js';
@@ -15,7 +11,7 @@ import type { PushDelivery } from '../../engine/seams/push-outbox.js';
 import type { TaskStore } from '../../engine/seams/task-store.js';
 import { taskKey } from '../../engine/task-key.js';
 import type { CommittedEvent } from '../../engine/seams/task-event-bus.js';
-import { ClaimingOutbox, type Owed } from '../shared/claiming-outbox.js';
+import { ClaimingOutbox } from '../shared/claiming-outbox.js';
 import type { RedisClient } from './redis-client.js';
 import { RedisKeys, scopeId } from './redis-keys.js';
 import { clientSchema, keyPrefixSchema, loggerSchema, millisecondsSchema } from './redis-options.js';
@@ -109,26 +105,8 @@ export class RedisPushOutbox extends ClaimingOutbox {
     this.#keys = new RedisKeys(parsed.keyPrefix);
   }
 
-  /**
-   * The live deliveries of an event: the task is claimed by this replica; a config still owed
-   * events before this one (a replica died owing them) gets those first.
-   */
-  async add(deliveries: readonly PushDelivery[]): Promise<readonly PushDelivery[]> {
-    const first = deliveries[0];
-    if (!first) return [];
-    const key = taskKey(first.scope, first.taskId);
-    let caughtUp: Owed[] = [];
-    if (!this.spans.has(key)) {
-      // Claim the task's deliveries unless another replica holds them. Held elsewhere (a replica
-      // still delivering, or one that died owing events), this event is not delivered from here:
-      // sent now it could overtake the events owed before it. It is in the task's stream and the
-      // configs' cursors are behind it, so the holder, or the replica that takes the claim over once
-      // it is released or expires, delivers it in order. Held already here: renewWhileOpen().
-      const won = await this.#client.sendCommand<string | null>(['SET', this.#keys.pushClaim(key), this.id, 'NX', 'PX', String(this.ttlMs)]);
-      if (won !== 'OK') return [];
-      caughtUp = await this.owed(first.scope, first.taskId, key, first.version);
-    }
-    return this.open(deliveries, caughtUp);
+  protected async claim(key: string): Promise<boolean> {
+    return (await this.#client.sendCommand<string | null>(['SET', this.#keys.pushClaim(key), this.id, 'NX', 'PX', String(this.ttlMs)])) === 'OK';
   }
 
   async recordAttempts(id: string, attempts: number): Promise<void> {
@@ -136,13 +114,9 @@ export class RedisPushOutbox extends ClaimingOutbox {
     if (span) await ATTEMPTS.run(this.#client, [this.#configsKey(span)], [span.configId, span.from, attempts]);
   }
 
-  async remove(id: string): Promise<void> {
-    const closed = this.spans.close(id);
-    if (!closed) return;
-    const { span, last } = closed;
+  protected async advance(span: Span): Promise<void> {
     const key = taskKey(span.scope, span.taskId);
-    await ADVANCE.run(this.#client, [this.#configsKey(span), this.#keys.events(key)], [span.configId, span.from, span.version]);
-    if (last) await this.releaseClaims([key]);
+    await ADVANCE.run(this.#client, [this.#keys.pushConfigs(key), this.#keys.events(key)], [span.configId, span.from, span.version]);
   }
 
   /** The tasks of the push-tasks set, a batch at a time: each claimed when nobody holds it, with what it is owed. */
@@ -155,28 +129,23 @@ export class RedisPushOutbox extends ClaimingOutbox {
       const batch = await Promise.all(members.slice(from, from + SWEEP_BATCH).map((member) => this.#takeOver(member)));
       for (const deliveries of batch) out.push(...deliveries);
     }
-    if (out.length > 0) this.renewWhileOpen();
     return out;
   }
 
-  /** Claims one task of the push-tasks set when nobody holds it and returns what it is owed. */
   async #takeOver(member: string): Promise<PushDelivery[]> {
     const [tenant, owner, taskId] = JSON.parse(member) as [string, string, string];
     const scope = { tenant, owner };
     const key = taskKey(scope, taskId);
     if (this.spans.has(key)) return [];
+    const letGo = this.holdLiveEvents(key);
     const claimed = await CLAIM.run<number>(
       this.#client,
       [this.#keys.pushClaim(key), this.#keys.pushConfigs(key), this.#keys.task(taskId), this.#keys.events(key)],
       [this.id, this.ttlMs, scopeId(scope)],
     );
+    if (claimed !== 1) letGo();
     if (claimed === 2) await this.#configs.deleteAll(scope, taskId);
-    if (claimed !== 1) return [];
-    const owed = await this.owed(scope, taskId, key, Number.MAX_SAFE_INTEGER);
-    for (const { delivery, span } of owed) this.spans.open(delivery.id, span);
-    // Claimed with nothing to deliver after all (delivered meanwhile): let it go.
-    if (owed.length === 0) await this.releaseClaims([key]);
-    return owed.map(({ delivery }) => delivery);
+    return claimed === 1 ? this.takeOver(scope, taskId, key) : [];
   }
 
   /** Each claim given back with its own script (claims are keys, one per task). */
@@ -194,7 +163,6 @@ export class RedisPushOutbox extends ClaimingOutbox {
     );
   }
 
-  /** The task's stream entries between the versions, or undefined when the stream expired. */
   protected async logged(key: string, after: number, before: number): Promise<LoggedEvent[] | undefined> {
     const entries = await this.#client.sendCommand<Array<[string, string[]]>>(['XRANGE', this.#keys.events(key), `${after + 1}-0`, '+']);
     const exists = entries.length > 0 || (await this.#client.sendCommand<number>(['EXISTS', this.#keys.events(key)])) === 1;

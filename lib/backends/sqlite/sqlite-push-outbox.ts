@@ -98,7 +98,7 @@ export class SqlitePushOutbox implements PushOutbox {
       }
       const latest = await this.#tasks.get(scope, row.task_id);
       if (!latest) continue;
-      for (const cursor of this.#configs.cursors(scope, row.task_id)) {
+      for (const cursor of await this.#configs.cursors(scope, row.task_id)) {
         const logged: LoggedEvent[] = [];
         for (const entry of this.#s.events.iterate(row.task_id, cursor.delivered)) {
           logged.push({ version: entry.version, event: JSON.parse(entry.event) as StreamResponse });
