@@ -115,12 +115,57 @@ export class PostgresDatabase {
 
   /** One statement on a pooled connection (autocommit), bounded by the query timeout. */
   async query<R = Record<string, unknown>>(text: string, values?: readonly unknown[]): Promise<R[]> {
-    return (await this.#pool.query<R>(queryConfig(text, values, this.#timeoutMs))).rows;
+    return (await this.#statement<R>(text, values)).rows;
   }
 
   /** The same with the affected row count. */
   async run(text: string, values?: readonly unknown[]): Promise<number> {
-    return (await this.#pool.query(queryConfig(text, values, this.#timeoutMs))).rowCount ?? 0;
+    return (await this.#statement(text, values)).rowCount ?? 0;
+  }
+
+  /**
+   * A statement is sent only within its deadline: a connection the pool hands over later (a
+   * stalled server accepting no connection) goes back unused, so a write given up on never runs.
+   */
+  async #statement<R>(text: string, values: readonly unknown[] | undefined): Promise<PgResult<R>> {
+    const deadline = performance.now() + this.#timeoutMs;
+    const client = await this.#connect(deadline);
+    let failure: Error | undefined;
+    const onError = (error: Error) => (failure = error);
+    client.on('error', onError);
+    try {
+      return await client.query<R>(queryConfig(text, values, Math.max(1, Math.ceil(deadline - performance.now()))));
+    } catch (error) {
+      failure ??= error instanceof Error ? error : new Error(String(error));
+      throw error;
+    } finally {
+      client.removeListener('error', onError);
+      // As pg.Pool#query: a connection that failed a statement is destroyed, not reused.
+      client.release(failure);
+    }
+  }
+
+  async #connect(deadline: number): Promise<PgPoolClient> {
+    const connecting = this.#pool.connect();
+    if (deadline === Infinity) return connecting;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`PostgreSQL: no connection within ${this.#timeoutMs} ms (queryTimeoutMs); the statement was not sent`)),
+        Math.max(0, deadline - performance.now()),
+      );
+    });
+    try {
+      return await Promise.race([connecting, late]);
+    } catch (error) {
+      connecting.then(
+        (client) => client.release(),
+        () => undefined,
+      );
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /**
@@ -129,8 +174,10 @@ export class PostgresDatabase {
    */
   async transaction<T>(
     work: (query: <R = Record<string, unknown>>(text: string, values?: readonly unknown[]) => Promise<R[]>) => Promise<T>,
+    budgetMs = this.#timeoutMs,
   ): Promise<T> {
-    const client = await this.#pool.connect();
+    const deadline = performance.now() + budgetMs;
+    const client = await this.#connect(deadline);
     let broken: Error | undefined;
     // A connection that drops between two statements emits 'error' (unhandled, it would end the
     // process); the pending or next statement fails, and the connection is not reused.
@@ -141,6 +188,8 @@ export class PostgresDatabase {
     try {
       await query('BEGIN');
       const result = await work(query);
+      // Past the deadline the caller was told it failed: it must not commit now.
+      if (performance.now() > deadline) throw new Error(`PostgreSQL: a transaction outlived its ${budgetMs} ms; rolled back`);
       await query('COMMIT');
       return result;
     } catch (error) {
