@@ -147,6 +147,14 @@ export class PostgresTaskLeases extends ExpiringLeases {
     return renewed > 0;
   }
 
+  async isHeld(key: string): Promise<boolean> {
+    const [row] = await this.#db.query<{ held: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM ${this.#table} WHERE key = $1 AND expires_at > clock_timestamp()) AS held`,
+      [key],
+    );
+    return row.held;
+  }
+
   protected release(lease: LeaseRef): Promise<void> {
     return this.#releases.add(lease);
   }

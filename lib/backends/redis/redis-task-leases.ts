@@ -116,6 +116,10 @@ export class RedisTaskLeases extends ExpiringLeases {
     await RELEASE.run(this.#client, this.#keysOf(lease), [lease.holder, memberOf(lease), this.#keys.leaseReleasedChannel(lease.key)]);
   }
 
+  async isHeld(key: string): Promise<boolean> {
+    return (await this.#client.sendCommand<number>(['EXISTS', this.#keys.lease(key)])) === 1;
+  }
+
   async claimExpired(): Promise<LeasedTask[]> {
     const members = await CLAIM.run<string[]>(this.#client, [this.#keys.leases()], [this.#keys.lease(''), CLAIMS_PER_SWEEP]);
     return members.map((member) => {
