@@ -1,8 +1,6 @@
 /**
- * The part of node-postgres (`pg`) the PostgreSQL seams use, structurally, so that a `pg.Pool` of
- * any version fits and nothing in the library imports `pg` at run time; and `PostgresDatabase`, the
- * one place queries run: every statement bounded by a client-side timeout, every table named in
- * the configured schema.
+ * The part of node-postgres the PostgreSQL seams use, structurally (nothing imports `pg` at run
+ * time), and `PostgresDatabase`, the one place statements run: within a deadline, in the schema.
  */
 import { createHash } from 'node:crypto';
 
@@ -70,12 +68,8 @@ export const channelName = (schema: string, kind: string): string => `a2a_${crea
  */
 export const wireKey = (key: string): string => (key.length <= 256 ? `k${key}` : `h${createHash('sha1').update(key).digest('hex')}`);
 
-/**
- * Statement names by text, for every pool of the process: a statement with parameters is parsed
- * and planned once per connection, then only bound and run (about a tenth less CPU per request in
- * the process, and less for the server). The texts are the backend's own, a few dozen per schema;
- * past the bound the rest run unnamed.
- */
+// Named statements are parsed and planned once per connection (about a tenth less CPU per request);
+// the texts are the backend's own, a few dozen per schema, and past the bound the rest run unnamed.
 const statementNames = new Map<string, string>();
 const MAX_NAMED_STATEMENTS = 1_000;
 
@@ -140,7 +134,6 @@ export class PostgresDatabase {
       throw error;
     } finally {
       client.removeListener('error', onError);
-      // As pg.Pool#query: a connection that failed a statement is destroyed, not reused.
       client.release(failure);
     }
   }
@@ -168,10 +161,7 @@ export class PostgresDatabase {
     }
   }
 
-  /**
-   * `work` inside BEGIN … COMMIT on one connection; rolled back when it throws. A connection whose
-   * rollback fails is destroyed, not returned to the pool.
-   */
+  /** `work` inside BEGIN … COMMIT on one connection, within `budgetMs`; rolled back when it throws or runs late. */
   async transaction<T>(
     work: (query: <R = Record<string, unknown>>(text: string, values?: readonly unknown[]) => Promise<R[]>) => Promise<T>,
     budgetMs = this.#timeoutMs,
@@ -179,8 +169,7 @@ export class PostgresDatabase {
     const deadline = performance.now() + budgetMs;
     const client = await this.#connect(deadline);
     let broken: Error | undefined;
-    // A connection that drops between two statements emits 'error' (unhandled, it would end the
-    // process); the pending or next statement fails, and the connection is not reused.
+    // A connection that drops emits 'error' (unhandled, it would end the process): it is not reused.
     const onError = (error: Error) => (broken = error);
     client.on('error', onError);
     const query = async <R>(text: string, values?: readonly unknown[]): Promise<R[]> =>
@@ -188,7 +177,6 @@ export class PostgresDatabase {
     try {
       await query('BEGIN');
       const result = await work(query);
-      // Past the deadline the caller was told it failed: it must not commit now.
       if (performance.now() > deadline) throw new Error(`PostgreSQL: a transaction outlived its ${budgetMs} ms; rolled back`);
       await query('COMMIT');
       return result;

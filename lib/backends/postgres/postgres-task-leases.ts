@@ -174,8 +174,7 @@ export class PostgresTaskLeases extends ExpiringLeases {
   // Claimed half a time to live after it expired: by then a push outbox on the same time to live
   // (it sweeps every half) has taken the dead replica's deliveries over, so the status that settles
   // the task is delivered after the events the dead replica still owed, not before them.
-  // A task mid-turn with no lease row at all runs nowhere (a write the kit gave up on that committed
-  // later): every replica sees it, and the one whose settling takes its lease settles it.
+  // A task mid-turn with no lease row runs nowhere: every replica sees it; the one taking its lease settles it.
   async claimExpired(): Promise<LeasedTask[]> {
     const rows = await this.#db.query<{ tenant: string; owner: string; task_id: string }>(
       `WITH expired AS (

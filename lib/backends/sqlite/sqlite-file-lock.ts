@@ -7,7 +7,6 @@ import type BetterSqlite3 from 'better-sqlite3';
 
 type Database = BetterSqlite3.Database;
 
-// A file's lock is shared by the stores of the process that holds it; it is released with the last.
 const held = new Map<string, { lock: Database; users: number }>();
 
 /** Takes the file's lock, or throws naming the replica-ready backends; returns its release. */
@@ -21,7 +20,7 @@ export function lockDatabaseFile(db: Database): () => void {
     try {
       lock = new Connection(`${path}-a2a-lock`, { timeout: 0 });
       lock.pragma('journal_mode = MEMORY');
-      // Never committed: the transaction's EXCLUSIVE lock is the process's claim on the file.
+      // Never committed: its EXCLUSIVE lock is the claim, shared by the process's stores.
       lock.exec('BEGIN EXCLUSIVE');
     } catch (error) {
       lock?.close();

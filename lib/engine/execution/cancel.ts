@@ -123,11 +123,7 @@ async function cancelOnce(
   }
 }
 
-/**
- * With leases, a turn not running here may run on another replica: its lease is held. Leases that
- * cannot tell (or fail to) leave it to the state: mid-turn (not parked) means a turn runs, since
- * the sweeps settle a task whose replica died.
- */
+/** With leases, a turn may run on the replica holding the lease; without isHeld(), a task mid-turn is taken as running. */
 async function runsElsewhere(target: CancelTarget, { leases, logger }: CancelDeps, task: Task): Promise<boolean> {
   if (!leases) return false;
   if (leases.isHeld) {
