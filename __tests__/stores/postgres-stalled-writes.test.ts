@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { Pool } from 'pg';
 import { silentLogger, type AgentExecutor } from 'a2a-express-kit';
 import { createPostgresBackend, migratePostgres, PostgresTaskLeases, PostgresTaskStore, type PostgresBackend } from 'a2a-express-kit/postgres';
+import { deferred } from '../helpers/async';
 import { startAgent, type TestServer } from '../helpers/fixtures';
 import { rpc, userMessage } from '../helpers/http';
 import { startPostgresServer, useTestPostgres, type TestPostgresServer } from '../helpers/postgres';
@@ -28,7 +29,8 @@ pg.describe('PostgreSQL: a write given up on', () => {
   let admin: Pool;
   let backend: PostgresBackend;
   let server: TestServer;
-  let sweeps = 0;
+  /** Resolved by the router's next lease sweep. */
+  let swept = deferred();
 
   beforeAll(async () => {
     admin = new Pool({ connectionString: pg.url(), max: 2 });
@@ -43,7 +45,8 @@ pg.describe('PostgreSQL: a write given up on', () => {
     const claimExpired = backend.taskLeases.claimExpired.bind(backend.taskLeases);
     backend.taskLeases.claimExpired = async () => {
       const claimed = await claimExpired();
-      sweeps++;
+      swept.resolve();
+      swept = deferred();
       return claimed;
     };
     server = await startAgent(agent, { ...backend.options, storeTimeoutMs: 1_000 });
@@ -96,8 +99,7 @@ pg.describe('PostgreSQL: a write given up on', () => {
     expect(answered.some((state) => state === 'error' || state === 'TASK_STATE_FAILED')).toBe(true);
 
     // The statements the stalled backends held now run; three sweeps later nothing is stranded.
-    const from = sweeps;
-    await until(() => sweeps >= from + 3);
+    for (let i = 0; i < 3; i++) await swept.promise;
     expect(await stranded()).toEqual([]);
     const now = await tasks();
     expect(Object.values(now).filter((state) => state === 'TASK_STATE_SUBMITTED' || state === 'TASK_STATE_WORKING')).toEqual([]);
@@ -143,11 +145,6 @@ pg.describe('PostgreSQL: a create given up on that commits later, with no lease 
     await admin.end();
   }, 30_000);
 });
-
-/** Resolves once `predicate` holds, checking every 20 ms (sweeps run on a timer). */
-async function until(predicate: () => boolean): Promise<void> {
-  while (!predicate()) await new Promise((resolve) => setTimeout(resolve, 20));
-}
 
 pg.describe('PostgreSQL: a statement whose connection comes after its deadline', () => {
   let cluster: TestPostgresServer;

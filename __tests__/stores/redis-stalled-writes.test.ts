@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { silentLogger, type AgentExecutor, type Task } from 'a2a-express-kit';
 import { createRedisBackend, RedisTaskLeases, RedisTaskStore, type RedisBackend } from 'a2a-express-kit/redis';
+import { deferred } from '../helpers/async';
 import { startAgent, type TestServer } from '../helpers/fixtures';
 import { rpc, userMessage } from '../helpers/http';
 import { useTestRedis } from '../helpers/redis';
@@ -48,7 +49,8 @@ const task = (id: string, state: Task['status']['state']): Task => ({ id, contex
     };
     let backend: RedisBackend;
     let server: TestServer;
-    let sweeps = 0;
+    /** Resolved by the router's next lease sweep. */
+    let swept = deferred();
     let paused = false;
     beforeAll(async () => {
       backend = await createRedisBackend({
@@ -61,7 +63,8 @@ const task = (id: string, state: Task['status']['state']): Task => ({ id, contex
       const claimExpired = backend.taskLeases.claimExpired.bind(backend.taskLeases);
       backend.taskLeases.claimExpired = async () => {
         const claimed = await claimExpired();
-        sweeps++;
+        swept.resolve();
+        swept = deferred();
         return claimed;
       };
       server = await startAgent(agent, { ...backend.options, storeTimeoutMs: 1_000 });
@@ -82,8 +85,7 @@ const task = (id: string, state: Task['status']['state']): Task => ({ id, contex
       await redis.child!.signal('SIGCONT');
       paused = false;
       for (const answer of answers) expect(answer.status).toBe(503);
-      const from = sweeps;
-      while (sweeps < from + 3) await new Promise((resolve) => setTimeout(resolve, 20));
+      for (let i = 0; i < 3; i++) await swept.promise;
       const state = async (id: string) => (await rpc(server.url, 'GetTask', { id })).body.result.status.state;
       expect(await state(parked.id)).toBe('TASK_STATE_INPUT_REQUIRED');
       expect(await state(completed.id)).toBe('TASK_STATE_COMPLETED');
