@@ -85,14 +85,16 @@ end
 return claimed
 `);
 
-// KEYS: mid-turn set, live-lease set. ARGV: lease key prefix, how many at most. A task mid-turn with
-// neither a lease nor a member in the live-lease set runs nowhere (a write given up on that ran
-// later); it stays in the set: every caller gets it, and whichever takes its lease settles it.
+// KEYS: mid-turn set, live-lease set. ARGV: lease key prefix, how many at most, task key prefix. A
+// task mid-turn with neither a lease nor a live-lease entry runs nowhere (a write given up on that
+// ran later): every caller gets it, and whichever takes its lease settles it. A task gone leaves.
 const STRANDED = new RedisScript(`
 local stranded = {}
 for _, member in ipairs(redis.call('SMEMBERS', KEYS[1])) do
   if #stranded >= tonumber(ARGV[2]) then break end
-  if not redis.call('ZSCORE', KEYS[2], member) and redis.call('EXISTS', ARGV[1] .. cjson.decode(member)[1]) == 0 then
+  local task = cjson.decode(member)
+  if redis.call('EXISTS', ARGV[3] .. task[4]) == 0 then redis.call('SREM', KEYS[1], member)
+  elseif not redis.call('ZSCORE', KEYS[2], member) and redis.call('EXISTS', ARGV[1] .. task[1]) == 0 then
     stranded[#stranded + 1] = member
   end
 end
@@ -139,7 +141,7 @@ export class RedisTaskLeases extends ExpiringLeases {
     const stranded = await STRANDED.run<string[]>(
       this.#client,
       [this.#keys.midTurnTasks(), this.#keys.leases()],
-      [this.#keys.lease(''), CLAIMS_PER_SWEEP],
+      [this.#keys.lease(''), CLAIMS_PER_SWEEP, this.#keys.task('')],
     );
     return [...new Set([...members, ...stranded])].map((member) => {
       const [, tenant, owner, taskId] = JSON.parse(member) as [string, string, string, string];
