@@ -13,8 +13,8 @@ const base = {
   testPathIgnorePatterns: ['/node_modules/', '/__tests__/bench/'],
   // One throwaway PostgreSQL cluster for the run instead of one per file (see helpers/postgres.ts);
   // listed in every project so that any selection of projects starts it, once.
-  globalSetup: '<rootDir>/__tests__/helpers/postgres-global-setup.ts',
-  globalTeardown: '<rootDir>/__tests__/helpers/postgres-global-teardown.ts',
+  globalSetup: '<rootDir>/__tests__/helpers/global-setup.ts',
+  globalTeardown: '<rootDir>/__tests__/helpers/global-teardown.ts',
   // SWC strips the types (the typecheck is `tsc --noEmit`, before jest in `npm test`): ~10x cheaper
   // than ts-jest per file, and its cache key does not depend on the project, so the five projects
   // share one transformed copy of each file instead of five.

@@ -11,6 +11,7 @@
  * server answering JSON-RPC errors with HTTP 200 cannot look fast.
  */
 import autocannon from 'autocannon';
+import { processTreeCpuMicros } from './db-cpu.js';
 import { getJson, pool, rpcClient } from './http.js';
 import {
   A2A_JSON,
@@ -43,6 +44,8 @@ export interface LoadOptions {
   getTaskPool: number;
   /** REST workloads: the server's `message:send` path (e.g. `/message:send`, `/rest/message:send`). */
   restSendPath?: string;
+  /** The database server the server uses (redis-server, PostgreSQL's postmaster): its CPU counts too. */
+  dbPid?: number;
 }
 
 export interface LoadResult {
@@ -60,8 +63,10 @@ export interface LoadResult {
   /** reqPerSec × SSE events per response. */
   eventsPerSec: number;
   latencyMs: { p50: number; p99: number; mean: number };
-  /** Server CPU time (user + system) during the measured run / requests completed in it. */
+  /** CPU time (user + system) of the server and of its database server during the measured run / requests completed in it. */
   cpuMicrosPerRequest: number;
+  /** The database server's share of cpuMicrosPerRequest (redis-server, PostgreSQL's processes). */
+  dbCpuMicrosPerRequest?: number;
   /** Responses that were not the expected A2A result (JSON-RPC error, wrong state, short stream...). */
   bad: number;
   errors: number;
@@ -379,9 +384,10 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
   }
   const counters = newCounters();
   // Around the measured run only: the warm-up's JIT work must not count.
-  const cpuBefore = await serversCpu(opts);
+  const dbCpu = () => (opts.dbPid === undefined ? 0 : processTreeCpuMicros(opts.dbPid));
+  const [cpuBefore, dbBefore] = [await serversCpu(opts), dbCpu()];
   const result = await cannon(opts, opts.durationSec, counters, taskIds, parked);
-  const cpuAfter = await serversCpu(opts);
+  const [cpuAfter, dbAfter] = [await serversCpu(opts), dbCpu()];
   const duration = result.duration > 0 ? result.duration : opts.durationSec;
   const requests = result.requests.total;
   const reqPerSec = requests / duration;
@@ -395,7 +401,8 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
     events: counters.events,
     eventsPerSec: reqPerSec * eventsPerRequest,
     latencyMs: { p50: result.latency.p50, p99: result.latency.p99, mean: result.latency.mean },
-    cpuMicrosPerRequest: requests > 0 ? (cpuAfter - cpuBefore) / requests : Number.NaN,
+    cpuMicrosPerRequest: requests > 0 ? (cpuAfter - cpuBefore + dbAfter - dbBefore) / requests : Number.NaN,
+    ...(opts.dbPid === undefined ? {} : { dbCpuMicrosPerRequest: requests > 0 ? (dbAfter - dbBefore) / requests : Number.NaN }),
     bad: counters.bad,
     errors: result.errors,
     timeouts: result.timeouts,

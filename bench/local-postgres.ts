@@ -5,13 +5,13 @@
  * skipped with the reason.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
-/** A running cluster, or why there is none. */
-export type LocalPostgres = { readonly url: string; readonly stop: () => void } | { readonly skip: string };
+/** A running cluster (`pid`: its postmaster, whose children are the backends: see db-cpu.ts), or why there is none. */
+export type LocalPostgres = { readonly url: string; readonly stop: () => void; readonly pid: number } | { readonly skip: string };
 
 /**
  * Durability off (fsync, synchronous_commit, full_page_writes), as the Redis rows run without
@@ -76,7 +76,8 @@ export async function startLocalPostgres(): Promise<LocalPostgres> {
       }
     };
     process.once('exit', stop);
-    return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, stop };
+    const pid = Number(readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, stop, pid };
   } catch (error) {
     remove();
     return { skip: `PostgreSQL did not start: ${error instanceof Error ? error.message : String(error)}` };

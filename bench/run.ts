@@ -40,6 +40,7 @@
  *   --no-idle            skip the idle-streams phase
  *   --idle-only          only the idle-streams phase (no throughput, no engine memory)
  *   --long-stream        only the long-stream workload (bench/long-stream.ts; its own options follow)
+ *   --token-streams      only the LLM-like token streams (bench/token-streams.ts; its own options follow)
  *   --slow-readers       only the heap of 11 SSE clients that never read (bench/slow-readers-heap.ts, both modes; exits 1 when issue 21's goal is missed)
  *   --idle-n <N>         idle SSE streams held open per server (default 10000, quick 1000, smoke 200)
  *   --idle-warmup <N>    streams opened and closed before the idle baseline (default 1000, quick 200, smoke 0)
@@ -459,7 +460,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 // The Redis of the ours-redis server
 
 /** The runner's own redis-server, or why there is none. */
-type LocalRedis = { url: string; stop: () => Promise<void> } | { skip: string };
+type LocalRedis = { url: string; stop: () => Promise<void>; pid: number } | { skip: string };
 
 /** A port free on 127.0.0.1 right now (the OS picks it). */
 function freePort(): Promise<number> {
@@ -517,7 +518,7 @@ async function startLocalRedis(log: (line: string) => void): Promise<LocalRedis>
       await stopChild(child);
       removeDir();
     };
-    if (outcome === 'ready') return { url: `redis://127.0.0.1:${port}`, stop };
+    if (outcome === 'ready') return { url: `redis://127.0.0.1:${port}`, stop, pid: child.pid! };
     await stop();
     if ('missing' in outcome) return { skip: `${outcome.missing}: install Redis to measure this server` };
     lastError = outcome.failed;
@@ -540,6 +541,14 @@ interface ThroughputState {
   /** Workloads each server process has been warmed up on: a restarted process starts cold again. */
   warmed: WeakMap<RunningServer, Set<WorkloadId>>;
   log: (line: string) => void;
+  /** The database servers' pids (redis-server, PostgreSQL's postmaster): their CPU counts with the rows on them. */
+  dbPids: { redis?: number; postgres?: number };
+}
+
+/** The database server a server's rows run on, for its CPU. */
+function dbPidOf(state: ThroughputState, info: ServerInfo): { dbPid?: number } {
+  const pid = info.args.includes('--redis') ? state.dbPids.redis : info.args.includes('--postgres') ? state.dbPids.postgres : undefined;
+  return pid === undefined ? {} : { dbPid: pid };
 }
 
 async function restartIfDead(state: ThroughputState, info: ServerInfo, workload: WorkloadId): Promise<RunningServer | undefined> {
@@ -581,12 +590,15 @@ async function measureRound(state: ThroughputState, info: ServerInfo, workload: 
         durationSec: config.durationSec,
         getTaskPool: config.getTaskPool,
         ...(info.restBase !== undefined ? { restSendPath: `${info.restBase}/message:send` } : {}),
+        ...dbPidOf(state, info),
       });
       if (server.exited() && attempt === 1) continue;
       warmed.add(workload);
       const issues = result.bad + result.errors + result.non2xx;
       state.log(
-        `${workload} × ${info.id} (${label}): ${fmtMetric(workload, result)}, ${fmtInt(result.cpuMicrosPerRequest)} µs CPU/req, ` +
+        `${workload} × ${info.id} (${label}): ${fmtMetric(workload, result)}, ${fmtInt(result.cpuMicrosPerRequest)} µs CPU/req` +
+          (result.dbCpuMicrosPerRequest === undefined ? '' : ` (database ${fmtInt(result.dbCpuMicrosPerRequest)})`) +
+          ', ' +
           `p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms${issues ? `, ${issues} bad/errors` : ''}` +
           (result.followUps ? `, follow-ups ${fmtInt(result.followUps.cross)} cross-replica / ${fmtInt(result.followUps.same)} same` : ''),
       );
@@ -1384,7 +1396,7 @@ function twoReplicasNote(report: Report, workloads: readonly WorkloadInfo[], pai
     `\`${pair.id}\` is two \`${pair.single}\` processes (\`ours.ts ${pair.flag}\`) on the same ${pair.db}: ` +
       'one task store, event bus and lease table, as replicas behind a load balancer. The load generator spreads its ' +
       `${report.meta.connections} connections over both (autocannon's multi-URL mode, half each, one latency histogram); ` +
-      `server CPU per request is the two processes' CPU summed (not the ${pair.dbName} server's). JSON-RPC workloads only. GetTask: ` +
+      `server CPU per request is the two processes' CPU and the ${pair.dbName} server's, summed. JSON-RPC workloads only. GetTask: ` +
       'the tasks are created through the first replica and read through both.' +
       twoTurnText +
       ` ${pair.ratio}: the same ${pair.dbName} store served by two processes instead of one.` +
@@ -1532,7 +1544,8 @@ function markdown(report: Report, config: Config): string {
         '`ours` on `createPostgresBackend({ connectionString, schema })` from `a2a-express-kit/postgres` (default pool of 10), ' +
         'against a throwaway PostgreSQL cluster the runner starts on 127.0.0.1 with durability off (`fsync`, `synchronous_commit` ' +
         'and `full_page_writes` off), a schema per server process. Their store is ' +
-        "not cleared between rounds, and server CPU per request counts the Node process only (not the database server's). " +
+        "not cleared between rounds, and their CPU per request adds the database server's (redis-server's, or the PostgreSQL " +
+        "cluster's processes', read from /proc) to the Node process's: what the deployment pays for. " +
         'sqlite/ours, redis/ours and postgres/ours: what a durable store costs next to the in-memory one ' +
         '(targets: completed Task ≥ 0.70× on SQLite, ≥ 0.50× on Redis and on PostgreSQL).' +
         status,
@@ -1541,8 +1554,8 @@ function markdown(report: Report, config: Config): string {
   }
   for (const pair of Object.values(TWO_REPLICAS)) if (servers.some((s) => s.id === pair.id)) lines.push(...twoReplicasNote(report, workloads, pair));
   lines.push(
-    'Server CPU per request (µs, median of rounds; lower is better). Server process CPU time (user + system) ' +
-      'during the measured run / requests completed; streaming: per request of 12 events. Ratio columns are inverse CPU ' +
+    'Server CPU per request (µs, median of rounds; lower is better). Server process CPU time (user + system), with the ' +
+      "database server's for the Redis and PostgreSQL rows, during the measured run / requests completed; streaming: per request of 12 events. Ratio columns are inverse CPU " +
       'ratios (ours/ceiling = ceiling µs ÷ ours µs), so > 1 means the first is cheaper, as for throughput. Steadier than ' +
       'req/s on a shared machine, and not capped by the load generator sharing the cores.',
   );
@@ -1758,10 +1771,10 @@ function version(pkg: string): string {
 // ---------------------------------------------------------------------------------------------
 // Main
 
-/** `--long-stream [its options]`: the long-stream workload alone (bench/long-stream.ts), in its own process. */
-function runLongStream(argv: string[]): Promise<number> {
-  const rest = argv.filter((arg) => arg !== '--long-stream');
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench', 'long-stream.ts'), ...rest], { stdio: 'inherit' });
+/** `--long-stream` or `--token-streams` [its options]: that workload alone (bench/<name>.ts), in its own process. */
+function runWorkloadScript(name: 'long-stream' | 'token-streams', argv: string[]): Promise<number> {
+  const rest = argv.filter((arg) => arg !== `--${name}`);
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench', `${name}.ts`), ...rest], { stdio: 'inherit' });
   return new Promise((resolve) => child.once('exit', (code) => resolve(code ?? 1)));
 }
 
@@ -1778,7 +1791,8 @@ async function runSlowReaders(): Promise<number> {
 }
 
 async function main(): Promise<number> {
-  if (process.argv.includes('--long-stream')) return runLongStream(process.argv.slice(2));
+  if (process.argv.includes('--long-stream')) return runWorkloadScript('long-stream', process.argv.slice(2));
+  if (process.argv.includes('--token-streams')) return runWorkloadScript('token-streams', process.argv.slice(2));
   if (process.argv.includes('--slow-readers')) return runSlowReaders();
   const config = parseArgs(process.argv.slice(2));
   const started = Date.now();
@@ -1834,6 +1848,10 @@ async function main(): Promise<number> {
     restarts: new Map(),
     warmed: new WeakMap(),
     log: (line) => log(`[${elapsed()}] ${line}`),
+    dbPids: {
+      ...(localRedis && 'pid' in localRedis ? { redis: localRedis.pid } : {}),
+      ...(localPostgres && 'pid' in localPostgres ? { postgres: localPostgres.pid } : {}),
+    },
   };
   const { throughput, pairs } = await throughputPhase(state, serverInfos);
   const pairable = (id: ServerId) => running.get(id)?.status === 'ok';

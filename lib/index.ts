@@ -58,7 +58,7 @@ export * from './middleware/index.js';
 export * from './protocol/schemas.js';
 export * from './protocol/requests.js';
 
-// Push notifications: the router's `pushNotifications` option, and the seams a durable backend implements.
+// Push notifications: the option, and the seams a durable backend implements.
 export type { A2APushNotificationsOptions } from './engine/push/push-options.js';
 export { InMemoryPushConfigStore } from './backends/memory/in-memory-push-config-store.js';
 export { PushConfigLimitError } from './engine/seams/push-config-store.js';

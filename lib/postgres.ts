@@ -1,8 +1,4 @@
-/**
- * a2a-express-kit/postgres: task store, event bus, task leases and durable push on PostgreSQL, for
- * several replicas of one agent (node-postgres, `pg`, is an optional peer dependency; nothing here
- * is loaded by the main entry).
- */
+/** a2a-express-kit/postgres: task store, event bus, leases and durable push on PostgreSQL for replicas (`pg` an optional peer). */
 export { createPostgresBackend } from './backends/postgres/postgres-backend.js';
 export type { PostgresBackend, PostgresBackendOptions } from './backends/postgres/postgres-backend.js';
 export { migratePostgres } from './backends/postgres/postgres-migrate.js';

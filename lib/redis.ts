@@ -1,7 +1,4 @@
-/**
- * a2a-express-kit/redis: task store, event bus and task leases on Redis, for several replicas of one
- * agent (node-redis, `redis`, is an optional peer dependency; nothing here is loaded by the main entry).
- */
+/** a2a-express-kit/redis: task store, event bus, leases and push stores on Redis for replicas (`redis` an optional peer). */
 export { createRedisBackend } from './backends/redis/redis-backend.js';
 export { RedisCommandTimeoutError } from './backends/redis/redis-deadline.js';
 export type { RedisBackend, RedisBackendOptions } from './backends/redis/redis-backend.js';

@@ -1,8 +1,4 @@
-/**
- * a2a-express-kit/sqlite: the durable task store on better-sqlite3 (an optional peer dependency,
- * loaded only when a store is opened), and the durable push stores sharing its file. Nothing in the
- * main entry imports this file.
- */
+/** a2a-express-kit/sqlite: the durable task store and push stores on better-sqlite3 (an optional peer, loaded on open). */
 export { SqliteTaskStore } from './backends/sqlite/sqlite-task-store.js';
 export { openSqliteTaskStore } from './backends/sqlite/sqlite-open.js';
 export { SQLITE_SCHEMA_VERSION } from './backends/sqlite/sqlite-migrations.js';

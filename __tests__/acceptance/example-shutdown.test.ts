@@ -1,24 +1,29 @@
 /**
- * `npm start` as a process: a group SIGTERM relayed twice (npm and tsx both pass it on) must not cut
+ * `npm start` as a process: a group SIGTERM, or one relayed twice, must not cut
  * the graceful shutdown. A stream open on a running turn still ends with the task's final state,
  * and the process exits 0 instead of dying by the second signal.
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { until } from '../helpers/async';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
 interface Started {
   readonly baseUrl: string;
+  readonly pid: number;
   readonly exited: Promise<NodeJS.Signals | number | null>;
   signal(name: NodeJS.Signals): void;
 }
 
-function startExample(): Promise<Started> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'examples/basic/server.ts'], {
+/** The example as `node --import tsx` runs it, or as `npm start` in a process group of its own (signalled as a group). */
+function startExample(how: 'node' | 'npm start'): Promise<Started> {
+  const [command, args] = how === 'node' ? [process.execPath, ['--import', 'tsx', 'examples/basic/server.ts']] : ['npm', ['start']];
+  const child = spawn(command, args, {
     cwd: ROOT,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', A2A_STORE: 'memory', SHUTDOWN_GRACE_MS: '10000' },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: how === 'npm start',
   });
   const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
   return new Promise((resolve, reject) => {
@@ -28,10 +33,26 @@ function startExample(): Promise<Started> {
     child.stdout.setEncoding('utf8').on('data', (text: string) => {
       out += text;
       const listening = /listening: (http:\/\/127\.0\.0\.1:\d+)\/agent/.exec(out);
-      if (listening) resolve({ baseUrl: listening[1], exited, signal: (name) => child.kill(name) });
+      if (listening)
+        resolve({
+          baseUrl: listening[1],
+          pid: child.pid!,
+          exited,
+          signal: (name) => (how === 'node' ? child.kill(name) : process.kill(-child.pid!, name)),
+        });
     });
     void exited.then((how) => reject(new Error(`the example exited (${String(how)}) before listening: ${err}`)));
   });
+}
+
+/** Whether a process of the group led by `pid` still runs. */
+function groupAlive(pid: number): boolean {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** SSE `data:` payloads of a JSON-RPC stream, as they arrive; resolves `first` on the first one. */
@@ -72,7 +93,7 @@ async function openCountStream(baseUrl: string): Promise<{ first: Promise<void>;
 
 describe('examples/basic server process', () => {
   it('shuts down once on a doubled SIGTERM: the open stream ends with the final state and the process exits 0', async () => {
-    const example = await startExample();
+    const example = await startExample('node');
     const stream = await openCountStream(example.baseUrl);
     await stream.first; // the turn is running
     example.signal('SIGTERM');
@@ -81,5 +102,17 @@ describe('examples/basic server process', () => {
     const last = events.at(-1)?.result?.statusUpdate?.status.state;
     expect(last).toBe('TASK_STATE_COMPLETED');
     expect(await example.exited).toBe(0);
+  }, 30_000);
+
+  it('`npm start` survives a group SIGTERM (npm, its shell and node all get it): the stream ends with the final state, then the group is gone', async () => {
+    const example = await startExample('npm start');
+    const stream = await openCountStream(example.baseUrl);
+    await stream.first;
+    example.signal('SIGTERM');
+    const events = (await stream.all) as Array<{ result?: { statusUpdate?: { status: { state: string } } } }>;
+    expect(events.at(-1)?.result?.statusUpdate?.status.state).toBe('TASK_STATE_COMPLETED');
+    // npm itself dies of the signal (its way); the example, no tsx wrapper between, finishes and exits.
+    await example.exited;
+    await until(() => !groupAlive(example.pid), 'the example process exits');
   }, 30_000);
 });

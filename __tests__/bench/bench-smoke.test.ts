@@ -236,3 +236,41 @@ describe('bench smoke mode', () => {
     }
   });
 });
+
+describe('bench token streams', () => {
+  it('runs every store installed, and no stream loses an event (CI: all four)', async () => {
+    const outDir = mkdtempSync(path.join(os.tmpdir(), 'a2a-token-streams-'));
+    try {
+      const child = spawn(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          path.join(ROOT, 'bench', 'run.ts'),
+          '--token-streams',
+          '--streams',
+          '4',
+          '--chunks',
+          '3',
+          '--interval-ms',
+          '1',
+          '--out',
+          outDir,
+        ],
+        { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+      child.stdout.resume();
+      expect({ code: await new Promise((resolve) => child.once('exit', resolve)), stderr }).toEqual({ code: 0, stderr: '' });
+      const report = readFileSync(path.join(outDir, 'token-streams.md'), 'utf8');
+      const rows = report.split('\n').filter((line) => /^\| (memory|sqlite|redis|postgres) \|/.test(line));
+      expect(rows.map((row) => row.split('|')[1].trim())).toEqual(
+        process.env.CI ? ['memory', 'sqlite', 'redis', 'postgres'] : expect.arrayContaining(['memory', 'sqlite']),
+      );
+      for (const row of rows) expect(row.split('|').at(-2)!.trim()).toBe('0'); // streams lost
+    } finally {
+      rmSync(outDir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});

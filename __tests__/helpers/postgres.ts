@@ -1,7 +1,7 @@
 /**
  * A PostgreSQL for the PostgreSQL suites: the one at A2A_TEST_PG_URL when set, otherwise a throwaway
  * cluster (initdb + pg_ctl from `pg_config --bindir`, trust auth, loopback port, its own temp dir),
- * one for the whole jest run (started by postgres-global-setup.ts: a cluster costs about a second,
+ * one for the whole jest run (started by global-setup.ts: a cluster costs about a second,
  * and two dozen files use one). Without either, the suites are skipped with one warning, except
  * under CI, which installs PostgreSQL and must run them. Each file gets its own schema, so files
  * running in parallel against one server never see each other's tables. Tests that stop and restart
@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const ENV_URL = process.env.A2A_TEST_PG_URL;
-/** The throwaway cluster jest's global setup started for the whole run (postgres-global-setup.ts). */
+/** The throwaway cluster jest's global setup started for the whole run (global-setup.ts). */
 const SHARED_URL = process.env.A2A_TEST_PG_SHARED_URL;
 
 /** The directory of initdb and pg_ctl, when PostgreSQL's server binaries are installed. */

@@ -1,13 +1,10 @@
 /**
- * A strict ProtoJSON reading of a2a.proto (../shared/a2a-spec/a2a.proto beside the repository, or
- * the file named by A2A_PROTO): `expectProtoJson(type, value)` fails the test, naming each JSON path,
- * unless `value` is exactly message `type`'s JSON shape as a strict ProtoJSON parser
- * (ignore_unknown_fields off) reads it: every key a field, a oneof holding exactly one key, REQUIRED
- * fields present. The proto is the spec's, not ours: where it is missing the check is skipped with
- * one warning, except under CI (as the v0.3 schema helper does).
+ * A strict ProtoJSON reading of a2a.proto (see spec-files.ts): `expectProtoJson(type, value)` fails the
+ * test, naming each JSON path, unless `value` is exactly message `type`'s JSON shape as a strict
+ * ProtoJSON parser reads it (every key a field, a oneof holding one key, REQUIRED fields present).
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { specFile } from './spec-files';
 
 interface ProtoField {
   readonly jsonName: string;
@@ -25,20 +22,11 @@ interface ProtoMessage {
   readonly oneofs: Set<string>;
 }
 
-const PROTO_PATH = process.env.A2A_PROTO ?? resolve(__dirname, '../../../shared/a2a-spec/a2a.proto');
-/** Whether this run checks shapes against a2a.proto (always under CI). */
-export const protoPresent = existsSync(PROTO_PATH);
-if (!protoPresent && process.env.CI) throw new Error(`a2a.proto is missing at ${PROTO_PATH}; CI must check the v1.0 card against it`);
-let warned = false;
+const PROTO_PATH = specFile('a2a.proto');
 
-/** Fails the test with every violation when `value` is not exactly the ProtoJSON of message `type`. */
+/** Fails the test with every violation when `value` is not exactly the ProtoJSON of message `type` (skipped without the file). */
 export function expectProtoJson(type: string, value: unknown): void {
-  if (!protoPresent) {
-    if (!warned) process.stderr.write(`\n[a2a-express-kit tests] a2a.proto not found at ${PROTO_PATH} (set A2A_PROTO): ProtoJSON checks SKIPPED\n`);
-    warned = true;
-    return;
-  }
-  expect(protoJsonViolations(PROTO_PATH, type, value)).toEqual([]);
+  if (PROTO_PATH) expect(protoJsonViolations(PROTO_PATH, type, value)).toEqual([]);
 }
 
 /** protoc's json_name: snake_case to lowerCamelCase. */

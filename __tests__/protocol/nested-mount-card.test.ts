@@ -1,13 +1,11 @@
 /**
- * The card at the origin root (wellKnownCard) for a router Express never announced a mount for
- * (issue 19, item 2): nested in an express.Router(), it learns its mount path from the first request
- * it serves and warns once before then; `publicUrl` states the URL outright; a trailing `/` in the
- * mount path gives the same URL in both cards.
+ * The card at the origin root (wellKnownCard): `publicUrl` states the URL outright; a trailing `/` in
+ * the mount path gives the same URL in both cards (every mount: root-card-mounts.test.ts).
  */
 import express from 'express';
 import { createA2ARouter, silentLogger, type AgentExecutor, type Logger } from '../../lib';
 import { testCard } from '../helpers/fixtures';
-import { listen, rpc, userMessage, V1, type Listening } from '../helpers/http';
+import { listen, V1, type Listening } from '../helpers/http';
 import { fetchAny } from '../hosts/plain-host';
 
 const executor: AgentExecutor = {
@@ -30,35 +28,6 @@ function recordingLogger(): Logger & { codes: string[] } {
 
 const interfaceUrls = async (url: string): Promise<string[]> =>
   ((await (await fetchAny(url, { headers: V1 })).json()).supportedInterfaces as { url: string }[]).map((i) => i.url);
-
-describe('wellKnownCard of a router nested in an express.Router()', () => {
-  let server: Listening;
-  const logger = recordingLogger();
-  const agent = createA2ARouter({ agentCard: testCard, executor, logger });
-  beforeAll(async () => {
-    const app = express();
-    const api = express.Router();
-    api.use('/agent', agent);
-    app.use('/api/v2', api);
-    app.get('/.well-known/agent-card.json', agent.wellKnownCard);
-    server = await listen(app);
-  });
-  afterAll(() => server.close());
-
-  it('warns once, naming publicUrl, while it cannot know its mount path; then learns it from a request', async () => {
-    const rootCard = `${server.baseUrl}/.well-known/agent-card.json`;
-    expect(await interfaceUrls(rootCard)).toContain(server.baseUrl);
-    await interfaceUrls(rootCard);
-    expect(logger.codes.filter((code) => code === 'A2A_WIRING_CARD_URL_UNKNOWN')).toHaveLength(1);
-
-    const agentUrl = `${server.baseUrl}/api/v2/agent`;
-    expect((await rpc(agentUrl, 'SendMessage', userMessage('hi'))).status).toBe(200);
-    const urls = await interfaceUrls(rootCard);
-    expect(urls.every((url) => url === agentUrl)).toBe(true);
-    expect(urls).toEqual(await interfaceUrls(`${agentUrl}/.well-known/agent-card.json`));
-    expect(logger.codes.filter((code) => code === 'A2A_WIRING_CARD_URL_UNKNOWN')).toHaveLength(1);
-  });
-});
 
 describe('the publicUrl option', () => {
   let server: Listening;

@@ -232,6 +232,7 @@ const redis = redisForTests();
       const taskId: string = started.result.task.id;
       for (const replica of [a, b]) {
         const missing = await on(replica).call('GetTask', { id: randomUUID() }, { ...as('mallory'), id: 7 });
+        expect(missing.error?.code).toBe(-32001); // TaskNotFound: the answer both must equal
         for (const stranger of [as('mallory'), { headers: { 'x-user': 'alice', 'x-tenant': 'other' } }]) {
           const other = await on(replica).call('GetTask', { id: taskId }, { ...stranger, id: 7 });
           expect(other.status).toBe(missing.status);

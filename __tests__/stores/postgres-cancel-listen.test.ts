@@ -26,9 +26,13 @@ pg.describe('cancel requests on a fresh PostgreSQL replica', () => {
     // The other replica has a connection ready, as a serving replica has: its NOTIFY goes out at once.
     await other.pool.query({ text: 'SELECT 1' });
     let heard!: () => void;
-    const cancelled = new Promise<void>((resolve) => (heard = resolve));
+    const cancelled = new Promise<'heard'>((resolve) => (heard = () => resolve('heard')));
     fresh.eventBus.onCancelRequest('task-key', () => heard());
     other.eventBus.requestCancel('task-key');
-    await cancelled;
+    // A NOTIFY reaches a listening connection in milliseconds; one not heard in 5 s was lost.
+    let timer: NodeJS.Timeout | undefined;
+    const lost = new Promise<'lost'>((resolve) => (timer = setTimeout(() => resolve('lost'), 5_000)));
+    expect(await Promise.race([cancelled, lost])).toBe('heard');
+    clearTimeout(timer);
   });
 });

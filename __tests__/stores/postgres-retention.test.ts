@@ -3,16 +3,17 @@
  * of the schema (artifacts, chunks, logged events, push configs, claims, leases), while a task kept
  * keeps all of its; two replicas sweeping at once count each task once; the sweep reads the
  * partial index of finished tasks, which a schema of version 1 gains on open; the router's
- * `retention` option accepts the store.
+ * `retention` option removes what it finished.
  */
 import { randomUUID } from 'node:crypto';
 import type { StreamResponse, Task, TaskScope } from 'a2a-express-kit';
-import { createA2ARouter, silentLogger } from 'a2a-express-kit';
+import { silentLogger } from 'a2a-express-kit';
 import { migratePostgres, POSTGRES_SCHEMA_VERSION, PostgresPushConfigStore, PostgresTaskEventBus, PostgresTaskStore } from 'a2a-express-kit/postgres';
 import { Pool } from 'pg';
 import { taskKey } from '../../lib/engine/task-key';
 import { finishedBeforeSql } from '../../lib/backends/postgres/postgres-retention';
-import { testCard } from '../helpers/fixtures';
+import { startAgent } from '../helpers/fixtures';
+import { rpc, userMessage } from '../helpers/http';
 import { useTestPostgres } from '../helpers/postgres';
 
 const pg = useTestPostgres();
@@ -164,14 +165,28 @@ pg.describe('PostgresTaskStore retention', () => {
     expect(indexes.rows[0].indexdef).toMatch(/WHERE \(state = ANY/);
   });
 
-  it("is accepted by the router's retention option", async () => {
-    const router = createA2ARouter({
-      agentCard: testCard,
-      executor: { execute: (_ctx, events) => events.complete('done') },
-      logger: silentLogger,
-      taskStore: new PostgresTaskStore(connection()),
-      retention: { finishedTaskTtlMs: 60_000 },
-    });
-    await router.close();
+  it("serves the router's retention option: a task finished through the router leaves the store", async () => {
+    const store = linkedStore();
+    const server = await startAgent(
+      { execute: (_ctx, events) => events.complete('done') },
+      { taskStore: store, retention: { finishedTaskTtlMs: 1_000, intervalMs: 20 } },
+    );
+    try {
+      const task = (await rpc(server.url, 'SendMessage', userMessage('finish'))).body.result.task;
+      expect(task.status.state).toBe('TASK_STATE_COMPLETED');
+      // The sweep runs every 20 ms; the task goes once it is a second old.
+      for (;;) {
+        const answer = (await rpc(server.url, 'GetTask', { id: task.id })).body;
+        if (answer.error) {
+          expect(answer.error.code).toBe(-32001);
+          break;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const rows = await pool.query(`SELECT count(*)::int AS n FROM "${pg.schema}".a2a_tasks WHERE id = $1`, [task.id]);
+      expect(rows.rows).toEqual([{ n: 0 }]);
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -122,6 +122,16 @@ describe('traces', () => {
     },
   );
 
+  it('a SendStreamingMessage span carries the state its turn answered with', async () => {
+    server = await startAgent(agent(), { traces: { api: tracing.api, tracer: tracing.provider.getTracer('a2a-express-kit') } });
+    tracing.reset();
+    const response = await openStream(server.url, 'SendStreamingMessage', userMessage(ASK), { headers: { authorization: CREDENTIAL } });
+    expect(await response.text()).toContain('TASK_STATE_INPUT_REQUIRED');
+    await until(() => tracing.named('a2a.v1.A2AService/SendStreamingMessage').length === 1, 'the stream span');
+    const [stream] = tracing.named('a2a.v1.A2AService/SendStreamingMessage');
+    expect(stream.attributes).toMatchObject({ 'rpc.method': 'SendStreamingMessage', 'a2a.task.state': 'input_required' });
+  });
+
   it('a cancel: its span beneath CancelTask, linked to the task’s first request, the hook and the outcome; a subscriber linked to the turn it follows', async () => {
     const running = deferred();
     server = await startAgent(agent(running), { traces: { api: tracing.api }, cancelGracePeriodMs: 2_000 });

@@ -1,5 +1,6 @@
 /** createA2ARouter() options validation: A2AOptionsError at construction, with messages that name the problem. */
 import { A2AOptionsError, createA2ARouter, silentLogger, type A2ARouterOptions, type AgentExecutor } from '../../lib';
+import { RouterOptionsSchema } from '../../lib/express/options';
 import { testCard } from '../helpers/fixtures';
 
 const executor: AgentExecutor = { execute: (_ctx, events) => events.complete('ok') };
@@ -60,23 +61,33 @@ describe('createA2ARouter options', () => {
     expectOptionsError(null);
   });
 
-  it('does not throw for valid options', () => {
-    expect(() => createA2ARouter({ agentCard: testCard, executor })).not.toThrow();
-    expect(() =>
-      createA2ARouter({
-        agentCard: {
-          ...testCard,
-          supportedInterfaces: [{ url: 'https://agents.example.com/agent', protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
-        },
-        executor,
-        logger: silentLogger,
-        cancelGracePeriodMs: 0,
-        heartbeatIntervalMs: 0,
-        bodyLimit: '64kb',
-        agentCardMaxAgeSeconds: 60,
-        callContext: () => undefined,
-        extendedAgentCard: () => ({ ...testCard, supportedInterfaces: [] }) as never,
-      }),
-    ).not.toThrow();
+  it('takes valid options: the documented defaults where none is given, the values given otherwise', () => {
+    expect(RouterOptionsSchema.parse({ agentCard: testCard, executor })).toMatchObject({
+      cancelGracePeriodMs: 5_000,
+      heartbeatIntervalMs: 15_000,
+      storeTimeoutMs: 5_000,
+      turnTimeoutMs: 0,
+      leaseWaitMs: 30_000,
+      agentCardMaxAgeSeconds: 300,
+      unmatched: 'respond',
+      bindings: { jsonRpc: true, rest: true },
+      compatibility: { v0_3: true },
+    });
+    const options = {
+      agentCard: {
+        ...testCard,
+        supportedInterfaces: [{ url: 'https://agents.example.com/agent', protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
+      },
+      executor,
+      logger: silentLogger,
+      cancelGracePeriodMs: 0,
+      heartbeatIntervalMs: 0,
+      bodyLimit: '64kb',
+      agentCardMaxAgeSeconds: 60,
+      callContext: () => undefined,
+      extendedAgentCard: () => ({ ...testCard, supportedInterfaces: [] }) as never,
+    } satisfies A2ARouterOptions;
+    expect(RouterOptionsSchema.parse(options)).toMatchObject({ cancelGracePeriodMs: 0, heartbeatIntervalMs: 0, agentCardMaxAgeSeconds: 60 });
+    expect(typeof createA2ARouter(options).wellKnownCard).toBe('function');
   });
 });

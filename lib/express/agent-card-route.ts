@@ -1,20 +1,12 @@
-/**
- * GET <mount>/.well-known/agent-card.json: the public card as the presenter makes it (interface
- * URLs filled in from where the router is mounted unless the card states them, the shape the
- * request's A2A-Version asks for, signatures). Rendered once per origin and shape, with ETag and
- * Last-Modified (§8.6.1), and `Vary: A2A-Version` while the shapes differ.
- */
+/** GET <mount>/.well-known/agent-card.json: rendered once per origin and shape, with ETag and Last-Modified (§8.6.1). */
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { cardForBaseUrl, type AgentCardInput } from '../protocol/card.js';
 import type { AgentCard } from '../protocol/schemas.js';
-import { baseUrlOf } from './base-url.js';
-import { addVary, headerOf } from '../context/node-request.js';
-import { cardShapeOf, type CardShape, type PresentCardAt } from './card-presenter.js';
-import { writeError } from '../context/reply.js';
-import { writeJson } from './respond.js';
+import { addVary, headerOf, originOf } from '../context/node-request.js';
+import { baseUrlOf, cardShapeOf, type CardShape, type PresentCardAt } from './card-presenter.js';
+import { writeError, writeJson } from '../context/reply.js';
 
-/** Without a presenter: the v1.0 card, one shape. */
 const v1Card: PresentCardAt = (card, baseUrl) => cardForBaseUrl(card, baseUrl);
 
 interface Rendered {
@@ -33,25 +25,18 @@ function matchesEtag(header: string | undefined, etag: string): boolean {
   });
 }
 
-/**
- * If-Modified-Since per RFC 9110 §13.1.3: true when the card has not changed since that date
- * (an unparsable date is ignored).
- */
+/** If-Modified-Since per RFC 9110 §13.1.3 (an unparsable date is ignored). */
 function notModifiedSince(header: string | undefined, modifiedMs: number): boolean {
   if (!header) return false;
   const since = Date.parse(header);
   return !Number.isNaN(since) && modifiedMs <= since;
 }
 
-/**
- * Serves `card`; `baseUrlFor` says where the router's endpoints are, as seen by this request;
- * `lastModified` is when the card was last changed (the router's construction); `present` makes
- * the card served from a base URL (asynchronous only when it signs: then once per origin).
- */
+/** Serves `card` at `baseUrlFor(req)`; undefined there means the bare origin, served uncached. */
 export function agentCardRoute(
   card: AgentCardInput,
   maxAgeSeconds: number,
-  baseUrlFor: (req: IncomingMessage) => string = baseUrlOf,
+  baseUrlFor: (req: IncomingMessage) => string | undefined = baseUrlOf,
   lastModified: Date = new Date(),
   present: PresentCardAt = v1Card,
 ): (req: IncomingMessage, res: ServerResponse) => void {
@@ -59,6 +44,7 @@ export function agentCardRoute(
   const modifiedMs = Math.floor(lastModified.getTime() / 1000) * 1000;
   const lastModifiedHeader = new Date(modifiedMs).toUTCString();
   const varies = present.variesByVersion === true;
+  const publicCache = `public, max-age=${maxAgeSeconds}`;
   const cache = new Map<string, Rendered | Promise<Rendered>>();
   const maxCached = varies ? 2 * MAX_CACHED_ORIGINS : MAX_CACHED_ORIGINS;
   const rendering = (served: AgentCard): Rendered => {
@@ -86,19 +72,21 @@ export function agentCardRoute(
   return function a2aAgentCard(req: IncomingMessage, res: ServerResponse): void {
     // Each shape has its own body, hence its own ETag; caches key it by the header (Vary).
     if (varies) addVary(res, 'A2A-Version');
-    const rendered = render(baseUrlFor(req), varies ? cardShapeOf(req) : 'v1.0');
+    const baseUrl = baseUrlFor(req);
+    const cacheControl = baseUrl === undefined ? 'no-store' : publicCache;
+    const rendered = render(baseUrl ?? originOf(req), varies ? cardShapeOf(req) : 'v1.0');
     if (rendered instanceof Promise) {
       rendered.then(
-        (done) => serve(req, res, done),
+        (done) => serve(req, res, done, cacheControl),
         (error: unknown) => writeError(req, res, error, 'rest'),
       );
       return;
     }
-    serve(req, res, rendered);
+    serve(req, res, rendered, cacheControl);
   };
 
-  function serve(req: IncomingMessage, res: ServerResponse, { body, etag }: Rendered): void {
-    res.setHeader('Cache-Control', `public, max-age=${maxAgeSeconds}`);
+  function serve(req: IncomingMessage, res: ServerResponse, { body, etag }: Rendered, cacheControl: string): void {
+    res.setHeader('Cache-Control', cacheControl);
     res.setHeader('ETag', etag);
     res.setHeader('Last-Modified', lastModifiedHeader);
     // If-None-Match, when sent, decides; If-Modified-Since only counts without it (§13.2.2).

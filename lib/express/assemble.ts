@@ -1,8 +1,4 @@
-/**
- * The router's assembly: the card as served (its push capability kept to what is configured), the
- * task store behind its metrics, push delivery, observability and the engine (A2ARequestHandler),
- * from the checked options. Nothing here knows about HTTP.
- */
+/** The router's assembly from the checked options: card, store, push, observability, engine. No HTTP here. */
 import type { Logger } from '../logger.js';
 import { optionsError } from '../options.js';
 import type { AgentCard } from '../protocol/schemas.js';
@@ -20,19 +16,15 @@ export interface Assembly {
   readonly card: AgentCard;
   readonly handler: A2ARequestHandler;
   readonly push: ReturnType<typeof createPushNotifications> | undefined;
-  /** Stops the retention sweeper (a no-op when retention is off). */
   readonly stopRetention: StopRetention;
-  /** Operation spans, with traces on. */
   readonly operations: ReturnType<typeof routerObservability>['operations'];
   /** router.openTaskPublisher's span, with traces on (else `open()` itself). */
   readonly openPublisher: ReturnType<typeof routerObservability>['openPublisher'];
 }
 
-/** The card the router serves: a parsed copy that states push support exactly when push is configured. */
+/** A parsed copy of the card, stating push support exactly when push is configured. */
 function servedCard(settings: RouterSettings): AgentCard {
-  // Parsed copy of the card (validated, unknown fields dropped); the interface list may still be empty.
   const card: AgentCard = { ...settings.agentCard, supportedInterfaces: settings.agentCard.supportedInterfaces ?? [] };
-  // A promise the server can keep: the card states push support exactly when push is configured.
   if (settings.pushNotifications) card.capabilities = { ...card.capabilities, pushNotifications: true };
   else if (card.capabilities.pushNotifications === true) {
     throw optionsError(

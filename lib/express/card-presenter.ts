@@ -1,9 +1,4 @@
-/**
- * Every card the router serves (the public card, the one at the origin root, the extended card on
- * either binding) goes through one presenter: interfaces filled in from where the router is
- * mounted, then the shape the request's A2A-Version asks for, then the signatures (§8.4) when
- * `signCard` is set: signing comes last, since any later change would break them.
- */
+/** The one presenter of every served card: interfaces from the mount, the shape asked for, then signatures (last). */
 import type { IncomingMessage } from 'node:http';
 import { cardWithoutDefaults } from '../protocol/card-canonical.js';
 import { cardForBaseUrl, type AgentCardInput, type ServedBindings } from '../protocol/card.js';
@@ -11,28 +6,23 @@ import type { AgentCard } from '../protocol/schemas.js';
 import { withV03Discovery, withV03Interfaces } from '../protocol/v0_3/card.js';
 import { toV03RestAgentCard } from '../protocol/v0_3/rest.js';
 import type { CardSigner } from './card-signer.js';
-import { baseUrlOf } from './base-url.js';
+import { mountPathOf, originOf } from '../context/node-request.js';
 import { requestedVersion } from '../http/negotiate.js';
 import { isLegacyVersion } from '../protocol/version.js';
 
-/**
- * Which card a request gets while v0.3 compatibility is on. `v1.0`: exactly the v1.0 card (0.3
- * interfaces listed among the others), for a request that states A2A-Version 1.0 (header or query
- * parameter) or any version but 0.3: a strict ProtoJSON parser takes it (a security scheme is its
- * oneof alone). `merged`: the v0.3 discovery fields beside the v1.0 ones, for a request that states
- * no version or 0.3 (v0.3 clients never send one; §3.6.2 reads none as 0.3).
- */
+/** With v0.3 on: `v1.0` (strict ProtoJSON) for a stated version but 0.3; `merged` (v0.3 fields added) for 0.3 or none. */
 export type CardShape = 'v1.0' | 'merged';
 
-/** The shape `req` asks for (see CardShape). */
+/** Origin plus mount path, as this request reached the router (Express, Connect or plain Node). */
+export const baseUrlOf = (req: IncomingMessage): string => originOf(req) + mountPathOf(req);
+
 export const cardShapeOf = (req: IncomingMessage): CardShape => (isLegacyVersion(requestedVersion(req)) ? 'merged' : 'v1.0');
 
 interface CardPresenterOptions {
   readonly bindings?: ServedBindings;
-  /** The bindings also served in v0.3 (announced as 0.3 interfaces); none when compatibility is off. */
+  /** The bindings also served in v0.3; none when compatibility is off. */
   readonly v03Bindings: readonly string[];
   readonly signer?: CardSigner;
-  /** Where the router's endpoints are, as seen by a request (default: its origin and mount path). */
   readonly baseUrlFor?: (req: IncomingMessage) => string;
 }
 
@@ -43,15 +33,10 @@ export type PresentCardAt = ((card: AgentCardInput, baseUrl: string, shape?: Car
 };
 
 interface CardPresenter {
-  /** `card` as served with the router's endpoints at `baseUrl` in `shape` (default `merged`). */
   readonly at: PresentCardAt;
   /** `card` as served to `req` (its origin, the router's mount path, the shape it asks for). */
   forRequest(req: IncomingMessage, card: AgentCardInput): AgentCard | Promise<AgentCard>;
-  /**
-   * `card` as v0.3 HTTP+JSON serves it to `req` (`GET /v1/card`): the v0.3 proto's ProtoJSON of
-   * the same presented card; when signing, with one signature over that form (a signature over
-   * the JSON card would not verify over it).
-   */
+  /** `card` for v0.3 `GET /v1/card`: its v0.3 ProtoJSON, signed over that form when signing. */
   v03RestCard(req: IncomingMessage, card: AgentCardInput): object | Promise<object>;
 }
 

@@ -1,8 +1,4 @@
-/**
- * Agent card signatures (§8.4): a JWS (RFC 7515, flattened, detached payload) over the card's
- * canonical form (lib/protocol/card-canonical.ts), made with the deployer's private key through
- * jose. The key is read and checked when the router is built; signing itself is asynchronous.
- */
+/** Agent card signatures (§8.4): a flattened, detached JWS over the canonical card; the key is checked at build. */
 import { createHash, createPrivateKey, createPublicKey, KeyObject, webcrypto, type JsonWebKey } from 'node:crypto';
 import { loadJose } from '../jose-loader.js';
 import { canonicalCardPayload, cardWithoutDefaults } from '../protocol/card-canonical.js';
@@ -42,7 +38,6 @@ const CURVE_ALG: Readonly<Record<string, CardSigningAlgorithm>> = {
   secp256k1: 'ES256K',
 };
 
-/** The algorithms each key type can sign with. */
 function algorithmsFor(key: KeyObject): readonly CardSigningAlgorithm[] {
   switch (key.asymmetricKeyType) {
     case 'ec': {
@@ -87,7 +82,6 @@ function thumbprint(jwk: JsonWebKey): string {
   return createHash('sha256').update(canonical).digest('base64url');
 }
 
-/** Signs cards with one key; built once per router. */
 export class CardSigner {
   readonly #key: KeyObject;
   readonly #protectedHeader: { alg: string; typ: 'JOSE'; kid: string; jku?: string };
@@ -113,7 +107,6 @@ export class CardSigner {
     return { ...createPublicKey(this.#key).export({ format: 'jwk' }), kid: this.#protectedHeader.kid, alg: this.#protectedHeader.alg, use: 'sig' };
   }
 
-  /** One signature over `card`'s canonical form. */
   async signature(card: AgentCard): Promise<AgentCardSignature> {
     const { FlattenedSign } = await loadJose();
     const jws = await new FlattenedSign(new TextEncoder().encode(canonicalCardPayload(card)))
@@ -122,13 +115,7 @@ export class CardSigner {
     return { protected: jws.protected!, signature: jws.signature };
   }
 
-  /**
-   * `card` as served signed: without default-valued fields (so that every verifier's reading of
-   * field presence gives the bytes signed), with a signature over it appended to its own. A card
-   * that carries fields beyond v1.0 (the v0.3 fields of a merged card) gets a second signature over
-   * its v1.0 fields alone, for verifiers that rebuild the card from the v1.0 schema before
-   * canonicalizing (the official JavaScript SDK does).
-   */
+  /** `card` signed without default-valued fields; a merged card also over its v1.0 fields, for verifiers that re-parse it. */
   async sign<Card extends AgentCard>(card: Card): Promise<Card> {
     const served = cardWithoutDefaults(card);
     const signatures = [await this.signature(served)];

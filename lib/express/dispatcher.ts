@@ -1,10 +1,5 @@
-/**
- * The router's dispatcher: matches the path (JSON-RPC at the mount, the card, the HTTP+JSON routes
- * below it), decides the binding and version once and records them before the middleware preset
- * runs, reads the body, and hands the request to the one request skeleton (lib/http/serve.ts) with
- * its codec. A plain function rather than an Express sub-app: a sub-app re-prototypes req/res on
- * every request, and Express 4 and 5 disagree on route patterns with a ':' (`/message:send`).
- */
+/** The router's dispatcher: path match, binding and version recorded, preset, body, then serve(). */
+// Not an Express sub-app: that re-prototypes req/res per request, and Express 4 and 5 disagree on ':' in paths.
 import express, { type NextFunction, type Request, type Response } from 'express';
 import asyncHandler from 'express-async-handler';
 import { recordServedAs } from '../context/request-state.js';
@@ -25,7 +20,6 @@ import type { wiringReporter } from '../middleware/wiring.js';
 import { answerUnmatched, CARD_METHODS, RPC_METHODS, UNSUPPORTED_MEDIA_TYPE, type RouterErrorHandler } from './router-errors.js';
 import type { RouterSettings } from './options.js';
 
-/** The four codecs: each binding in each version. */
 export interface Codecs {
   readonly jsonRpc: Codec<JsonRpcRequest>;
   readonly jsonRpcV03: Codec<JsonRpcRequest>;
@@ -41,7 +35,6 @@ interface DispatcherOptions {
   readonly serveCard: (req: Request, res: Response) => void;
   readonly fail: RouterErrorHandler;
   readonly wiring: ReturnType<typeof wiringReporter>;
-  /** The 404 text: what the router serves. */
   readonly notFound: string;
 }
 
@@ -50,10 +43,7 @@ type Handler = (req: Request, res: Response, next: NextFunction) => void;
 /** A step of the dispatcher once the route is known: the route's match (none for JSON-RPC) and the version the request stated. */
 type RouteStep = (req: Request, res: Response, next: NextFunction, match: RestMatch | undefined, requested: string | undefined) => void;
 
-/**
- * The skeleton behind express-async-handler, as every route handler: a rejection goes to `next`,
- * then to the router's error handler. It passes its arguments through, `next` last.
- */
+/** serve() behind express-async-handler (arguments passed through, `next` last): a rejection goes to `next`. */
 type Route = (
   req: Request,
   res: Response,
@@ -65,15 +55,9 @@ type Route = (
 
 const JSON_TYPES = ['application/json', 'application/*+json'];
 
-/** The error shape of a route: JSON-RPC (either version), HTTP+JSON v1.0 or v0.3. */
 const bindingOf = (match: RestMatch | undefined): ErrorBinding => (match === undefined ? 'jsonrpc' : match.v03 ? 'rest-v0.3' : 'rest');
 
-/**
- * Parses JSON unless the host app already did. Not strict: a body such as `42` is valid JSON, so it
- * is an invalid request (-32600), not a parse error. raw-body (under express.json in Express 4 and
- * 5) binds its callback to the caller's async context, so AsyncLocalStorage values survive parsing.
- * a2aSecurity may set a smaller limit per request: one parser per distinct limit.
- */
+/** JSON parsers per limit (a2aSecurity may lower it); not strict, so `42` is an invalid request, not a parse error. */
 function bodyParsers(): (limit: number) => express.RequestHandler {
   const parsers = new Map<number, express.RequestHandler>();
   return (limit) => {
@@ -83,10 +67,7 @@ function bodyParsers(): (limit: number) => express.RequestHandler {
   };
 }
 
-/**
- * The preset middlewares in order, then `then` (the body and the route). The binding and version
- * are recorded first: a middleware's rejection answers in them.
- */
+/** The preset in order, then `then`; binding and version recorded first, so a rejection answers in them. */
 function withPreset(preset: readonly A2AMiddleware[], policy: VersionPolicy, fail: RouterErrorHandler, then: RouteStep): RouteStep {
   return (req, res, next, match, requested) => {
     recordServedAs(req, match ? 'rest' : 'jsonrpc', servedVersion(requested, policy, match));
@@ -113,7 +94,6 @@ export function a2aDispatcher(options: DispatcherOptions): Handler {
   const route = asyncHandler(((req: Request, res: Response, codec: Codec<never>, match: RestMatch | undefined, requested: string | undefined) =>
     serve(req, res, codec, match, requested, serveSettings)) as never) as unknown as Route;
 
-  /** The codec of the route and version, then the skeleton; a rejection reaches the error handler. */
   const dispatch: RouteStep = (req, res, next, match, requested) => {
     const version = servedVersion(requested, settings.compatibility, match);
     const codec = match ? (version === '0.3' ? codecs.restV03 : codecs.rest) : version === '0.3' ? codecs.jsonRpcV03 : codecs.jsonRpc;
@@ -131,7 +111,6 @@ export function a2aDispatcher(options: DispatcherOptions): Handler {
       return writeError(req, res, unsupported, binding, null, undefined, UNSUPPORTED_MEDIA_TYPE);
     }
     const limit = readA2ABodyLimit(req) ?? settings.bodyLimit;
-    // Too large before reading (declared), or read already by the host's own, larger-limit parser.
     if (bodyOverLimit(req, limit)) {
       answerBeforeBody(req, res);
       return fail(bodyTooLargeError(limit), req, res, next, binding);
@@ -143,11 +122,7 @@ export function a2aDispatcher(options: DispatcherOptions): Handler {
 
   const serveA2A = preset.length > 0 ? withPreset(preset, settings.compatibility, fail, readBody) : readBody;
 
-  /**
-   * The HTTP+JSON route `path` names. With v0.3 compatibility, a `/v1/...` request served as 0.3
-   * (no A2A-Version, or 0.3) that names a v0.3 REST route is v0.3 (`/v1/message:send`); anything
-   * else, a request stating 1.0 among them, is read as v1.0, where `/v1` is a tenant prefix.
-   */
+  /** The HTTP+JSON route `path` names: a v0.3 route under `/v1` for a 0.3 request, else v1.0 (`/v1` a tenant). */
   const matchRest = (req: Request, path: string, requested: string | undefined): RestLookup | undefined =>
     (settings.compatibility.v0_3 && path.startsWith(V03_REST_PREFIX) && isLegacyVersion(requested) && matchV03RestRoute(req.method, path)) ||
     matchRestRoute(req.method, path);

@@ -1,9 +1,4 @@
-/**
- * How the router learns where it is mounted: Express mounts objects that have `handle` and `set`
- * as sub-apps, records where (`mountpath`, `parent`) and emits 'mount'. From that, the path through
- * the parent apps (for the card at the origin root) and a warning when the card's JSON-RPC URL
- * points elsewhere.
- */
+/** Where the router is mounted, learnt as an Express sub-app is (see internals/express-sub-app.ts). */
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '../logger.js';
 import { statedJsonRpcInterface } from '../protocol/card.js';
@@ -11,7 +6,6 @@ import type { AgentCard } from '../protocol/schemas.js';
 import { rememberMountLayer } from '../middleware/wiring.js';
 import { mountAsSubApp } from '../internals/express-sub-app.js';
 
-/** What Express sets on, and calls of, an object it mounts as a sub-app. */
 export interface MountableApp {
   handle: (req: Request, res: Response, next: NextFunction) => void;
   set: () => unknown;
@@ -21,9 +15,8 @@ export interface MountableApp {
 }
 
 /**
- * Makes `router` mountable as a sub-app; returns where it is mounted through its parent apps
- * (no trailing `/`), or undefined before an app mounted it (a Router emits no 'mount').
- * `checkCard`: with JSON-RPC off, a JSON-RPC interface in the card is served elsewhere.
+ * Makes `router` mountable; returns its path through the parent apps (no trailing `/`), undefined
+ * before an app mounted it (a Router emits no 'mount'). Warns when the card's JSON-RPC URL points elsewhere.
  */
 export function makeMountable(
   router: MountableApp & ((req: Request, res: Response, next: NextFunction) => void),

@@ -1,8 +1,4 @@
-/**
- * What the router answers itself, outside the request skeleton: the one error handler (body-parser
- * failures, preset rejections, anything unexpected) in the binding of the route, and the JSON
- * 404/405 for requests under the mount that it does not serve.
- */
+/** What the router answers outside serve(): its one error handler, and the 404/405 under the mount. */
 import type { NextFunction, Request, Response } from 'express';
 import { writeError } from '../context/reply.js';
 import { A2AError } from '../errors.js';
@@ -23,10 +19,7 @@ export const UNSUPPORTED_MEDIA_TYPE: StatusOverride = { http: 415, status: 'INVA
 
 export type RouterErrorHandler = (error: unknown, req: Request, res: Response, next: NextFunction, binding?: ErrorBinding) => void;
 
-/**
- * The one error handler of the router: body-parser failures, preset rejections (in 'next' mode),
- * anything unexpected; in the binding of the route the request was for (JSON-RPC unless said).
- */
+/** Body-parser failures, preset rejections, anything unexpected: answered in the route's binding. */
 export function routerErrorHandler(logger: Logger): RouterErrorHandler {
   return function a2aRouterError(error, req, res, next, binding = 'jsonrpc'): void {
     if (res.headersSent) return next(error);
@@ -36,7 +29,6 @@ export function routerErrorHandler(logger: Logger): RouterErrorHandler {
   };
 }
 
-/** What the client is told about an error that reached the router's error handler. */
 function asA2AError(error: unknown, logger: Logger): A2AError {
   if (error instanceof A2AError) return error;
   const type = (error as { type?: string } | null)?.type;
@@ -52,7 +44,6 @@ function asA2AError(error: unknown, logger: Logger): A2AError {
   return new A2AError('Internal');
 }
 
-/** What a 404 under the mount says the router serves. */
 export function notFoundMessage(bindings: ServedBindings): string {
   const served = [
     ...(bindings.jsonRpc ? ['JSON-RPC at its base URL'] : []),
@@ -61,18 +52,12 @@ export function notFoundMessage(bindings: ServedBindings): string {
   return `Not found: this agent serves ${served.join(', ')} and its card at .well-known/agent-card.json below it`;
 }
 
-/** What answerUnmatched needs of the router. */
 interface UnmatchedContext {
   readonly wiring: ReturnType<typeof wiringReporter>;
   readonly notFound: string;
 }
 
-/**
- * A request under the mount that the router does not serve: OPTIONS on one of its paths → 204 with
- * `Allow`; another method there → 405 with `Allow`; any other path → 404. The body is A2A-shaped in
- * the binding the request looks like (a JSON-RPC envelope for a POST, else a google.rpc.Status).
- * First, a warning if a route the app registered after the router wanted it.
- */
+/** Not served under the mount: OPTIONS → 204, other method → 405 (with `Allow`), else 404; warns if a later route wanted it. */
 export function answerUnmatched(req: Request, res: Response, path: string, router: object, context: UnmatchedContext, allow?: string): void {
   context.wiring.checkUnmatched(req, router, path);
   if (allow !== undefined && req.method === 'OPTIONS') {

@@ -1,11 +1,4 @@
-/**
- * createA2ARouter(): an Express middleware that serves one A2A agent where it is mounted:
- * the agent card at `<mount>/.well-known/agent-card.json`, JSON-RPC at `POST <mount>` and the
- * HTTP+JSON routes below it (`POST <mount>/message:send`, `GET <mount>/tasks/{id}`, ...); for v0.3
- * clients (compatibility), JSON-RPC v0.3 at the mount and the v0.3 HTTP+JSON routes below `/v1`.
- * Three parts: the options (./options.ts, checked here at construction), the assembly
- * (./assemble.ts) and the dispatcher (./dispatcher.ts).
- */
+/** createA2ARouter(): the card, JSON-RPC and HTTP+JSON (v1.0, and v0.3 when compatible) where it is mounted. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { consoleLogger, type Logger } from '../logger.js';
 import { optionsError, parseOptions } from '../options.js';
@@ -17,6 +10,8 @@ import { cardPresenter } from './card-presenter.js';
 import { CardSigner, CardSigningKeyError, type CardSigningOptions } from './card-signer.js';
 import { statedJsonRpcInterface, statedRestInterface, type ServedBindings } from '../protocol/card.js';
 import { originOf } from '../context/node-request.js';
+import { literalPathTo } from '../internals/express-layer-stack.js';
+import { connectMountPath } from '../internals/express-sub-app.js';
 import { jsonRpcCodec } from '../http/jsonrpc.js';
 import { restCodec } from '../http/rest.js';
 import { v03JsonRpcCodec } from '../http/v03-jsonrpc.js';
@@ -33,10 +28,7 @@ import { notFoundMessage, routerErrorHandler } from './router-errors.js';
 
 export type { A2ARouterOptions } from './options.js';
 
-/**
- * A `(req, res, next)` handler as Express, Connect and plain Node servers call it: typed with Node's
- * own request and response, so using it needs no Express types.
- */
+/** A `(req, res, next)` handler typed with Node's request and response: using it needs no Express types. */
 export type A2AHandler = (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void) => void;
 
 /** The router (an Express or Connect middleware), plus read-only gauges for tests and operators. */
@@ -48,32 +40,21 @@ export type A2ARouter = A2AHandler & {
   /** Push work held in this process: fan-outs, deliveries, their per-task, per-config and per-host state (0 once all is done). */
   readonly livePushDeliveries: number;
   /**
-   * Serves the card at the origin root, where the spec's discovery looks for it:
-   * `app.get('/.well-known/agent-card.json', agent.wellKnownCard)`. The interface URL in it is the
-   * `publicUrl` option when set; else the router's mount path through its parent apps (app.use on
-   * an app), or as learned from the first request the router served (nested in Routers, Connect).
-   * Before either is known it advertises the bare origin and warns once (A2A_WIRING_CARD_URL_UNKNOWN).
+   * The card at the origin root (`app.get('/.well-known/agent-card.json', agent.wellKnownCard)`), naming `publicUrl` or the
+   * mount; where the mount cannot be known, the bare origin, `no-store`, and one warning (A2A_WIRING_CARD_URL_UNKNOWN).
    */
   readonly wellKnownCard: A2AHandler;
-  /**
-   * A publisher for work an agent handed off (`events.handOff()` in execute()): the same event
-   * methods as execute()'s events, plus `signal` (a CancelTask of the task) and `close()`. Usable
-   * from a queue worker in this process, or in another process sharing the store and event bus.
-   * TaskNotFound when the task is not visible in `scope` (the HandOff's).
-   */
+  /** A publisher for handed-off work (`events.handOff()`), in any process sharing the store; TaskNotFound outside `scope`. */
   openTaskPublisher(scope: TaskScope, taskId: string): Promise<TaskPublisher>;
   /**
-   * Graceful shutdown: new messages are refused at once (HTTP 503, `-32603`); running turns get
-   * `graceMs` (default 10 s) to finish, then are aborted and their tasks FAILED with a reason; every
-   * open stream ends after its last event. Resolves when nothing is left running. Call it on
-   * SIGTERM before `server.close()`.
+   * Graceful shutdown (on SIGTERM, before `server.close()`): 503 to new messages; turns get `graceMs` (10 s), then FAIL;
+   * streams end after their last event. Resolves when nothing is left running.
    */
   close(options?: { graceMs?: number }): Promise<void>;
 };
 
 export function createA2ARouter(options: A2ARouterOptions): A2ARouter {
   const settings = parseOptions('createA2ARouter', RouterOptionsSchema, options);
-  // Every engine log line written while serving a request carries its request id and trace ids.
   const logger = withRequestContext(settings.logger ?? consoleLogger);
   const assembly = assemble(settings, logger);
   const { card, handler } = assembly;
@@ -81,10 +62,8 @@ export function createA2ARouter(options: A2ARouterOptions): A2ARouter {
   const publicUrl = settings.publicUrl;
   // The card never changes after construction: its Last-Modified is now (§8.6.1).
   const cardModified = new Date();
-  // Every served card (public, origin root, extended) is presented alike: interfaces, v0.3 fields, signatures.
   const presenter = cardPresenter({
     bindings,
-    // Each binding served also speaks v0.3 (HTTP+JSON under `/v1/...`) while compatibility is on.
     v03Bindings: settings.compatibility.v0_3 ? [...(bindings.jsonRpc ? ['JSONRPC'] : []), ...(bindings.rest ? ['HTTP+JSON'] : [])] : [],
     signer: settings.signCard ? cardSigner(settings.signCard) : undefined,
     baseUrlFor: publicUrl === undefined ? undefined : () => publicUrl,
@@ -108,38 +87,41 @@ export function createA2ARouter(options: A2ARouterOptions): A2ARouter {
   }) as A2ARouter & MountableApp;
   registerRouter(router);
   const mountedPath = makeMountable(router, card, bindings.jsonRpc, logger);
-  // At the origin root, the endpoint is where this router is mounted (through its parent apps).
-  const rootBaseUrl = publicUrl === undefined ? rootBaseUrlOf(mountedPath, wiring, card, bindings, logger) : () => publicUrl;
+  const rootBaseUrl = publicUrl === undefined ? rootBaseUrlOf(router, mountedPath, wiring, card, bindings, logger) : () => publicUrl;
   const wellKnownCard = agentCardRoute(card, settings.agentCardMaxAgeSeconds, rootBaseUrl, cardModified, presenter.at);
   return withGauges(router, assembly, wellKnownCard);
 }
 
-/**
- * Where the card at the origin root says the router is: its mount path through the parent apps
- * (known once an app mounted it), else the one the first request it served came by (a Router emits
- * no 'mount'; Connect neither). Before either, the bare origin, with one warning naming the fix,
- * unless the card states every interface URL itself.
- */
+/** Where the origin-root card says the router is: mount path, routing table, Connect, or the first request's path. */
 function rootBaseUrlOf(
+  router: A2AHandler,
   mountedPath: () => string | undefined,
   wiring: ReturnType<typeof wiringReporter>,
   card: Assembly['card'],
   bindings: ServedBindings,
   logger: Logger,
-): (req: IncomingMessage) => string {
+): (req: IncomingMessage) => string | undefined {
   const statesItsUrl = bindings.jsonRpc ? statedJsonRpcInterface(card) !== undefined : statedRestInterface(card) !== undefined;
   let warned = statesItsUrl;
+  let located: string | undefined;
   return (req) => {
-    const path = mountedPath() ?? wiring.mountPath;
-    if (path === undefined && !warned) {
+    located ??= mountedPath() ?? literalPathTo(rootAppOf(req), (handle) => handle === router) ?? connectMountPath(router, req) ?? wiring.mountPath;
+    if (located === undefined && !warned) {
       warned = true;
       logger.warn(
         { code: 'A2A_WIRING_CARD_URL_UNKNOWN' },
-        "agent.wellKnownCard serves a card whose interface URL is the bare origin: the router was not mounted with app.use on an app (a Router or Connect emits no 'mount') and no request has reached it yet, so its mount path is unknown. Set the router's publicUrl option (e.g. publicUrl: 'https://example.com/api/v2/agent'), or state the interface URLs in the card",
+        "agent.wellKnownCard cannot tell where the router is mounted (not found in the app's routing table, and no request has reached it yet), so the card it serves names the bare origin, uncached. Set the router's publicUrl option (e.g. publicUrl: 'https://example.com/api/v2/agent'), or state the interface URLs in the card",
       );
     }
-    return originOf(req) + (path ?? '');
+    return located === undefined ? undefined : originOf(req) + located;
   };
+}
+
+/** The request's top Express app; undefined off Express. */
+function rootAppOf(req: IncomingMessage): unknown {
+  let app = (req as { app?: { parent?: unknown } }).app;
+  while (app?.parent) app = app.parent as { parent?: unknown };
+  return app;
 }
 
 /** The preset from the router's options; a2aAuth built from options logs its rejections to the router's logger. */
@@ -167,7 +149,6 @@ function codecsOf(settings: RouterSettings, card: Assembly['card'], logger: Logg
   };
 }
 
-/** The router's gauges, the origin-root card, task hand-off and graceful close. */
 function withGauges(router: A2ARouter, { handler, push, stopRetention, openPublisher }: Assembly, wellKnownCard: A2AHandler): A2ARouter {
   Object.defineProperties(router, {
     liveExecutions: { get: () => handler.liveExecutions, enumerable: true },

@@ -1,32 +1,22 @@
-/**
- * Private reach: Express's router stack and Layer fields (4: `app._router.stack`, 5: `app.router.stack`).
- * The wiring checks walk the host app's middleware, for which Express has no public API (start-up only).
- */
-// Guarded on Express 4 and 5 by __tests__/middleware/express-layer-stack.test.ts.
+/** Private reach: Express 4/5 router stacks and Layer fields, which have no public API (guarded by express-layer-stack.test.ts). */
 
-/** One entry of an Express router's stack, opaque outside this module. */
+/** One Layer of an Express router's stack, opaque outside this module. */
 export interface ExpressLayer {
   readonly __expressLayer?: never;
 }
 
-/** The parts of an Express 4 or 5 (`router` package) Layer this module reads. */
 interface LayerFields {
   readonly handle?: unknown;
   readonly route?: unknown;
-  /** Express 5: `app.use(fn)` without a path. */
-  readonly slash?: boolean;
-  /** Express 5: one matcher per path. */
+  readonly slash?: boolean; // Express 5, from here to `matchers`
+  readonly rawPath?: unknown;
   readonly matchers?: ReadonlyArray<(path: string) => false | { path: string }>;
-  /** Express 4. */
-  readonly regexp?: RegExp & { fast_slash?: boolean; fast_star?: boolean };
+  readonly regexp?: RegExp & { fast_slash?: boolean; fast_star?: boolean }; // Express 4
 }
 
 const fields = (layer: ExpressLayer): LayerFields => layer as LayerFields;
 
-/**
- * The layers of an app (Express 4 `_router`, Express 5 `router`) or of a Router; undefined for
- * anything else, or an app with nothing mounted yet on Express 4.
- */
+/** The layers of an app or a Router; undefined for anything else, or an Express 4 app with nothing mounted. */
 export function layersOf(owner: unknown): readonly ExpressLayer[] | undefined {
   if (owner === null || (typeof owner !== 'object' && typeof owner !== 'function')) return undefined;
   const value = owner as { stack?: unknown; _router?: { stack?: unknown } };
@@ -42,26 +32,49 @@ export function layersOf(owner: unknown): readonly ExpressLayer[] | undefined {
   }
 }
 
-/** The function the layer calls (a middleware, a Router, or Express's wrapper of a mounted app). */
 export function layerHandle(layer: ExpressLayer): unknown {
   return fields(layer).handle;
 }
 
-/** Whether the layer is the wrapper Express puts around an app mounted with app.use(path, subApp). */
+/** Whether the layer is Express's wrapper of an app mounted with app.use(path, subApp). */
 export function isMountedAppLayer(layer: ExpressLayer): boolean {
   const handle = fields(layer).handle;
   return typeof handle === 'function' && handle.name === 'mounted_app';
 }
 
-/** Whether the layer is a route (app.get/post/...), not a middleware or a Router. */
 export function isRouteLayer(layer: ExpressLayer): boolean {
   return fields(layer).route !== undefined;
 }
 
-/** The prefix of `path` a use-layer matches, without touching the layer's own state. */
+// Express 4 keeps only the regexp path-to-regexp 0.1 made of a use() path: `^\/a\/b\/?(?=\/|$)`.
+const EXPRESS4_LITERAL = /^\^((?:\\[/.]|[\w~%-])*)\\\/\?\(\?=\\\/\|\$\)$/;
+
+/** The literal path a use-layer was mounted at ('' without one), or undefined when it has parameters or is a route. */
+function literalPathOf(layer: ExpressLayer): string | undefined {
+  const { route, slash, regexp, rawPath } = fields(layer);
+  if (route !== undefined) return undefined;
+  if (slash || regexp?.fast_slash) return '';
+  if (typeof rawPath === 'string') return /[:*?(){}]/.test(rawPath) ? undefined : rawPath.replace(/\/$/, '');
+  const literal = regexp && EXPRESS4_LITERAL.exec(regexp.source)?.[1];
+  return literal === undefined ? undefined : literal.replace(/\\([/.])/g, '$1');
+}
+
+/** The path from `owner` to the use-layer calling `target` through Routers at literal paths (not into sub-apps). */
+export function literalPathTo(owner: unknown, target: (handle: unknown, layer: ExpressLayer) => boolean, depth = 0): string | undefined {
+  const stack = depth > 8 ? undefined : layersOf(owner);
+  for (const layer of stack ?? []) {
+    const path = literalPathOf(layer);
+    if (path === undefined) continue;
+    if (target(fields(layer).handle, layer)) return path;
+    const inner = nestedLayers(layer) && literalPathTo(fields(layer).handle, target, depth + 1);
+    if (inner !== undefined) return path + inner;
+  }
+  return undefined;
+}
+
 export function matchedPrefix(layer: ExpressLayer, path: string): string | undefined {
   const { route, slash, regexp, matchers } = fields(layer);
-  if (route !== undefined) return undefined; // app.get()/post() routes: not middleware stacks
+  if (route !== undefined) return undefined;
   if (slash || regexp?.fast_slash) return '';
   if (matchers) {
     for (const match of matchers) {
@@ -78,7 +91,6 @@ export function matchedPrefix(layer: ExpressLayer, path: string): string | undef
   return undefined;
 }
 
-/** The stack of the Router a use-layer calls, if it calls one. */
 export function nestedLayers(layer: ExpressLayer): readonly ExpressLayer[] | undefined {
   const handle = fields(layer).handle;
   return typeof handle === 'function' && Array.isArray((handle as { stack?: unknown }).stack)
@@ -86,7 +98,6 @@ export function nestedLayers(layer: ExpressLayer): readonly ExpressLayer[] | und
     : undefined;
 }
 
-/** Whether a route layer (app.get/post/...) serves `method` at exactly `path`. */
 export function routeServes(layer: ExpressLayer, path: string, method: string): boolean {
   const { route, matchers, regexp } = fields(layer);
   const methods = (route as { methods?: Record<string, unknown> } | undefined)?.methods;

@@ -1,13 +1,9 @@
-/**
- * Private reach: how Express mounts a sub-app. app.use(path, fn) treats a function that has `handle`
- * and `set` as an app: it sets `mountpath` and `parent` on it and emits 'mount' with the parent.
- */
-// Guarded on Express 4 and 5 by __tests__/middleware/express-layer-stack.test.ts (the sub-app probes).
+/** Private reach: app.use(path, fn) mounts a function with `handle` and `set` as an app (`mountpath`, `parent`, 'mount'). */
+import type { IncomingMessage } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 
 type Handler = (req: Request, res: Response, next: NextFunction) => void;
 
-/** What Express sets on, and calls of, a function it mounts as a sub-app. */
 interface SubAppFields {
   handle: Handler;
   set: () => unknown;
@@ -16,11 +12,7 @@ interface SubAppFields {
   parent?: { path?: () => string };
 }
 
-/**
- * Makes `handler` mountable as a sub-app: `onMount(parent, mountpath)` runs when Express mounts it.
- * Returns where it is mounted, through its parent apps, without a trailing '/' ('' at the root;
- * undefined before an app mounted it: a Router emits no 'mount').
- */
+/** Makes `handler` mountable as a sub-app; returns its path through the parent apps (undefined until mounted). */
 export function mountAsSubApp(
   handler: Handler,
   onMount: (parent: unknown, mountpath: string | string[] | undefined) => void,
@@ -36,10 +28,19 @@ export function mountAsSubApp(
     const parent = app.parent;
     if (!parent) return undefined;
     const own = typeof app.mountpath === 'string' ? app.mountpath : '';
-    // `app.use('/agent/', router)` serves at `/agent`, as a request's baseUrl says.
     return trimTrailingSlash(typeof parent.path === 'function' ? parent.path() : '') + trimTrailingSlash(own);
   };
 }
 
-/** `/agent/` as `/agent` (and `/` as ''), the way a request's baseUrl names the mount. */
+/** `/agent/` as `/agent`, the way a request's baseUrl names the mount. */
 const trimTrailingSlash = (path: string): string => (path.endsWith('/') ? path.slice(0, -1) : path);
+
+/** Under Connect, `handler`'s `route` (its path in its parent), trusted only when the server's top app mounts there. */
+export function connectMountPath(handler: Handler, req: IncomingMessage): string | undefined {
+  const route = (handler as { route?: unknown }).route;
+  if (typeof route !== 'string') return undefined;
+  const server = (req.socket as { server?: { listeners?: (event: string) => unknown[] } } | undefined)?.server;
+  const top = server?.listeners?.('request').find((app) => Array.isArray((app as { stack?: unknown }).stack)) as
+    { stack: Array<{ route?: unknown }> } | undefined;
+  return top?.stack.some((layer) => layer.route === route) ? trimTrailingSlash(route) : undefined;
+}

@@ -1,22 +1,12 @@
-/**
- * Private reach: Node's `kOutHeaders`, where setHeader keeps a response's headers. The stack's static
- * headers go there directly, validated once, sparing setHeader's per-call work (measured gain: commit).
- */
+/** Private reach: Node's `kOutHeaders`, where static headers are written directly, validated once, sparing setHeader's work. */
+// Only on a plain Node response whose layout a start-up probe confirmed (node-out-headers.test.ts names a change).
+// Against setHeader: Message -2.9 %, GetTask -1.2 % instructions; writeHead merges through setHeader, so it cannot help.
 import { OutgoingMessage } from 'node:http';
 import type { Response } from 'express';
-
-// Only for a plain Node response (setHeader, and removeHeader where it matters, not replaced; headers
-// not sent), and only where a start-up probe finds this layout; __tests__/unit/node-out-headers.test.ts
-// fails naming this file and the Node version when a release changes it. Against plain setHeader
-// (callgrind, bench/tools/instructions.sh, node --single-threaded): Message -39k (-2.9 %), GetTask
-// -15k (-1.2 %) instructions/request; writeHead(status, headers) cannot do better, since Express has
-// set X-Powered-By by then and writeHead merges through setHeader once any header was set.
 
 /** A response's headers as Node keeps them: `[name as given, value]` under the lower-cased name. */
 type OutHeaders = Record<string, [string, string]>;
 
-// The symbol under which Node keeps them (null until the first header); what setHeader writes and
-// getHeader, hasHeader, removeHeader and the header block read. Looked up once, when first needed.
 let key: symbol | null | undefined;
 let drift: string | undefined;
 function outHeadersKey(): symbol | null {
@@ -29,11 +19,7 @@ function outHeadersKey(): symbol | null {
   return key;
 }
 
-/**
- * Checks on a probe response that this Node keeps headers exactly as written here: setHeader stores
- * `[name, value]` under the lower-cased name, and one written that way directly is what getHeader,
- * getHeaderNames and removeHeader see. Returns what differs (another Node's layout), if anything.
- */
+/** What differs, on a probe response, from the layout written here (`[name, value]` under the lower-cased name). */
 function headersLayoutDrift(probe: OutgoingMessage, symbol: symbol): string | undefined {
   try {
     probe.setHeader('X-Probe', 'set');
@@ -53,16 +39,12 @@ function headersLayoutDrift(probe: OutgoingMessage, symbol: symbol): string | un
   }
 }
 
-/**
- * What this Node does differently from what the fast path relies on (undefined when nothing): for
- * the probe test, which fails with it where the kit would quietly fall back to setHeader.
- */
+/** What this Node does differently from what the fast path relies on, for the probe test. */
 export function nodeOutHeadersDrift(): string | undefined {
   outHeadersKey();
   return drift;
 }
 
-/** Whether this Node version keeps headers where outHeaders() looks (else callers use setHeader). */
 export function canWriteHeadersDirectly(): boolean {
   return outHeadersKey() !== null;
 }
@@ -70,19 +52,14 @@ export function canWriteHeadersDirectly(): boolean {
 const { setHeader, removeHeader } = OutgoingMessage.prototype;
 
 /**
- * Whether removeHeader is Node's own. Read with Reflect.get: Express 5 gives each response a hidden
- * class of its own, so a plain `res.removeHeader` read misses its inline cache on every request
- * (about 4,000 instructions); nothing else on the request's path reads that name, so the cache
- * entry would never be used again, and Reflect.get's uncached lookup is far cheaper.
+ * Whether removeHeader is Node's own. Reflect.get: under Express 5 each response has its own hidden class,
+ * so a plain read misses its inline cache every request (~4,000 instructions); an uncached lookup is cheaper.
  */
 export function hasNodeRemoveHeader(res: Response): boolean {
   return Reflect.get(res, 'removeHeader') === removeHeader;
 }
 
-/**
- * The object to write headers into, created as setHeader would create it; undefined when the
- * response is not a plain Node response or its headers are sent (use setHeader: it throws then).
- */
+/** The object to write headers into, as setHeader creates it; undefined off a plain Node response or once sent. */
 export function outHeaders(res: Response): OutHeaders | undefined {
   const symbol = key;
   if (!symbol || res.setHeader !== setHeader || res.headersSent) return undefined;

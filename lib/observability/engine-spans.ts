@@ -21,11 +21,13 @@ export class TurnSpan implements KitSpan {
   readonly span: SpanLike;
   storeUpdates = 0;
   readonly origin: SpanContextLike | undefined;
+  readonly #operation: OperationSpan | undefined;
   #ended = false;
 
-  constructor(span: SpanLike, origin: SpanContextLike | undefined) {
+  constructor(span: SpanLike, origin: SpanContextLike | undefined, operation: OperationSpan | undefined) {
     this.span = span;
     this.origin = origin;
+    this.#operation = operation;
   }
 
   get ended(): boolean {
@@ -41,7 +43,10 @@ export class TurnSpan implements KitSpan {
       span.setAttribute(ATTR.errorType, outcome.error.kind);
       span.setStatus({ code: SPAN_STATUS_ERROR, message: outcome.error.kind });
     } else {
-      span.setAttribute(ATTR.turnOutcome, outcome.kind === 'message' ? 'message' : shortState(outcome.task.status.state));
+      const state = outcome.kind === 'message' ? 'message' : shortState(outcome.task.status.state);
+      span.setAttribute(ATTR.turnOutcome, state);
+      // A stream's operation has no unary answer to read its state from: the turn it ran gives it.
+      this.#operation?.answered(state);
     }
     endKitSpan(this);
   }
@@ -69,7 +74,7 @@ export function engineSpans(core: TracingCore): EngineTracing {
       const span = tracer.startSpan(A2A_SPANS.turn, { kind: SPAN_KIND.internal, attributes }, parent);
       operation?.setTask(task.taskId, task.contextId);
       const later = followUp || resumed !== undefined;
-      const trace = new TurnSpan(span, later ? undefined : (operation?.span ?? span).spanContext());
+      const trace = new TurnSpan(span, later ? undefined : (operation?.span ?? span).spanContext(), operation);
       core.traces.entry(task.taskId).turn = span.spanContext();
       if (later) core.findOrigin(task.scope, task.taskId, (origin) => (trace.ended ? undefined : core.linkTo(span, origin, 'task.origin')));
       turn.trace = trace;

@@ -91,6 +91,11 @@ export class OperationSpan implements OperationTrace, KitSpan {
     this.end();
   }
 
+  /** The state a turn of this request ended in (`a2a.task.state`, unless the span has ended). */
+  answered(state: string): void {
+    if (!this.#ended) this.span.setAttribute(ATTR.taskState, state);
+  }
+
   failed(error: unknown): void {
     if (this.#ended) return;
     const kind = error instanceof A2AError ? error.kind : 'internal';

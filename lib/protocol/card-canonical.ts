@@ -1,18 +1,8 @@
-/**
- * The signed form of an agent card (§8.4.1): field presence as the proto defines it (a field that
- * holds its default is omitted unless it is REQUIRED or `optional`; message-typed fields are kept
- * when set), `signatures` excluded, and RFC 8785 (JCS) canonical JSON. Fields outside the v1.0
- * card (the v0.3 discovery fields of a merged card) are kept as they are.
- */
+/** The signed form of an agent card (§8.4.1): proto field presence, no `signatures`, RFC 8785 (JCS) canonical JSON. */
 import canonicalize from 'canonicalize';
 import type { AgentCard } from './schemas.js';
 
-/**
- * How a field is read for presence: `keep` (REQUIRED, `optional`, a message or a Struct: present
- * means set), `scalar` (omitted when it holds its default), `list`/`map` (omitted when empty);
- * a nested message's fields are listed by name, and `items`/`values` describe list entries and
- * map values that are messages.
- */
+/** A field's presence: `keep` (set when present), `scalar` (omitted at its default), `list`/`map` (omitted when empty). */
 type Rule =
   | 'keep'
   | 'scalar'

@@ -1,9 +1,5 @@
-/**
- * How to fix a bad agent card, field by field: the hint the options error adds after what zod found
- * wrong (`agentCard.skills: skills must have at least one entry; add one, e.g. ...`).
- */
+/** How to fix a bad agent card, field by field: the hint an options error adds after what zod found. */
 
-/** What the options parser knows of one problem: zod's code, and whether the field is absent. */
 export interface ProblemKind {
   readonly code: string;
   readonly missing: boolean;

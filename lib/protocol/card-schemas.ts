@@ -1,7 +1,4 @@
-/**
- * Zod schemas for the A2A v1.0 agent card and its security schemes (a2a.proto, ProtoJSON), with
- * the conventions of schemas.ts, which re-exports everything here.
- */
+/** Zod schemas of the v1.0 agent card and its security schemes, with the conventions of schemas.ts (which re-exports them). */
 import { z } from 'zod';
 import {
   fieldError,
@@ -15,9 +12,7 @@ import {
   type OneOf,
 } from './schema-builders.js';
 
-// ---------------------------------------------------------------------------
 // Security schemes (OpenAPI-like, as proto oneofs)
-// ---------------------------------------------------------------------------
 
 /** Map of scope name to description; may be empty. */
 const scopes = () => z.record(z.string(), z.string(fieldError('scope descriptions', 'strings')), fieldError('scopes', 'an object'));
@@ -84,7 +79,6 @@ export const OAuthFlowsSchema = OAuthFlowsObjectSchema.refine(...exactlyOne('flo
 
 export const APIKeySecuritySchemeSchema = z.object({
   description: optionalString('description'),
-  // "header", "query" or "cookie"
   location: requiredString('location'),
   name: requiredString('name'),
 });
@@ -147,10 +141,7 @@ export const StringListSchema = z.object({
 });
 export type StringList = z.infer<typeof StringListSchema>;
 
-/**
- * Schemes that must all be satisfied together (scheme name -> required scopes).
- * Entries of a `securityRequirements` array are alternatives (OpenAPI semantics).
- */
+/** Schemes all satisfied together (name -> scopes); a `securityRequirements` array lists alternatives. */
 export const SecurityRequirementSchema = z.object({
   // An empty map is omitted by ProtoJSON; read it as {}.
   schemes: z.record(z.string(), StringListSchema, fieldError('schemes', 'an object')).default(() => ({})),
@@ -159,17 +150,13 @@ export type SecurityRequirement = z.infer<typeof SecurityRequirementSchema>;
 
 const securityRequirements = (field = 'securityRequirements') => z.array(SecurityRequirementSchema, fieldError(field, 'an array')).optional();
 
-// ---------------------------------------------------------------------------
 // Agent card
-// ---------------------------------------------------------------------------
 
 export const AgentInterfaceSchema = z.object({
   url: requiredString('url'),
-  // "JSONRPC", "HTTP+JSON", "GRPC" or a URI for a custom binding.
   protocolBinding: requiredString('protocolBinding'),
   // Clients must echo it in every request sent to this interface.
   tenant: optionalString('tenant'),
-  // "Major.Minor", e.g. "1.0" or "0.3".
   protocolVersion: requiredString('protocolVersion'),
 });
 export type AgentInterface = z.infer<typeof AgentInterfaceSchema>;
@@ -195,7 +182,6 @@ export type AgentExtension = z.infer<typeof AgentExtensionSchema>;
 
 export const AgentCapabilitiesSchema = z.object(
   {
-    // Absent means false; kept optional to preserve the proto's presence semantics.
     streaming: optionalBoolean('streaming'),
     pushNotifications: optionalBoolean('pushNotifications'),
     extensions: z.array(AgentExtensionSchema, fieldError('extensions', 'an array')).optional(),
@@ -233,7 +219,6 @@ export const AgentCardSchema = z.object({
     .array(AgentInterfaceSchema, fieldError('supportedInterfaces', 'an array'))
     .min(1, { error: 'supportedInterfaces must have at least one entry' }),
   provider: AgentProviderSchema.optional(),
-  // The agent's own version, not the protocol version.
   version: requiredString('version'),
   documentationUrl: optionalString('documentationUrl'),
   capabilities: AgentCapabilitiesSchema,

@@ -22,12 +22,7 @@ export function statedRestInterface(card: AgentCardInput) {
   return card.supportedInterfaces?.find((i) => i.protocolBinding === 'HTTP+JSON' && i.protocolVersion === SERVED_VERSION);
 }
 
-/**
- * The card with an interface for each binding served (JSON-RPC first, HTTP+JSON right after it),
- * unless the card states one for that binding. Both bindings live at the router's base URL, so the
- * HTTP+JSON one is where a stated JSON-RPC interface the router serves says (with its tenant), else
- * at `baseUrl`.
- */
+/** The card with an interface per binding served unless it states one; HTTP+JSON beside a stated JSON-RPC one, else at `baseUrl`. */
 export function cardForBaseUrl(card: AgentCardInput, baseUrl: string, bindings: ServedBindings = BOTH_BINDINGS): AgentCard {
   const interfaces: AgentInterface[] = [...(card.supportedInterfaces ?? [])];
   let jsonRpc = statedJsonRpcInterface(card);

@@ -1,7 +1,4 @@
-/**
- * defineAgentCard(): a valid agent card from a name and a description, with the defaults filled in
- * and every problem of a hand-written card reported at once.
- */
+/** defineAgentCard(): a valid agent card from a name and a description, every problem reported at once. */
 import { z } from 'zod';
 import { parseOptions } from '../options.js';
 import type { AgentCardInput } from './card.js';
@@ -24,11 +21,7 @@ export interface AgentSkillDefinition {
   readonly securityRequirements?: AgentSkill['securityRequirements'];
 }
 
-/**
- * An agent card with only `name` and `description` required. Any other field of the card may be
- * given and is kept as written (`securitySchemes` in the ProtoJSON shape: each scheme an object
- * naming its kind, e.g. `{ bearer: { httpAuthSecurityScheme: { scheme: 'Bearer' } } }`).
- */
+/** An agent card with only `name` and `description` required; other fields are kept as written (ProtoJSON shape). */
 export interface AgentCardDefinition extends Partial<Omit<AgentCardInput, 'name' | 'description' | 'skills'>> {
   readonly name: string;
   readonly description: string;
@@ -36,17 +29,14 @@ export interface AgentCardDefinition extends Partial<Omit<AgentCardInput, 'name'
   readonly skills?: readonly [AgentSkillDefinition, ...AgentSkillDefinition[]];
 }
 
-/** What defineAgentCard() fills in when the definition leaves it out. */
 const AGENT_CARD_DEFAULTS = Object.freeze({
   version: '1.0.0',
-  /** The router serves streaming (SendStreamingMessage, SubscribeToTask); push is stated by the router when configured. */
   capabilities: Object.freeze({ streaming: true }),
   defaultInputModes: Object.freeze(['text/plain']),
   defaultOutputModes: Object.freeze(['text/plain']),
 });
 
-// The card as createA2ARouter takes it (`supportedInterfaces` filled in by the router).
-// Strict at the top, unlike the router's: a misspelt field is named here instead of replaced by a default.
+// Strict, unlike the router's: a misspelt field is named here instead of replaced by a default.
 const schema = z.strictObject({ agentCard: AgentCardSchema.extend({ supportedInterfaces: z.array(AgentInterfaceSchema).optional() }).strict() });
 
 const slug = (text: unknown): string =>
@@ -56,7 +46,6 @@ const slug = (text: unknown): string =>
     .replace(/^-+|-+$/g, '') || 'default';
 
 function skillOf(skill: AgentSkillDefinition): AgentSkill {
-  // Plain JS may pass anything here: a non-object is left for the validation to report.
   if (typeof skill !== 'object' || skill === null) return skill;
   const id = skill.id ?? slug(skill.name);
   const { examples, inputModes, outputModes, ...rest } = skill;
@@ -71,15 +60,9 @@ function skillOf(skill: AgentSkillDefinition): AgentSkill {
 }
 
 /**
- * A card for createA2ARouter() from the few fields that say what the agent is:
- *
- * ```ts
- * const agentCard = defineAgentCard({ name: 'Travel agent', description: 'Books flights.' });
- * ```
- *
- * Defaults: `version: '1.0.0'`, `capabilities: { streaming: true }`, `defaultInputModes` and
- * `defaultOutputModes` `['text/plain']`, one skill from the name and description, a skill's `id`
- * from its name and its `tags` `[id]`. Throws an A2AOptionsError listing every problem at once.
+ * A card for createA2ARouter(): `defineAgentCard({ name: 'Travel agent', description: 'Books flights.' })`.
+ * Defaults: `version: '1.0.0'`, `capabilities: { streaming: true }`, text/plain modes, one skill from the
+ * name and description. Throws an A2AOptionsError listing every problem at once.
  */
 export function defineAgentCard(definition: AgentCardDefinition): AgentCardInput {
   const given = (typeof definition === 'object' && definition !== null ? definition : {}) as AgentCardDefinition;
@@ -92,7 +75,7 @@ export function defineAgentCard(definition: AgentCardDefinition): AgentCardInput
     defaultOutputModes: given.defaultOutputModes ?? [...AGENT_CARD_DEFAULTS.defaultOutputModes],
     skills: Array.isArray(skills) ? skills.map(skillOf) : skills,
   };
-  // Checked here, where the mistake is written, and again by createA2ARouter (it accepts any card).
+  // Checked here, where the mistake is written, as well as by createA2ARouter.
   parseOptions('defineAgentCard', schema, { agentCard: card });
   return card as AgentCardInput;
 }

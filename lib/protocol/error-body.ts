@@ -1,8 +1,4 @@
-/**
- * How an error reads on the wire in each binding and version: its HTTP status, content type and
- * body (a JSON-RPC envelope, a google.rpc.Status, or v0.3 HTTP+JSON's `{code, message, data}`).
- * Pure: the one writer (lib/context/reply.ts) sends what this renders.
- */
+/** How an error reads on the wire per binding and version (status, content type, body); lib/context/reply.ts sends it. */
 import { A2AError, A2AMiddlewareError, ERROR_TABLE, errorDetails } from '../errors.js';
 import { errorEnvelope, type JsonRpcId } from './jsonrpc.js';
 import { v03RestErrorBody } from './v0_3/rest.js';
@@ -12,28 +8,19 @@ export type ErrorBinding = 'jsonrpc' | 'rest' | 'rest-v0.3';
 
 const CONTENT_TYPE: Record<ErrorBinding, string> = { jsonrpc: 'application/json', rest: 'application/a2a+json', 'rest-v0.3': 'application/json' };
 
-/**
- * HTTP status of `error` in `binding`. HTTP+JSON (either version): the table's. JSON-RPC: 200, the envelope
- * speaks, except where HTTP itself must: 401 (clients look for the challenge), 413, 503, and a
- * middleware's rejection, which keeps its status because no A2A method was reached.
- */
+/** HTTP+JSON: the table's status. JSON-RPC: 200, except 401 (the challenge), 413, 503 and a middleware's rejection. */
 export function httpStatusOf(error: A2AError, binding: ErrorBinding): number {
   if (binding !== 'jsonrpc' || error instanceof A2AMiddlewareError) return error.httpStatus;
   // Unavailable (shutting down, store down) keeps its 503 so that load balancers and clients retry.
   return error.kind === 'Unauthenticated' || error.kind === 'PayloadTooLarge' || error.kind === 'Unavailable' ? error.httpStatus : 200;
 }
 
-/**
- * An HTTP status the table has no kind for, in both bindings: 405 on a path the router serves with
- * another method, 404 for a path it does not serve, 403 from the host's auth. `status` is the
- * `google.rpc.Status.status` of the HTTP+JSON body.
- */
+/** An HTTP status the table has no kind for (405, 404, the host's 403); `status` is the google.rpc.Status one. */
 export interface StatusOverride {
   readonly http: number;
   readonly status: string;
 }
 
-/** The HTTP+JSON error body: a google.rpc.Status. */
 export function statusBody(error: A2AError, override?: StatusOverride) {
   return {
     error: {

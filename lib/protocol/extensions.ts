@@ -1,7 +1,4 @@
-/**
- * A2A-Extensions negotiation (§3.2.6, §4.6): activate only what the card declares, ignore the rest,
- * and refuse a request that does not ask for an extension the card marks required.
- */
+/** A2A-Extensions (§3.2.6, §4.6): activate what the card declares, ignore the rest, refuse a missing required one. */
 import { A2AError } from '../errors.js';
 import type { AgentCard } from './schemas.js';
 

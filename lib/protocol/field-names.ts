@@ -1,15 +1,7 @@
-/**
- * ProtoJSON field names on input (§5.5): like every ProtoJSON parser, accept a field's proto name
- * (`history_length`) as well as its JSON name (`historyLength`). One step before zod, shared by
- * every binding; answers are always camelCase. Free-form values (`metadata`, a part's `data`) are
- * left exactly as sent: only the fields of A2A messages are renamed.
- */
+/** ProtoJSON field names on input (§5.5): a proto name (`history_length`) read as its JSON name; free-form values untouched. */
 import { invalidParams } from '../errors.js';
 
-/**
- * The message fields of a request message that hold messages themselves (or lists of them), keyed
- * by JSON name; every other field is a scalar or free-form. An empty shape: a flat message.
- */
+/** The fields of a request message that hold messages, by JSON name; empty for a flat message. */
 interface Shape {
   readonly [jsonName: string]: Shape;
 }
@@ -26,17 +18,13 @@ const REQUESTS: Readonly<Record<string, Shape>> = {
   CreateTaskPushNotificationConfig: PUSH_CONFIG,
 };
 
-/**
- * v0.3 REST's SendMessageRequest (ProtoJSON of the v0.3 proto): a message's parts are `content`, a
- * file or data part is a message of its own, the configuration's push config is `pushNotification`.
- */
+/** v0.3 REST's SendMessageRequest: parts are `content`, file and data parts are messages, push config is `pushNotification`. */
 const V03_REST_SEND_MESSAGE: Shape = {
   message: { content: { file: FLAT, data: FLAT } },
   request: { content: { file: FLAT, data: FLAT } },
   configuration: { pushNotification: PUSH_CONFIG },
 };
 
-/** A proto field name with an underscore: lower snake case, as a2a.proto spells them. */
 const PROTO_NAME = /^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$/;
 
 /** `history_length` → `historyLength` (protoc's JSON name: drop `_`, upper-case the next letter). */
@@ -46,11 +34,7 @@ export function jsonNameOf(protoName: string): string {
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/**
- * The params of `operation` with every proto field name replaced by its JSON name, nested messages
- * included. Returns `params` itself when it holds none (the common case: nothing is copied). A field
- * given under both names is an invalid request (ProtoJSON parsers reject a field set twice).
- */
+/** `params` with proto names as JSON names (itself when none: nothing copied); a field under both names is invalid. */
 export function withJsonNames(operation: string, params: unknown): unknown {
   return isObject(params) ? renamed(params, REQUESTS[operation] ?? FLAT, '') : params;
 }
@@ -71,7 +55,6 @@ function renamed(object: Record<string, unknown>, shape: Shape, path: string): R
     const next = inner && Object.hasOwn(shape, name) ? renamedValue(value, inner, path ? `${path}.${name}` : name) : value;
     if (name === key && next === value && out === undefined) continue;
     if (out === undefined) {
-      // Copy-on-write: the keys before this one are unchanged.
       out = {};
       for (let j = 0; j < i; j++) if (keys[j] !== '__proto__') out[keys[j]] = object[keys[j]];
     }

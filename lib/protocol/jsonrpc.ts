@@ -1,7 +1,4 @@
-/**
- * JSON-RPC 2.0 envelopes: reading a request, and the one place that builds responses.
- * The request id is echoed exactly (0 and "" are valid ids; `id ?? null`, never `id || null`).
- */
+/** JSON-RPC 2.0 envelopes: reading a request, and the one place that builds responses (`id ?? null`: 0 and "" are ids). */
 import type { z } from 'zod';
 import { A2AError, errorDetails, invalidParams, type FieldViolation } from '../errors.js';
 
@@ -39,7 +36,6 @@ export function readEnvelope(body: unknown): JsonRpcRequest {
   return { id: usableId, method, params };
 }
 
-/** An envelope-level failure, carrying whatever id could be read. */
 export class EnvelopeError extends A2AError {
   readonly id: JsonRpcId;
   constructor(id: JsonRpcId, message: string, kind: 'InvalidRequest' | 'InvalidParams' = 'InvalidRequest') {

@@ -1,10 +1,5 @@
-/**
- * Zod schemas for the request parameters of the 11 A2A v1.0 operations (the JSON-RPC `params`
- * object, or the REST body/query/path merged into one object) and the types of their results.
- *
- * The REST layer must coerce query strings (numbers, booleans) before parsing: these schemas
- * take JSON types only. `tenant` is optional everywhere; it must match the interface's tenant.
- */
+/** Zod schemas of the 11 v1.0 operations' params (JSON-RPC `params`, or REST body, query and path merged) and result types. */
+// JSON types only: the REST layer coerces query strings first.
 import { z } from 'zod';
 import { MessageSchema, TaskPushNotificationConfigSchema, TaskSchema, TASK_STATES, type Message, type Task } from './schemas.js';
 import {
@@ -17,7 +12,6 @@ import {
   requiredString,
 } from './schema-builders.js';
 
-/** A request object; the whole params/body must be a JSON object. */
 const request = <Shape extends z.core.$ZodLooseShape>(shape: Shape) => z.object(shape, fieldError('params', 'a JSON object'));
 
 /** Optional int32 history cap: 0 means "no history", absent means server default. */
@@ -25,17 +19,13 @@ const historyLength = () => optionalNonNegativeInt32('historyLength');
 
 const tenant = () => optionalString('tenant');
 
-// ---------------------------------------------------------------------------
 // SendMessage / SendStreamingMessage
-// ---------------------------------------------------------------------------
 
 export const SendMessageConfigurationSchema = z.object(
   {
     acceptedOutputModes: optionalStringList('acceptedOutputModes'),
-    // Registers a webhook for the new task; its taskId is left empty by the client.
     taskPushNotificationConfig: z.object(TaskPushNotificationConfigSchema.shape, fieldError('taskPushNotificationConfig', 'an object')).optional(),
     historyLength: historyLength(),
-    // false/absent = wait for a terminal or interrupted state (v0.3 `blocking` inverted).
     returnImmediately: optionalBoolean('returnImmediately'),
   },
   fieldError('configuration', 'an object'),
@@ -63,9 +53,7 @@ export const SendMessageResponseSchema = SendMessageResponseObjectSchema.refine(
   { error: 'a send message response must have exactly one of task, message' },
 ) as unknown as z.ZodType<SendMessageResponse, z.input<typeof SendMessageResponseObjectSchema>>;
 
-// ---------------------------------------------------------------------------
 // Task queries
-// ---------------------------------------------------------------------------
 
 export const GetTaskRequestSchema = request({
   tenant: tenant(),
@@ -88,9 +76,7 @@ export const ListTasksRequestSchema = request({
     .optional(),
   pageToken: optionalString('pageToken'),
   historyLength: historyLength(),
-  // Inclusive lower bound on status.timestamp.
   statusTimestampAfter: z.iso.datetime({ offset: true, ...fieldError('statusTimestampAfter', 'an RFC 3339 timestamp') }).optional(),
-  // Without it, tasks are listed without `artifacts`.
   includeArtifacts: optionalBoolean('includeArtifacts'),
 });
 export type ListTasksRequest = z.infer<typeof ListTasksRequestSchema>;
@@ -117,9 +103,7 @@ export const SubscribeToTaskRequestSchema = request({
 });
 export type SubscribeToTaskRequest = z.infer<typeof SubscribeToTaskRequestSchema>;
 
-// ---------------------------------------------------------------------------
 // Push notification configs
-// ---------------------------------------------------------------------------
 
 /** Params of CreateTaskPushNotificationConfig: the flat config, with the task named. */
 export const CreateTaskPushNotificationConfigRequestSchema = request({
@@ -128,7 +112,6 @@ export const CreateTaskPushNotificationConfigRequestSchema = request({
 });
 export type CreateTaskPushNotificationConfigRequest = z.infer<typeof CreateTaskPushNotificationConfigRequestSchema>;
 
-/** Params naming one config of a task: Get and Delete take the same. */
 const pushConfigRefShape = { tenant: tenant(), taskId: requiredString('taskId'), id: requiredString('id') };
 
 export const GetTaskPushNotificationConfigRequestSchema = request(pushConfigRefShape);
@@ -140,7 +123,6 @@ export type DeleteTaskPushNotificationConfigRequest = z.infer<typeof DeleteTaskP
 export const ListTaskPushNotificationConfigsRequestSchema = request({
   tenant: tenant(),
   taskId: requiredString('taskId'),
-  // Plain int32 in the proto: 0/absent means "server default".
   pageSize: optionalNonNegativeInt32('pageSize'),
   pageToken: optionalString('pageToken'),
 });
@@ -152,9 +134,7 @@ export const ListTaskPushNotificationConfigsResponseSchema = z.object({
 });
 export type ListTaskPushNotificationConfigsResponse = z.infer<typeof ListTaskPushNotificationConfigsResponseSchema>;
 
-// ---------------------------------------------------------------------------
 // Extended agent card
-// ---------------------------------------------------------------------------
 
 /** Params may be omitted entirely for this method; absent params parse as `{}`. */
 export const GetExtendedAgentCardRequestSchema = request({

@@ -1,12 +1,7 @@
-/**
- * The HTTP+JSON binding's wire mapping (§11, the `google.api.http` options of a2a.proto), free of
- * Express: which operation a method and path name, with an optional `/{tenant}` prefix, and the
- * query string of a GET as request params (§11.5).
- */
+/** The HTTP+JSON wire mapping (§11): the operation a method and path name (optional `/{tenant}`), a GET's query as params. */
 import { invalidParams } from '../errors.js';
 import { withJsonNames } from './field-names.js';
 
-/** The operations, by their v1.0 JSON-RPC method names. */
 export type RestOperation =
   | 'SendMessage'
   | 'SendStreamingMessage'
@@ -87,10 +82,8 @@ export function resourceAt(segments: readonly string[], start: number): Resource
 }
 
 /**
- * The operation `method` and `path` (below the mount, no query) name, if the binding serves the
- * path: every route also exists under a one-segment `/{tenant}` prefix. The un-prefixed reading
- * wins when both serve the method (`/tasks/tasks` is GetTask, not ListTasks of tenant `tasks`).
- * A path served with other methods gives `allow` (for a 405); an unknown path gives undefined.
+ * The operation `method` and `path` name, also under a `/{tenant}` prefix (the un-prefixed reading wins:
+ * `/tasks/tasks` is GetTask); `allow` for a path served with other methods, undefined for an unknown one.
  */
 export function matchRestRoute(method: string, path: string): RestLookup | undefined {
   // Express's default (non-strict) routing: one trailing slash is ignored.
@@ -122,7 +115,6 @@ function decoded(raw: string, field: string, what: string): string {
   }
 }
 
-/** A path segment, %-decoded; a malformed escape is an invalid request naming `field`. */
 export function pathSegment(raw: string, field: string): string {
   return decoded(raw, field, 'path segment');
 }
@@ -137,12 +129,8 @@ const QUERY_TYPES: Readonly<Record<string, 'integer' | 'boolean'>> = {
 const INTEGER = /^-?\d+$/;
 
 /**
- * The query string of a GET as the params of `operation`: proto names accepted (`page_size`),
- * integers and booleans converted (text that is neither is left as text, so that zod names the
- * field: "pageSize must be an integer"); enums and timestamps stay text for zod. A parameter given
- * twice is an invalid request: no GET operation has a repeated field. Parameters the operation does
- * not have are ignored (§5.7), as zod drops them. Decoding is strict, as for the path: a malformed
- * %-escape is an invalid request, not text silently changed to U+FFFD (what URLSearchParams does).
+ * A GET's query string as params: proto names accepted, integers and booleans converted (else left for zod
+ * to name). A repeated parameter or a malformed %-escape (URLSearchParams would write U+FFFD) is invalid.
  */
 export function queryParams(operation: RestOperation, query: string): Record<string, unknown> {
   const raw: Record<string, string> = {};

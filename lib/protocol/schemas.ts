@@ -1,15 +1,5 @@
-/**
- * Zod schemas for the A2A v1.0 data objects (a2a.proto, ProtoJSON encoding) and the
- * TypeScript types server code works with.
- *
- * Conventions:
- * - Field names are the ProtoJSON lowerCamelCase names; unknown fields are stripped.
- * - Fields marked REQUIRED in the proto must be present and non-empty (arrays: >= 1 item).
- * - Everything else is optional, so an omitted ProtoJSON default reads as `undefined`.
- * - Proto `oneof`s are validated at runtime ("exactly one member") and typed as unions keyed by
- *   the member name; narrow them with the `in` operator (`if ('task' in event)`).
- * - Error messages name the field, because clients see them next to the issue path.
- */
+/** Zod schemas and types of the A2A v1.0 data objects (a2a.proto, ProtoJSON); unknown fields stripped, REQUIRED non-empty. */
+// A oneof is checked at runtime and typed as a union keyed by member: narrow with `in` (`if ('task' in event)`).
 import { z } from 'zod';
 import {
   struct,
@@ -24,7 +14,7 @@ import {
   type OneOf,
 } from './schema-builders.js';
 
-// What this file exported before the builders and the agent card moved out (part of the package's API).
+// Part of the package's API since before the builders and the card moved out.
 export {
   MAX_JSON_DEPTH,
   exceedsJsonDepth,
@@ -38,9 +28,7 @@ export {
 } from './schema-builders.js';
 export * from './card-schemas.js';
 
-// ---------------------------------------------------------------------------
 // Enums and scalars
-// ---------------------------------------------------------------------------
 
 /** Valid TaskState names. TASK_STATE_UNSPECIFIED never appears in valid data. */
 export const TASK_STATES = [
@@ -79,13 +67,10 @@ const BASE64 = /^(?:[A-Za-z0-9+/]*|[A-Za-z0-9_-]*)={0,2}$/;
 /** True when `s` is base64 in the standard or URL-safe alphabet, with or without padding. */
 export function isBase64(s: string): boolean {
   if (!BASE64.test(s)) return false;
-  // Padded input must be whole quads; unpadded input can never leave a single char over.
   return s.endsWith('=') ? s.length % 4 === 0 : s.length % 4 !== 1;
 }
 
-// ---------------------------------------------------------------------------
 // Part, Message, Artifact
-// ---------------------------------------------------------------------------
 
 const PART_CONTENT = ['text', 'raw', 'url', 'data'] as const;
 
@@ -93,7 +78,6 @@ const PartObjectSchema = z.object({
   text: optionalString('text'),
   raw: z.string(fieldError('raw', 'a base64 string')).refine(isBase64, { error: 'raw must be base64 (standard or URL-safe alphabet)' }).optional(),
   url: optionalString('url'),
-  // google.protobuf.Value: any JSON value, null included.
   data: jsonValue('data').optional(),
   metadata: optionalMetadata(),
   filename: optionalString('filename'),
@@ -144,9 +128,7 @@ const artifactShape = {
 export const ArtifactSchema = z.object(artifactShape);
 export type Artifact = z.infer<typeof ArtifactSchema>;
 
-// ---------------------------------------------------------------------------
 // Task and streaming events
-// ---------------------------------------------------------------------------
 
 const taskStatusShape = {
   state: taskState('state'),
@@ -187,7 +169,6 @@ const artifactUpdateShape = {
   taskId: requiredString('taskId'),
   contextId: requiredString('contextId'),
   artifact: z.object(artifactShape, fieldError('artifact', 'an artifact object')),
-  // true: append these parts to the artifact with the same artifactId; false/absent: new or replace.
   append: optionalBoolean('append'),
   lastChunk: optionalBoolean('lastChunk'),
   metadata: optionalMetadata(),
@@ -214,12 +195,9 @@ export const StreamResponseSchema = StreamResponseObjectSchema.refine(...exactly
   z.input<typeof StreamResponseObjectSchema>
 >;
 
-// ---------------------------------------------------------------------------
 // Push notification config
-// ---------------------------------------------------------------------------
 
 const authenticationShape = {
-  // HTTP auth scheme, e.g. "Bearer"; sent as "<scheme> <credentials>".
   scheme: requiredString('scheme'),
   credentials: optionalString('credentials'),
 };
@@ -229,9 +207,7 @@ export type AuthenticationInfo = z.infer<typeof AuthenticationInfoSchema>;
 
 const pushConfigShape = {
   tenant: optionalString('tenant'),
-  // Assigned by the server when empty.
   id: optionalString('id'),
-  // Empty when the config travels inline in SendMessageConfiguration.
   taskId: optionalString('taskId'),
   url: requiredString('url'),
   token: optionalString('token'),

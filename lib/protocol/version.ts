@@ -1,8 +1,4 @@
-/**
- * A2A-Version negotiation (§3.6): which protocol version serves a request. 1.0 and 1.0.x are
- * served; 0.3 and 0.3.x, and a request that states no version (absent means 0.3, §3.6.2), while
- * v0.3 compatibility is on. The patch is ignored.
- */
+/** A2A-Version negotiation (§3.6): 1.0.x served; 0.3.x and no version (§3.6.2) while compatibility is on. */
 import { A2AError } from '../errors.js';
 
 export const SERVED_VERSION = '1.0';
@@ -27,13 +23,9 @@ export function isLegacyVersion(requested: string | undefined): boolean {
   return !value || LEGACY.test(value);
 }
 
-/**
- * The version to serve a request that asked for `requested` (header, else query parameter):
- * 1.0, or 0.3 when `policy` admits it. Throws VersionNotSupported otherwise.
- */
+/** The version to serve `requested` with: 1.0, or 0.3 when `policy` admits it; else VersionNotSupported. */
 export function negotiateVersion(requested: string | undefined, policy: VersionPolicy = ONLY_1_0): ProtocolVersion {
   const value = requested?.trim();
-  // 1.0 first: the common case costs one test, as before compatibility existed.
   if (value && SERVED.test(value)) return SERVED_VERSION;
   if (policy.v0_3 && (!value || LEGACY.test(value))) return LEGACY_VERSION;
   const asked = value ? value : '0.3 (no A2A-Version header)';

@@ -1,8 +1,5 @@
-/**
- * The harness the contract suites share (TaskStore, TaskEventBus, TaskLeases, PushConfigStore):
- * the framework's describe/it, and a test that cleans up every instance it made and fails with a
- * clear message of its own when it hangs, under jest, vitest, mocha or node:test alike.
- */
+/** The harness of every contract suite: plain describe/it and node:assert (jest, vitest, mocha, node:test alike). */
+// Each test uses fresh random scopes and ids, so one shared backend works; it cleans up what it made and names a hang.
 
 /** A `describe` as jest, vitest, mocha and node:test all accept it. */
 export type ContractDescribe = (name: string, body: () => void) => unknown;
@@ -21,10 +18,7 @@ export interface ContractHarnessOptions<I> {
   timeoutMs?: number;
 }
 
-/**
- * A contract test: `run` pushes each instance it makes onto `made`; all of them are cleaned up
- * after, whatever happened, within the test's own timeout.
- */
+/** A contract test: each instance `run` pushes onto `made` is cleaned up after, within the test's timeout. */
 type ContractTest<I> = (rule: string, run: (made: I[]) => Promise<void>) => void;
 
 interface ContractHarness<I> {
@@ -32,10 +26,7 @@ interface ContractHarness<I> {
   readonly test: ContractTest<I>;
 }
 
-/**
- * The harness of the suite `suite` (its registering function's name, for the error): describe and
- * it from the options or the globals, and tests with `defaultTimeoutMs` unless the options say.
- */
+/** The harness of `suite` (named in errors): describe and it from the options or the globals. */
 export function contractHarness<I>(
   suite: string,
   options: ContractHarnessOptions<I>,

@@ -1,7 +1,4 @@
-/**
- * a2a-express-kit/testing: check a TaskStore of your own against the contract the engine relies on,
- * directly and through a latency-injecting wrapper.
- */
+/** a2a-express-kit/testing: contract suites for your own store, bus, leases and push store, and a latency wrapper. */
 export { describeTaskStoreContract } from './task-store-contract.js';
 export type { TaskStoreContractOptions } from './task-store-contract.js';
 export type { ContractDescribe, ContractIt } from './contract-harness.js';

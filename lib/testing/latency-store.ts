@@ -1,10 +1,5 @@
-/**
- * A TaskStore wrapper that behaves like a store across a network: every call waits a random
- * 1-5 ms (by default), part before the inner call and part after it. The part before makes
- * concurrent writes reach the store late and out of order; the part after makes a read's snapshot
- * already stale when the caller gets it. Run the contract or the engine through it to find races
- * the in-memory store hides.
- */
+/** A TaskStore as across a network: 1-5 ms before each call (writes late, out of order) and after (stale reads). */
+// Run the contract or the engine through it to find races the in-memory store hides.
 import type { TaskScope, TaskStore } from '../engine/seams/task-store.js';
 
 export interface LatencyOptions {
@@ -32,8 +27,7 @@ export function withLatency(store: TaskStore, options: LatencyOptions = {}): Tas
     }
   };
 
-  // What a network client does at the call: the request is serialized then, so a caller that
-  // changes its task afterwards does not change what reaches the store.
+  // Serialized at the call, as by a network client: a later change by the caller does not reach the store.
   const atCall = <T>(value: T): T => (value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T));
 
   return {
@@ -43,8 +37,7 @@ export function withLatency(store: TaskStore, options: LatencyOptions = {}): Tas
       return delayed(() => store.create(scope, sent));
     },
     update: (scope, task, expectedVersion, change) => {
-      // An artifact or status change is what travels (see TaskChange): the task is the caller's
-      // copy, which it leaves alone until the write settles. Copying it costs what the task holds.
+      // A change travels, not the task (the caller leaves its copy alone until the write settles).
       const sent = change?.kind === 'artifact' || change?.kind === 'status' ? task : atCall(task);
       const sentChange = atCall(change);
       return delayed(() => store.update(scope, sent, expectedVersion, sentChange));

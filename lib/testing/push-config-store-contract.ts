@@ -1,8 +1,4 @@
-/**
- * The PushConfigStore contract as a test suite a store implementation runs (memory, SQLite,
- * Redis, one of the user's own). Plain describe/it and node:assert, so it runs under jest, vitest,
- * mocha or node:test; every test uses fresh random scopes and ids, so one shared database works.
- */
+/** The PushConfigStore contract as a test suite every push config store runs (ours and users'). */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { TaskScope } from '../engine/seams/task-store.js';

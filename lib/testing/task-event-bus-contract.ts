@@ -1,9 +1,4 @@
-/**
- * The TaskEventBus contract as a test suite a user runs on their own bus, like the store contract:
- * plain describe/it, node:assert only, fresh random keys per test (so one shared backend works).
- * With `makePeer`, it also checks that two buses on one backend (two processes) see each other's
- * events and cancel requests; with a `history` method, that resumption returns the right events.
- */
+/** The TaskEventBus contract as a test suite; with `makePeer`, two buses on one backend, and `history` when it has one. */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { TaskState } from '../protocol/schemas.js';
@@ -15,16 +10,9 @@ import { contractHarness, type ContractHarnessOptions } from './contract-harness
  * `timeoutMs` is per test (default 10000).
  */
 export interface TaskEventBusContractOptions<B extends TaskEventBus = TaskEventBus> extends ContractHarnessOptions<B> {
-  /**
-   * A second bus on the same backend as `bus`, as another process would have. Enables the rules
-   * across buses; leave it out for a bus that serves one process.
-   */
+  /** A second bus on the same backend (another process): enables the rules across buses. */
   makePeer?: (bus: B) => B | Promise<B>;
-  /**
-   * Resolves once the subscriptions `bus` made so far are live, for a bus that subscribes
-   * asynchronously. Used before publishing from a peer or requesting a cancel: a cancel request is
-   * not stored, so one sent before the listener's subscription is live may be missed.
-   */
+  /** Resolves once `bus`'s subscriptions are live (an asynchronous bus): a cancel request sent before may be missed. */
   whenSubscribed?: (bus: B) => Promise<void>;
   /** How long an expected delivery may take, in ms. Default 2000. */
   deliveryMs?: number;
@@ -89,9 +77,7 @@ export function describeTaskEventBusContract<B extends TaskEventBus>(
   });
 }
 
-// ---------------------------------------------------------------------------
 // Fixtures
-// ---------------------------------------------------------------------------
 
 const newKey = (): string => `bus-${randomUUID()}`;
 
@@ -142,9 +128,7 @@ function cancelRecorder(deliveryMs: number, what: string) {
   return { calls: () => counter.events.length, listener: () => counter.listener(committed('cancel', 1)), called: counter.received };
 }
 
-// ---------------------------------------------------------------------------
 // The rules
-// ---------------------------------------------------------------------------
 
 function defineDelivery<B extends TaskEventBus>(test: Test<B>): void {
   test('a subscriber receives the events of its key published after subscribe() returns, in order and intact', async ({ bus, ms }) => {

@@ -1,9 +1,4 @@
-/**
- * The TaskLeases contract as a test suite a user runs on their own lease store, like the store
- * contract: plain describe/it, node:assert only, fresh random keys per test. Each test makes two or
- * three instances on one backend, as several replicas would be. The timing rules wait in units of
- * the lease's time to live, so give the factory a short one (a few hundred ms).
- */
+/** The TaskLeases contract as a test suite, two or three instances on one backend as replicas would be. */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { LeasedTask, TaskLease, TaskLeases } from '../engine/seams/task-leases.js';
@@ -16,10 +11,7 @@ import { contractHarness, type ContractHarnessOptions } from './contract-harness
 export interface TaskLeasesContractOptions<L extends TaskLeases = TaskLeases> extends ContractHarnessOptions<L> {
   /** The lease time to live the factory configures, in ms. Default: the instance's sweepIntervalMs. */
   ttlMs?: number;
-  /**
-   * Makes an instance behave as if its process died: it stops renewing its leases without
-   * releasing them. Default: its `close()`.
-   */
+  /** Makes an instance behave as if its process died: no renewal, no release. Default: its `close()`. */
   stop?: (leases: L) => void | Promise<void>;
 }
 
@@ -76,9 +68,7 @@ export function describeTaskLeasesContract<L extends TaskLeases>(
   });
 }
 
-// ---------------------------------------------------------------------------
 // Fixtures
-// ---------------------------------------------------------------------------
 
 function newTask(): { key: string; task: LeasedTask } {
   const task = { scope: { tenant: `tenant-${randomUUID()}`, owner: 'alice' }, taskId: `task-${randomUUID()}` };
@@ -113,17 +103,10 @@ async function claimConcurrently(instances: TaskLeases[], task: LeasedTask, ttl:
 
 const mine = (claimed: LeasedTask[], task: LeasedTask) => claimed.filter((t) => t.taskId === task.taskId);
 
-// ---------------------------------------------------------------------------
 // The rules
-// ---------------------------------------------------------------------------
 
-// Timing bounds are in units of the lease's time to live, never absolute. An upper bound is a
-// whole ttl (what "at once" and "soon" may cost), 3 ttl for a takeover after expiry, 10 ttl to find
-// an expired lease; a lower bound only allows 20 ms of timer slack. Measured with a 500 ms ttl on
-// Redis and PostgreSQL, 2 cores at load average 12-32 (2 busy loops besides other suites), 20 runs
-// of each suite: no bound failed; in the 10 measured, the worst were 217 ms of 500 (free acquire),
-// 107 of 500 (handover), 551 of 1500 (takeover after expiry), 884 of 5000 (claimExpired) and 350
-// of 1250 (waitMs 250).
+// Bounds in units of the lease's ttl (give the factory a few hundred ms): 1 ttl for "at once", 3 for a takeover, 10 to
+// find an expired lease, 20 ms slack below. At 500 ms on a loaded 2-core box the worst seen was 884 of 5000 (claimExpired).
 
 function defineHolding<L extends TaskLeases>(test: Test<L>): void {
   test('isHeld(), when offered, is true on every instance while a lease is held, false once released', async ({ make }) => {

@@ -1,9 +1,4 @@
-/**
- * The TaskStore contract as a test suite a user runs on their own store. It registers plain
- * describe/it blocks and asserts with node:assert only, so it runs unchanged under jest, vitest,
- * mocha or node:test. Every test uses fresh random scopes and ids, so a store shared between tests
- * (one database) works too.
- */
+/** The TaskStore contract as a test suite a user runs on their own store. */
 import type { TaskStore } from '../engine/seams/task-store.js';
 import { contractHarness, onFreshInstance, type ContractHarnessOptions } from './contract-harness.js';
 import { defineCompareAndSet, defineConcurrency, defineFailures, defineScoping, defineVersions } from './task-store-rules-core.js';

@@ -1,7 +1,4 @@
-/**
- * Fixtures of the TaskStore contract suite: tasks and messages at fixed timestamps in fresh random
- * scopes, assertion helpers, and a writer that folds artifact events in place as the engine does.
- */
+/** Fixtures of the TaskStore contract: tasks at fixed timestamps, assertions, a writer folding artifacts in place as the engine does. */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { foldTaskInPlace } from '../engine/task-reducer.js';

@@ -1,7 +1,4 @@
-/**
- * TaskStore contract rules for artifact and status changes (the change hint): what is stored, appends
- * folded in place, and their versions under compare-and-set and concurrency.
- */
+/** TaskStore contract rules for artifact and status changes (the change hint), under compare-and-set and concurrency. */
 import assert from 'node:assert/strict';
 import type { Artifact, Task, TaskArtifactUpdateEvent } from '../protocol/schemas.js';
 import { TaskNotFoundInStoreError, TaskVersionConflictError, type TaskStore } from '../engine/seams/task-store.js';

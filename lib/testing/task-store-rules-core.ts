@@ -1,7 +1,4 @@
-/**
- * TaskStore contract rules: scoping, versions, compare-and-set, concurrency and failure
- * propagation (see task-store-contract.ts).
- */
+/** TaskStore contract rules: scoping, versions, compare-and-set, concurrency and failure propagation. */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import {

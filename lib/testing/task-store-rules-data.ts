@@ -1,7 +1,4 @@
-/**
- * TaskStore contract rules on what is stored and read back: clone isolation, large tasks, and
- * listing (order, filters, paging).
- */
+/** TaskStore contract rules on what is read back: clone isolation, large tasks, listing (order, filters, paging). */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { Task } from '../protocol/schemas.js';

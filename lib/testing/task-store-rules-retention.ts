@@ -1,6 +1,4 @@
-/**
- * TaskStore contract rules for retention: removeFinished(), when the store has it.
- */
+/** TaskStore contract rules for retention: removeFinished(), when the store has it. */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { Task, TaskState } from '../protocol/schemas.js';

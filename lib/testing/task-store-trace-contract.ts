@@ -1,7 +1,4 @@
-/**
- * The task store contract's optional group for tracing: saveTraceContext()/loadTraceContext() keep
- * a traceparent beside a task, in its scope only, and never in the task as read.
- */
+/** The TaskStore contract's tracing group: save/loadTraceContext() keep a traceparent beside a task, in scope, not in it. */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { TaskScope, TaskStore } from '../engine/seams/task-store.js';

@@ -1,8 +1,4 @@
-/**
- * Push deliveries per (task, config): in version order, one at a time, each in the async context of
- * the request that produced its event, removed from the outbox once done. A queue is dropped as
- * soon as it is empty; once the dispatcher closes, what is queued is dropped (the outbox keeps it).
- */
+/** Push deliveries per (task, config): in version order, one at a time, each in its event's async context. */
 import type { Logger } from '../../logger.js';
 import type { PushDelivery, PushOutbox } from '../seams/push-outbox.js';
 import type { TaskScope } from '../seams/task-store.js';
@@ -11,26 +7,21 @@ import { taskKey } from '../task-key.js';
 /** Runs `fn` in the async context captured with the event (AsyncLocalStorage.snapshot()). */
 export type RunIn = <R>(fn: () => R) => R;
 
-/** A delivery waiting in its config's queue, with the context it runs in. */
 interface Queued {
   readonly delivery: PushDelivery;
   readonly run: RunIn;
 }
 
-/** What the queues tell the dispatcher they work for. */
 export interface DeliveryQueuesOwner {
   /** A final delivery (of the task's terminal event) is done: delivered, given up, or its config gone. */
   finalDone(scope: TaskScope, taskId: string): Promise<void>;
-  /** A queue emptied: the dispatcher may be idle now. */
   drained(): void;
 }
 
 interface DeliveryQueuesDeps {
-  /** Attempts one delivery until delivered or given up (PushDeliverer). */
   readonly deliverer: { deliver(delivery: PushDelivery): Promise<void> };
   readonly outbox: PushOutbox;
   readonly logger: Logger;
-  /** Aborts when the dispatcher closes. */
   readonly signal: AbortSignal;
   readonly owner: DeliveryQueuesOwner;
 }
@@ -44,7 +35,6 @@ interface ConfigQueue {
 export class DeliveryQueues {
   #deps: DeliveryQueuesDeps;
   readonly #queues = new Map<string, ConfigQueue>();
-  /** Running queue loops (awaited by settled()). */
   readonly #drains = new Set<Promise<void>>();
   #queued = 0;
 
@@ -57,7 +47,6 @@ export class DeliveryQueues {
     return this.#queued;
   }
 
-  /** Queues held (0 once every delivery is done). */
   get size(): number {
     return this.#queues.size;
   }
@@ -67,9 +56,8 @@ export class DeliveryQueues {
     this.#deps = { ...this.#deps, outbox };
   }
 
-  /** Queues `item` behind its config's earlier versions, and starts the queue's loop if it is idle. */
   add(item: Queued): void {
-    // Closed: the outbox keeps it for the next start (a durable one); nothing is held here.
+    // Closed: the outbox keeps it for the next start.
     if (this.#deps.signal.aborted) return;
     const { scope, taskId, configId } = item.delivery;
     const key = `${taskKey(scope, taskId)}\u0000${configId}`;
@@ -77,8 +65,7 @@ export class DeliveryQueues {
     if (!queue) this.#queues.set(key, (queue = { items: [], draining: false }));
     const { items } = queue;
     const version = item.delivery.version;
-    // Version order, behind the one in flight (items[0]): deliveries taken over from a durable
-    // outbox may arrive after a later live one.
+    // Behind the one in flight (items[0]): a delivery taken over from a durable outbox may come after a later live one.
     let at = items.length;
     while (at > 1 && items[at - 1].delivery.version > version) at--;
     items.splice(at, 0, item);
@@ -95,7 +82,6 @@ export class DeliveryQueues {
     await Promise.allSettled([...this.#drains]);
   }
 
-  /** Delivers a config's queue in order; each delivery in its own event's context. */
   async #drain(key: string, queue: ConfigQueue): Promise<void> {
     const { deliverer, logger, signal, owner } = this.#deps;
     while (queue.items.length > 0) {
@@ -106,7 +92,6 @@ export class DeliveryQueues {
         logger.error({ err: error, taskId: delivery.taskId }, 'push notifications: a delivery failed unexpectedly');
       }
       if (signal.aborted) {
-        // Closed: what is left stays in the outbox (a durable one resumes it); memory is freed.
         this.#queued -= queue.items.length;
         queue.items.length = 0;
         break;

@@ -1,7 +1,4 @@
-/**
- * What one committed event becomes for push: one delivery per config of its task, the body built
- * once per protocol; and the copy of the task a v0.3 body (built later) needs.
- */
+/** One committed event as push deliveries: one per config, the body built once per protocol. */
 import { randomUUID } from 'node:crypto';
 import type { StreamResponse, Task } from '../../protocol/schemas.js';
 import type { PushProtocol, StoredPushConfig } from '../seams/push-config-store.js';

@@ -1,7 +1,4 @@
-/**
- * At most N webhook requests in flight per origin, so a slow or dead receiver holds only its own
- * slots and never delays deliveries to other hosts. An origin's entry is dropped once idle.
- */
+/** At most N webhook requests in flight per origin: a slow or dead receiver never delays other hosts. */
 interface Slots {
   active: number;
   readonly waiting: Array<() => void>;
@@ -20,7 +17,6 @@ export class HostLimiter {
     return this.#hosts.size;
   }
 
-  /** Resolves with a release function once a slot for `origin` is free. */
   async acquire(origin: string): Promise<() => void> {
     let slots = this.#hosts.get(origin);
     if (!slots) this.#hosts.set(origin, (slots = { active: 0, waiting: [] }));
@@ -34,7 +30,6 @@ export class HostLimiter {
       if (released) return;
       released = true;
       const next = slots!.waiting.shift();
-      // The slot passes straight to the next waiter; otherwise it is freed.
       if (next) next();
       else if (--slots!.active === 0) this.#hosts.delete(origin);
     };

@@ -1,9 +1,4 @@
-/**
- * What the durable outboxes (SQLite, Redis) share. They keep no delivery records: a config's
- * progress is a cursor, the task version delivered to it so far, kept with the config; the events
- * come from a durable log written with the task (SQLite's event table, Redis's event stream). What
- * a restart (or another replica) resumes is every config whose cursor is behind its task.
- */
+/** What the durable outboxes share: no delivery records, a cursor per config (version delivered) over the task's event log. */
 import type { StreamResponse } from '../../protocol/schemas.js';
 import type { TaskScope, VersionedTask } from '../seams/task-store.js';
 import { taskKey } from '../task-key.js';
@@ -21,7 +16,6 @@ export interface ConfigCursor {
   readonly attempts: number;
 }
 
-/** A logged event: its version and the StreamResponse. */
 export interface LoggedEvent {
   readonly version: number;
   readonly event: StreamResponse;
@@ -36,18 +30,14 @@ export interface Span {
   readonly version: number;
 }
 
-/** Whether an event leaves its task terminal (its config's last delivery). */
 const endsTask = (event: StreamResponse): boolean => {
   const status = 'statusUpdate' in event ? event.statusUpdate.status : 'task' in event ? event.task.status : undefined;
   return status !== undefined && isTerminal(status.state);
 };
 
 /**
- * The deliveries a config still needs, in version order: the logged events after its cursor
- * (`logged`), or, when the log no longer holds all of them (`undefined`: trimmed), the task as it
- * stands, once, as a `{ task }` event: the state subsumes what is missing, as an SSE resume without
- * history does. v0.3 configs get the Task at each event anyway, so they get the latest one only.
- * Versions without a logged event (a follow-up joining the history) are not events: none is owed.
+ * The deliveries a config still needs: the logged events after its cursor, or, once the log is trimmed
+ * (`undefined`), the task as it stands as one `{ task }` event; v0.3 configs get only the latest task.
  */
 export function lagging(
   scope: TaskScope,
@@ -82,11 +72,7 @@ export function lagging(
   });
 }
 
-/**
- * The deliveries this process has queued and not finished, by id, with the cursor span each
- * covers; and how many per task (a replica holds a task's claim while it has some). Entries go as
- * soon as their delivery is done.
- */
+/** Deliveries queued here and not finished, with their cursor spans, and a count per task (its claim is held meanwhile). */
 export class OpenSpans {
   readonly #spans = new Map<string, Span>();
   readonly #perTask = new Map<string, { readonly scope: TaskScope; readonly taskId: string; count: number }>();
@@ -95,7 +81,6 @@ export class OpenSpans {
     return this.#spans.size;
   }
 
-  /** Tasks with deliveries open here. */
   tasks(): Array<{ readonly key: string; readonly scope: TaskScope; readonly taskId: string }> {
     return [...this.#perTask].map(([key, { scope, taskId }]) => ({ key, scope, taskId }));
   }

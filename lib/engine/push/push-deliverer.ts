@@ -1,7 +1,4 @@
-/**
- * One delivery's attempts, for the push dispatcher: reads the config per attempt, POSTs through the
- * SSRF guard and the per-host limit, retries with backoff, and logs a config's health when it changes.
- */
+/** One delivery's attempts: the config read per attempt, POST through the SSRF guard and host limit, backoff. */
 import type { StoredPushConfig } from '../seams/push-config-store.js';
 import type { PushDelivery } from '../seams/push-outbox.js';
 import type { HostLimiter } from './host-limiter.js';
@@ -34,11 +31,7 @@ export class PushDeliverer {
     this.#signal = signal;
   }
 
-  /**
-   * Attempts one delivery until delivered, given up, or its config is gone. A config's health is
-   * logged when it changes (starts failing, with the cause; delivers again), not per event: a dead
-   * receiver of a busy task would otherwise log a line per event.
-   */
+  /** Until delivered, given up or the config is gone; health logged when it changes, not per event (a busy dead receiver). */
   async deliver(delivery: PushDelivery): Promise<void> {
     const { configs, settings, logger, observer } = this.#deps;
     const signal = this.#signal;
@@ -48,11 +41,10 @@ export class PushDeliverer {
       // Read per attempt: a deleted config gets nothing more (§3.1.10), a changed one the new values.
       const config = await configs.get(delivery.scope, delivery.taskId, delivery.configId);
       if (!config) return;
-      // A failing config gets one attempt per event until one succeeds.
       const limit = config.failing ? Math.min(attempts + 1, settings.maxAttempts) : settings.maxAttempts;
       const { outcome, cause } = await this.#attempt(config, delivery, attempts + 1);
       attempts++;
-      // The URL's origin only: a path or query may carry secrets, and credentials never appear.
+      // The URL's origin only: a path or query may carry secrets.
       if (outcome === 'delivered') {
         if (config.failing) {
           await configs.setFailing(delivery.scope, delivery.taskId, config.id, false);
@@ -79,10 +71,7 @@ export class PushDeliverer {
     }
   }
 
-  /**
-   * One HTTP attempt: resolve and check the address, wait for a slot on the host, POST. The slot is
-   * held until the attempt's socket is closed: the per-host limit bounds open connections.
-   */
+  /** One HTTP attempt; the host slot is held until its socket closes, so the limit bounds open connections. */
   async #attempt(
     config: StoredPushConfig,
     delivery: PushDelivery,
@@ -130,7 +119,7 @@ export class PushDeliverer {
       }
     } catch (error) {
       if (!(error instanceof WebhookRefusedError)) throw error;
-      // Resolved to a refused address now (DNS rebinding) or no longer resolving: nothing is sent.
+      // Refused now (DNS rebinding) or no longer resolving.
       outcome = 'refused';
       cause = `refused by the SSRF guard: ${error.message}`;
       logger.debug({ taskId: delivery.taskId, configId: config.id, reason: error.message }, 'push notification attempt refused by the SSRF guard');
@@ -157,7 +146,6 @@ function backoff(attempts: number, settings: DeliverySettings): number {
   return Math.round(ceiling / 2 + (Math.random() * ceiling) / 2);
 }
 
-/** Resolves true after `ms`, false at once if `signal` aborts first. */
 function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
   if (signal.aborted) return Promise.resolve(false);
   return new Promise((resolve) => {

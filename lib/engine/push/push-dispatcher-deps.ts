@@ -1,8 +1,4 @@
-/**
- * What the push dispatcher and its deliverer are built from: the stores, the SSRF guard, the
- * delivery settings and an observer of attempts. Apart from both, so neither imports the other's
- * module for its types.
- */
+/** What the push dispatcher and its deliverer are built from, apart so that neither imports the other for types. */
 import type { Logger } from '../../logger.js';
 import type { PushConfigStore } from '../seams/push-config-store.js';
 import type { PushOutbox } from '../seams/push-outbox.js';

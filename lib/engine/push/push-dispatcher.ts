@@ -1,12 +1,5 @@
-/**
- * Delivers committed events to webhooks: per task, in commit order, each event becomes one delivery
- * per config of the task, recorded in the outbox and queued in DeliveryQueues (per config, version
- * order, each retried with backoff and jitter up to a bound, then the config is marked failing).
- * What a previous process (or a dead replica) left in a durable outbox is queued first. Each
- * delivery runs in the async context of the request that produced its event. A task's configs are
- * removed once its terminal event has been delivered (or given up). Every per-task structure is
- * dropped as soon as it is empty.
- */
+/** Committed events to webhooks: per task in commit order, one outbox delivery per config, in the event's async context. */
+// What a durable outbox holds is queued first; a task's configs go after its terminal event; empty per-task state is dropped.
 import type { Deadlines } from '../deadlines.js';
 import type { StreamResponse, Task } from '../../protocol/schemas.js';
 import type { PushDelivery } from '../seams/push-outbox.js';
@@ -22,11 +15,10 @@ import type { PushDispatcherDeps } from './push-dispatcher-deps.js';
 
 const runHere: RunIn = (fn) => fn();
 
-/** A task's fan-out chain and the final deliveries still outstanding. */
 interface TaskEntry {
   tail: Promise<void>;
   steps: number;
-  /** Final deliveries not yet done; the configs are removed when it drops to 0. */
+  /** The configs are removed when this drops to 0. */
   finals: number;
 }
 
@@ -36,16 +28,12 @@ export class PushDispatcher {
   readonly #deliverer: PushDeliverer;
   readonly #tasks = new Map<string, TaskEntry>();
   readonly #abort = new AbortController();
-  /** The deliveries queued per (task, config), in version order. */
   readonly #queues: DeliveryQueues;
   #idle: (() => void) | undefined;
   /** Resolves once resume() queued what the outbox held: later events queue behind it, in version order. */
   #ready: Promise<void> = Promise.resolve();
   #stopWatching: (() => void | Promise<void>) | undefined;
-  /**
-   * Tasks known to have a v0.3 config (whose body is the whole task, built after awaits): their
-   * events get a copy of the task as committed, since the writer appends to its arrays in place.
-   */
+  /** Tasks with a v0.3 config (whose body is the whole task): a copy as committed, as the writer appends in place. */
   readonly #v03Tasks = new Set<string>();
 
   constructor(deps: PushDispatcherDeps) {
@@ -56,14 +44,12 @@ export class PushDispatcher {
     this.#queues = new DeliveryQueues({ deliverer: this.#deliverer, outbox: deps.outbox, logger: deps.logger, signal: this.#abort.signal, owner });
   }
 
-  /** Puts every config store and outbox call under `deadlines` (the engine's storeTimeoutMs). */
   useDeadlines(deadlines: Deadlines): void {
     const deps = this.#deps;
     this.#deps = { ...deps, configs: boundPushConfigs(deps.configs, deadlines), outbox: boundPushOutbox(deps.outbox, deadlines) };
     this.#queues.useOutbox(this.#deps.outbox);
   }
 
-  /** A v0.3 config is being stored for the task: its next events keep a copy of the task (see #v03Tasks). */
   expectV03(scope: TaskScope, taskId: string): void {
     this.#v03Tasks.add(taskKey(scope, taskId));
   }
@@ -80,11 +66,7 @@ export class PushDispatcher {
     return this.#tasks.size + this.#queues.size + this.#hosts.size;
   }
 
-  /**
-   * A committed event (called synchronously by the engine, in the producing request's context):
-   * after `before` (an inline config being stored), the task's configs are read and one delivery
-   * per config is queued. Steps of one task run in commit order.
-   */
+  /** A committed event, in its request's context: after `before` (an inline config stored), one delivery per config. */
   eventCommitted(
     scope: TaskScope,
     taskId: string,
@@ -117,17 +99,13 @@ export class PushDispatcher {
     entry.tail = entry.tail.then(() => this.#ready).then(() => run(step));
   }
 
-  /**
-   * Queues what a previous process recorded and did not finish (a durable outbox), before any
-   * event committed meanwhile; then, with an outbox shared by replicas, what it takes over later.
-   */
+  /** Queues what a durable outbox holds before any newer event; then, when shared, what it takes over. */
   resume(): Promise<void> {
     const resumed = (async () => {
       this.#take(await this.#deps.outbox.pending());
       if (this.#deps.outbox.watch && !this.#abort.signal.aborted)
         this.#stopWatching = this.#deps.outbox.watch((deliveries) => this.#take(deliveries));
     })();
-    // Live events wait for it, even when it fails (the failure is the caller's to log).
     this.#ready = resumed.catch(() => undefined);
     return resumed;
   }
@@ -140,10 +118,7 @@ export class PushDispatcher {
     }
   }
 
-  /**
-   * Stops: no new deliveries; waits up to `graceMs` for the queued ones, then aborts attempts and
-   * retry waits. A durable outbox keeps what was not done for the next start.
-   */
+  /** No new deliveries; up to `graceMs` for the queued ones, then aborts (a durable outbox keeps the rest). */
   async close(graceMs: number): Promise<void> {
     if (this.pending > 0) {
       let timer: NodeJS.Timeout | undefined;
@@ -157,10 +132,8 @@ export class PushDispatcher {
     }
     this.#abort.abort();
     await this.#stopWatching?.();
-    // Aborted attempts and waits end at once; let the loops notice and free what they hold.
     await Promise.allSettled([...this.#tasks.values()].map((entry) => entry.tail));
     await this.#queues.settled();
-    // Final counts are this process's bookkeeping only: the outbox has the rest.
     this.#tasks.clear();
     this.#v03Tasks.clear();
   }
@@ -179,8 +152,7 @@ export class PushDispatcher {
     const configs = await this.#deps.configs.list(scope, taskId);
     if (final) this.#v03Tasks.delete(key);
     else if (configs.some((config) => config.protocol === '0.3')) this.#v03Tasks.add(key);
-    // Nothing to deliver (and nothing to remove: a config stored after this read checks the task
-    // again, and removes itself if it ended).
+    // Nothing to remove either: a config stored after this read checks the task again.
     if (configs.length === 0) return;
     const deliveries = eventDeliveries(configs, scope, taskId, event, task, version, final);
     const queued = (await this.#deps.outbox.add(deliveries)) ?? deliveries;

@@ -1,7 +1,4 @@
-/**
- * The router's `pushNotifications` option: its zod schema (defaults in one place) and the factory
- * that builds the service, dispatcher, guard and stores it describes.
- */
+/** The router's `pushNotifications` option: its zod schema (defaults in one place) and the factory of what it describes. */
 import { z } from 'zod';
 import { hasMethods } from '../../options.js';
 import type { Logger } from '../../logger.js';
@@ -15,16 +12,9 @@ import { PushNotificationService } from './push-service.js';
 import { parseAllowList, SsrfGuard, type WebhookLookup } from './ssrf-guard.js';
 
 export interface A2APushNotificationsOptions {
-  /**
-   * Webhook hosts exempt from the SSRF guard: host names (`hooks.internal`, `*.corp.example`), IP
-   * addresses or CIDR ranges (`127.0.0.1`, `10.1.0.0/16`, `::1/128`). Empty by default: only
-   * public addresses are accepted.
-   */
+  /** Webhook hosts exempt from the SSRF guard: names (`*.corp.example`), addresses or CIDR ranges (`10.1.0.0/16`). Default none. */
   readonly allow?: readonly string[];
-  /**
-   * Whether webhooks on public addresses are accepted. Default true. false: only `allow` is, for a
-   * deployment whose receivers are all known (and for tests that must never reach the internet).
-   */
+  /** Whether webhooks on public addresses are accepted. Default true; false: only `allow` is. */
   readonly publicAddresses?: boolean;
   /** Configs a task may have at once. Default 10. */
   readonly maxConfigsPerTask?: number;

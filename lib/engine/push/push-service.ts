@@ -1,9 +1,5 @@
-/**
- * Push notification configs (§3.1.7–3.1.10) and the engine listener that hands committed events to
- * the dispatcher. Every operation first reads the task through the task store in the caller's
- * scope: another caller's task or config answers TaskNotFound exactly as a missing one does.
- * Credentials are kept in full for delivery but masked in every answer and never logged.
- */
+/** Push notification configs (§3.1.7–3.1.10), each read through the caller's scope, and the listener feeding the dispatcher. */
+// Another caller's task or config is TaskNotFound, as a missing one; credentials are masked in answers and never logged.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { A2AError, invalidParams, taskNotFound, type FieldViolation } from '../../errors.js';
@@ -84,12 +80,8 @@ export class PushNotificationService {
   }
 
   /**
-   * Accepted whatever the task's state (§3.1.7 lists only PushNotificationNotSupported and
-   * TaskNotFound; both official SDKs accept it). A config on an ended task receives nothing:
-   * notifications are sent when the task is updated (§3.1.7, §4.3.3) and an ended task is not; the
-   * client reads the outcome with GetTask. Get, List and Delete see it until it is deleted (a store
-   * may drop the configs of ended tasks on its own schedule: SQLite at start-up, and every store
-   * when a final delivery of that task, in flight when it was created, completes).
+   * Accepted in any task state, as both SDKs do (§3.1.7 lists no other error); on an ended task it receives
+   * nothing (§4.3.3), and a store may drop it on its own schedule.
    */
   async create(
     scope: TaskScope,
@@ -137,18 +129,13 @@ export class PushNotificationService {
     await this.#store(() => this.#deps.configs.delete(scope, request.taskId, request.id));
   }
 
-  /**
-   * Runs `begin` (the start of a message's turn) with an inline config attached to its async
-   * context: the config is stored for the task before that task's first committed event is fanned
-   * out, so it receives every event. The config is checked (SSRF included) before the turn starts.
-   */
+  /** Runs `begin` with an inline config, checked first, that is stored before its task's first event fans out. */
   async withInline<T>(scope: TaskScope, inline: TaskPushNotificationConfig, taskId: string | undefined, begin: () => T | Promise<T>): Promise<T> {
     const protocol: PushProtocol = registeredByV03(inline) ? '0.3' : '1.0';
     const config = await this.#validated(inline, taskId ?? '', protocol, 'configuration.taskPushNotificationConfig.');
     return this.#inline.run({ scope, config, taskId, claimed: false }, begin);
   }
 
-  /** Stops deliveries (see PushDispatcher.close). */
   close(graceMs: number): Promise<void> {
     return this.#deps.dispatcher.close(graceMs);
   }
@@ -234,10 +221,9 @@ export class PushNotificationService {
     }
   }
 
-  /** A store that failed: logged, answered as unavailable (never its own text). */
+  /** A store that failed: answered as unavailable (never its own text). */
   #storeFailure(error: unknown): A2AError {
     if (error instanceof A2AError) return error;
-    // An outage is logged once by the engine's StoreOutage account; here one debug line per request.
     this.#deps.logger.debug({ err: error }, 'push notifications: a store failed');
     return new A2AError('Unavailable');
   }

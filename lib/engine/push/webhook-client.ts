@@ -1,14 +1,8 @@
-/**
- * One webhook POST over node:http(s), connected to the address the SSRF guard checked (never
- * resolved again), with the URL's host in `Host` and as the TLS server name. Redirects are not
- * followed: a 3xx is a failed attempt like any other non-2xx answer. An attempt is bounded in time
- * (connect to the end of the answer) and in bytes read, and settles only once its socket is gone.
- */
+/** One webhook POST to the address the SSRF guard checked (never resolved again); a 3xx fails like any non-2xx. */
 import { request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { WebhookTarget } from './ssrf-guard.js';
 
-/** How one attempt ended. */
 export type AttemptOutcome =
   | { readonly kind: 'delivered'; readonly status: number }
   | { readonly kind: 'rejected'; readonly status: number }
@@ -16,17 +10,10 @@ export type AttemptOutcome =
   | { readonly kind: 'error'; readonly code: string };
 
 const USER_AGENT = 'a2a-express-kit push';
-/**
- * Bytes of an answer's body read before the socket is closed. Only the status matters; a short
- * body is read so that a receiver's normal answer ends cleanly, a long or endless one is cut.
- */
+/** Bytes of an answer read before closing: a normal answer ends cleanly, an endless one is cut. */
 const MAX_RESPONSE_BODY_BYTES = 4096;
 
-/**
- * POSTs `body`; resolves once the attempt's socket is closed, so that a caller counting attempts
- * in flight counts open connections. The outcome is the answer's status as soon as it is known;
- * `timeoutMs` bounds the whole exchange, a body still arriving then is cut (the status stands).
- */
+/** POSTs `body`; resolves once its socket is closed (so callers count open connections); `timeoutMs` bounds the exchange. */
 export function postWebhook(
   target: WebhookTarget,
   body: string,
@@ -43,7 +30,6 @@ export function postWebhook(
     'user-agent': USER_AGENT,
   };
   return new Promise<AttemptOutcome>((resolve) => {
-    // The first of: the answer's status, the deadline, an abort, a socket error.
     let outcome: AttemptOutcome | undefined;
     const decide = (decided: AttemptOutcome): void => {
       outcome ??= decided;
@@ -62,7 +48,6 @@ export function postWebhook(
     const req = (https ? httpsRequest : httpRequest)(options, (res: IncomingMessage) => {
       const status = res.statusCode ?? 0;
       decide(status >= 200 && status < 300 ? { kind: 'delivered', status } : { kind: 'rejected', status });
-      // The body is not needed: a little is read and dropped, then the connection goes.
       let read = 0;
       res.on('data', (chunk: Buffer) => {
         read += chunk.length;

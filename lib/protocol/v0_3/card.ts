@@ -1,12 +1,5 @@
-/**
- * The v0.3 discovery fields of a served card (the merged card, for requests that may come from a
- * v0.3 client; one that states A2A-Version 1.0 gets withV03Interfaces' card: see the README,
- * "v0.3 compatibility"): 0.3 interfaces mirroring the 1.0 ones a v0.3 client can use
- * (JSON-RPC first, then HTTP+JSON: `url` and `preferredTransport` name the first), and
- * the v0.3 top-level fields (`url`, `preferredTransport`, `additionalInterfaces`,
- * `protocolVersion`, `supportsAuthenticatedExtendedCard`, `security`) and scheme shapes beside the
- * v1.0 ones. Each generation's parser ignores the other's fields (§5.7).
- */
+/** The v0.3 discovery fields of a served card: 0.3 interfaces mirroring the 1.0 ones, v0.3 top-level fields and schemes. */
+// Beside the v1.0 fields: each generation's parser ignores the other's (§5.7).
 import type { AgentCard, AgentInterface, AgentSkill, OAuthFlows, SecurityRequirement, SecurityScheme } from '../schemas.js';
 
 /** `protocolVersion` of a v0.3 card (v0.3 cards carry the full semver). */
@@ -33,12 +26,7 @@ type MergedAgentCard = AgentCard & V03CardFields;
 
 const isV03 = (version: string) => version === V03_INTERFACE_VERSION || version.startsWith(`${V03_INTERFACE_VERSION}.`);
 
-/**
- * The 0.3 interfaces of `card`: the ones it states, else one mirroring each 1.0 interface of a
- * binding in `bindings`, served in v0.3 at the same URL (JSON-RPC there; HTTP+JSON at its v0.3
- * paths, `<url>/v1/message:send`, ..., which is where a v0.3 client looks for them). A 1.0
- * interface with a tenant is not mirrored: v0.3 requests have no way to carry it.
- */
+/** The 0.3 interfaces `card` states, else one per served 1.0 interface at its URL (not one with a tenant: v0.3 cannot carry it). */
 function v03Interfaces(card: AgentCard, bindings: readonly string[]): AgentInterface[] {
   const stated = card.supportedInterfaces.filter((i) => isV03(i.protocolVersion));
   if (stated.length > 0) return stated;
@@ -94,22 +82,14 @@ function toV03SecurityScheme(scheme: SecurityScheme): Record<string, unknown> {
   return { type: 'mutualTLS', ...described(scheme.mtlsSecurityScheme.description) };
 }
 
-/**
- * `card` as a v1.0 client reads it: exactly the v1.0 card (a strict ProtoJSON parser takes it), its
- * 0.3 interfaces appended to `supportedInterfaces` (1.0 ones stay first, preferred; §8.3.1 lets a
- * card declare several versions). Unchanged when there is no 0.3 interface to announce.
- */
+/** `card` for a v1.0 client: the v1.0 card with its 0.3 interfaces appended (1.0 first, preferred; §8.3.1). */
 export function withV03Interfaces(card: AgentCard, bindings: readonly string[]): AgentCard {
   const legacy = v03Interfaces(card, bindings);
   if (legacy.length === 0 || card.supportedInterfaces.includes(legacy[0])) return card;
   return { ...card, supportedInterfaces: [...card.supportedInterfaces, ...legacy] };
 }
 
-/**
- * `card` as both generations of client read it: the 0.3 interfaces appended to
- * `supportedInterfaces` (1.0 ones stay first, preferred), and the v0.3 fields beside the v1.0 ones.
- * Unchanged when there is no 0.3 interface to announce.
- */
+/** `card` for both generations: the 0.3 interfaces appended, and the v0.3 fields beside the v1.0 ones. */
 export function withV03Discovery(card: AgentCard, bindings: readonly string[]): AgentCard | MergedAgentCard {
   const legacy = v03Interfaces(card, bindings);
   if (legacy.length === 0) return card;

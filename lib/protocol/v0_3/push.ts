@@ -1,9 +1,4 @@
-/**
- * v0.3 push notification configs (compatibility): the params of the four `tasks/pushNotificationConfig/*`
- * methods and their v0.3 REST bodies, translated to the v1.0 requests the engine takes, and the
- * v1.0 configs translated back. v0.3 nests the config (`{taskId, pushNotificationConfig: {...}}`)
- * and lists schemes (`authentication.schemes`); v1.0 is flat with one scheme.
- */
+/** v0.3 push configs (nested, several schemes) to the flat v1.0 requests and back, for JSON-RPC and v0.3 REST bodies. */
 import { z } from 'zod';
 import { invalidParams } from '../../errors.js';
 import type {
@@ -16,9 +11,7 @@ import { fieldError, optionalMetadata, requiredString, type TaskPushNotification
 import { V03PushNotificationConfigSchema, V03TaskIdParamsSchema, type V03MessageSendParams, type V03PushNotificationConfig } from './schemas.js';
 import { toV1PushConfig, toV1SendMessageRequest } from './translate.js';
 
-// ---------------------------------------------------------------------------
 // Params (JSON-RPC)
-// ---------------------------------------------------------------------------
 
 /** `tasks/pushNotificationConfig/set` params: the v0.3 TaskPushNotificationConfig. */
 export const V03TaskPushNotificationConfigSchema = z.object(
@@ -46,9 +39,7 @@ export const V03DeletePushConfigParamsSchema = z.object(
 );
 type V03DeletePushConfigParams = z.infer<typeof V03DeletePushConfigParamsSchema>;
 
-// ---------------------------------------------------------------------------
 // v0.3 → v1.0
-// ---------------------------------------------------------------------------
 
 export function toV1CreatePushConfigRequest(params: V03TaskPushNotificationConfig): CreateTaskPushNotificationConfigRequest {
   return { ...toV1PushConfig(params.pushNotificationConfig), taskId: params.taskId };
@@ -62,10 +53,7 @@ export function toV1DeletePushConfigRequest(params: V03DeletePushConfigParams): 
   return { taskId: params.id, id: params.pushNotificationConfigId };
 }
 
-/**
- * Inline configs that came in v0.3 shape. The v1.0 request has no field for the version a config
- * was registered with, and its deliveries must keep the v0.3 body: the translated object is marked.
- */
+/** Inline configs sent in v0.3 shape, marked: their deliveries keep the v0.3 body, and v1.0 has no field for it. */
 const V03_REGISTERED = new WeakSet<object>();
 
 /** Whether `config` (an inline config of a SendMessageRequest) was sent by a v0.3 client. */
@@ -79,9 +67,7 @@ export function toV1SendMessageRequestMarked(params: V03MessageSendParams): Send
   return request;
 }
 
-// ---------------------------------------------------------------------------
 // v1.0 → v0.3 (answers)
-// ---------------------------------------------------------------------------
 
 function toV03PushNotificationConfig(config: TaskPushNotificationConfig): V03PushNotificationConfig {
   const auth = config.authentication;
@@ -97,23 +83,16 @@ export function toV03TaskPushNotificationConfig(config: TaskPushNotificationConf
   return { taskId: config.taskId ?? '', pushNotificationConfig: toV03PushNotificationConfig(config) };
 }
 
-// ---------------------------------------------------------------------------
 // v0.3 REST (ProtoJSON of the v0.3 proto)
-// ---------------------------------------------------------------------------
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** A proto3 string: '' is unset. */
 const setString = (value: unknown): unknown => (value === '' ? undefined : value);
 
-/** `name` or `snake_name`, as any ProtoJSON parser accepts. */
 const field = (object: Record<string, unknown>, name: string, protoName: string): unknown => object[name] ?? object[protoName];
 
-/**
- * The body of `POST /v1/tasks/{id}/pushNotificationConfigs` as `set` params: the proto's
- * TaskPushNotificationConfig (`{name, pushNotificationConfig}`, what the official clients send), or
- * a whole CreateTaskPushNotificationConfigRequest (`{parent, configId, config}`). The task is the path's.
- */
+/** `POST /v1/tasks/{id}/pushNotificationConfigs` as `set` params: `{name, pushNotificationConfig}` or `{parent, configId, config}`. */
 export function fromV03RestPushConfigBody(body: unknown, taskId: string): unknown {
   if (!isObject(body)) throw invalidParams([{ field: 'body', description: 'must be a JSON object' }]);
   const wrapped = isObject(body.config) ? body.config : undefined;

@@ -1,18 +1,5 @@
-/**
- * The v0.3 HTTP+JSON binding (compatibility), free of Express: its routes under `/v1/...`, and its
- * payloads, which are the ProtoJSON of the v0.3 proto (what the official v0.3 clients send and
- * parse), not the `kind` objects of v0.3 JSON-RPC: parts `{text}` / `{file: {fileWithUri |
- * fileWithBytes, mimeType}}` / `{data: {data}}` in a message's `content`, `ROLE_USER`, task states
- * as `TASK_STATE_*` (`TASK_STATE_CANCELLED` with two Ls), stream events wrapped as `{task}`,
- * `{message}`, `{statusUpdate}`, `{artifactUpdate}`, errors as `{code, message, data}` with the
- * JSON-RPC code.
- *
- * Pure functions between those shapes and the `kind` objects of ./schemas.ts, so that requests
- * are checked by the same zod schemas and translated to v1.0 by ./translate.ts, and answers are
- * the v0.3 objects ./translate.ts makes, re-shaped. The v0.3 proto has no field for a part's
- * `metadata`, a file's `name` or a message's `referenceTaskIds`: they are not sent on this binding
- * (v0.3 JSON-RPC carries them).
- */
+/** The v0.3 HTTP+JSON binding: routes under `/v1/`, and ProtoJSON of the v0.3 proto to and from the `kind` objects of ./schemas.ts. */
+// The v0.3 proto has no part `metadata`, file `name` or `referenceTaskIds`: this binding drops them (JSON-RPC keeps them).
 import { A2AError, errorDetails, invalidParams } from '../../errors.js';
 import { withV03RestJsonNames } from '../field-names.js';
 import { resourceAt, type RestLookup, type RestOperation, type Resource } from '../rest.js';
@@ -20,11 +7,8 @@ import type { AgentCard, SecurityRequirement, SecurityScheme } from '../schemas.
 import type { V03CardFields } from './card.js';
 import type { V03Artifact, V03Message, V03Part, V03StreamEvent, V03Task, V03TaskState, V03TaskStatus } from './schemas.js';
 
-// ---------------------------------------------------------------------------
 // Routes
-// ---------------------------------------------------------------------------
 
-/** Where the v0.3 REST routes live below the interface URL. */
 export const V03_REST_PREFIX = '/v1/';
 
 /** The one-segment v0.3 resources (below `/v1/`); `tasks/...` is the v1.0 binding's own. */
@@ -34,13 +18,7 @@ const SINGLE = new Map<string, Resource>([
   ['card', { methods: { GET: 'GetExtendedAgentCard' } }],
 ]);
 
-/**
- * The v0.3 operation `method` and `path` (below the mount, no query) name: `/v1/message:send`,
- * `/v1/message:stream`, `/v1/tasks/{id}` (GET), `/v1/tasks/{id}:cancel`, `/v1/tasks/{id}:subscribe`
- * (GET and POST), `/v1/tasks/{id}/pushNotificationConfigs[/{configId}]`, `/v1/card`. v0.3 has no
- * tenants and no ListTasks. A known path with another method gives `allow` (a 405); any other
- * path undefined.
- */
+/** The v0.3 operation `method` and `path` name (no tenants, no ListTasks); `allow` for another method, else undefined. */
 export function matchV03RestRoute(method: string, path: string): RestLookup | undefined {
   const trimmed = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
   if (!trimmed.startsWith(V03_REST_PREFIX)) return undefined;
@@ -52,18 +30,14 @@ export function matchV03RestRoute(method: string, path: string): RestLookup | un
   return { match: { operation, hasBody: method === 'POST', taskId: resource.taskId, configId: resource.configId, v03: true } };
 }
 
-// ---------------------------------------------------------------------------
 // Requests: ProtoJSON in, v0.3 `kind` objects out (for V03MessageSendParamsSchema)
-// ---------------------------------------------------------------------------
 
 type JsonObject = Record<string, unknown>;
 
 const isObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** A proto3 string field: the empty string is its default, i.e. not set. */
 const setString = (value: unknown): unknown => (value === '' ? undefined : value);
 
-/** `out[name] = value`, unless value is undefined (no `undefined` keys). */
 function put(out: JsonObject, name: string, value: unknown): void {
   if (value !== undefined) out[name] = value;
 }
@@ -151,9 +125,7 @@ function fromProtoPushConfig(config: unknown): unknown {
 function fromProtoConfiguration(configuration: unknown): unknown {
   if (!isObject(configuration)) return configuration;
   const out: JsonObject = {
-    // proto3: an unset bool is false. A configuration without `blocking` is non-blocking, as both
-    // official SDK servers read it (the v0.3 client drops `blocking: false` from the wire); a body
-    // without a configuration is blocking, the v0.3 default.
+    // proto3: an unset `blocking` is false, as both SDK servers read it; no configuration at all is blocking.
     blocking: configuration.blocking ?? false,
   };
   put(out, 'acceptedOutputModes', configuration.acceptedOutputModes);
@@ -162,10 +134,7 @@ function fromProtoConfiguration(configuration: unknown): unknown {
   return out;
 }
 
-/**
- * A v0.3 REST SendMessageRequest body (ProtoJSON; proto field names accepted, as by any ProtoJSON
- * parser, and `request`, the proto name of `message`) as v0.3 `message/send` params.
- */
+/** A v0.3 REST SendMessageRequest body (proto names and `request` accepted) as v0.3 `message/send` params. */
 export function fromV03RestSendMessageRequest(body: unknown): unknown {
   if (body === undefined || body === null) return {};
   if (!isObject(body)) return body; // zod: "params must be a JSON object"
@@ -181,9 +150,7 @@ export function fromV03RestSendMessageRequest(body: unknown): unknown {
   return out;
 }
 
-// ---------------------------------------------------------------------------
 // Answers: v0.3 `kind` objects in, ProtoJSON out
-// ---------------------------------------------------------------------------
 
 const STATE_TO_PROTO: Readonly<Record<V03TaskState, string>> = {
   submitted: 'TASK_STATE_SUBMITTED',
@@ -198,7 +165,6 @@ const STATE_TO_PROTO: Readonly<Record<V03TaskState, string>> = {
   unknown: 'TASK_STATE_UNSPECIFIED',
 };
 
-/** A repeated field: omitted when empty, as ProtoJSON writes it. */
 function putList(out: JsonObject, name: string, value: readonly unknown[] | undefined): void {
   if (value !== undefined && value.length > 0) out[name] = value;
 }
@@ -280,18 +246,13 @@ export function toV03RestStreamResponse(event: V03StreamEvent): JsonObject {
   }
 }
 
-/**
- * The error body of v0.3 HTTP+JSON: the JSON-RPC error object (`code` is what the v0.3 clients
- * map to their error classes), with the google.rpc details as `data`, as on JSON-RPC.
- */
+/** The v0.3 HTTP+JSON error body: the JSON-RPC error object (clients map `code`), google.rpc details as `data`. */
 export function v03RestErrorBody(error: A2AError): { code: number; message: string; data?: unknown[] } {
   const data = errorDetails(error);
   return data ? { code: error.code, message: error.message, data } : { code: error.code, message: error.message };
 }
 
-// ---------------------------------------------------------------------------
 // The extended card (`GET /v1/card`)
-// ---------------------------------------------------------------------------
 
 const V03_FLOWS = ['authorizationCode', 'clientCredentials', 'implicit', 'password'] as const;
 
@@ -315,12 +276,7 @@ function toV03RestScheme(scheme: SecurityScheme): JsonObject | undefined {
 const toV03RestSecurity = (requirements: readonly SecurityRequirement[] | undefined) =>
   requirements?.map((requirement) => ({ schemes: requirement.schemes }));
 
-/**
- * A served card (v1.0 fields, and the v0.3 discovery fields while compatibility is on) as the v0.3
- * proto's AgentCard in ProtoJSON: what `GET /v1/card` answers. Security requirements take the proto
- * shape (`{schemes: {name: {list}}}`, the v1.0 one), schemes the proto oneof. `signatures` are left
- * to the caller: one made over another form of the card would not verify over this one.
- */
+/** A served card as the v0.3 proto's AgentCard in ProtoJSON (`GET /v1/card`); signing is the caller's, over this form. */
 export function toV03RestAgentCard(card: AgentCard & Partial<V03CardFields>): JsonObject {
   const out: JsonObject = { protocolVersion: card.protocolVersion ?? '0.3.0', name: card.name, description: card.description };
   put(out, 'url', card.url);

@@ -1,12 +1,4 @@
-/**
- * Zod schemas for the A2A v0.3 objects a v0.3 client sends (`../shared/a2a-spec/v0.3-a2a.json`),
- * and the types of the v0.3 objects the server answers with. Only the translation layer
- * (./translate.ts) uses them: the engine never sees a v0.3 object.
- *
- * v0.3 shapes: `kind` discriminators (`text` / `file` / `data` parts, `message`, `task`,
- * `status-update`, `artifact-update`), lower-case enum spellings (`input-required`, `user`), files
- * as `{ bytes | uri, name?, mimeType? }` and a data part that holds a JSON object only.
- */
+/** Zod schemas of what a v0.3 client sends, and types of what it is answered; only ./translate.ts uses them. */
 import { z } from 'zod';
 import { isBase64 } from '../schemas.js';
 import {
@@ -33,12 +25,9 @@ export const V03_TASK_STATES = [
 ] as const;
 export type V03TaskState = (typeof V03_TASK_STATES)[number];
 
-/** A google.protobuf.Struct-like JSON object field that must be present. */
 const requiredObject = (field: string) => optionalMetadata(field).unwrap();
 
-// ---------------------------------------------------------------------------
 // Parts
-// ---------------------------------------------------------------------------
 
 const TextPartSchema = z.object({
   kind: z.literal('text'),
@@ -80,12 +69,10 @@ export const V03PartSchema = z.discriminatedUnion('kind', [TextPartSchema, FileP
 });
 export type V03Part = z.infer<typeof V03PartSchema>;
 
-// ---------------------------------------------------------------------------
 // Message
-// ---------------------------------------------------------------------------
 
 const messageShape = {
-  // Required by the v0.3 schema; tolerated when absent, since the method already says what it is.
+  // Required by the v0.3 schema; tolerated: the method says what it is.
   kind: z.literal('message', fieldError('kind', '"message"')).optional(),
   messageId: requiredString('messageId'),
   role: z.enum(['user', 'agent'], fieldError('role', '"user" or "agent"')),
@@ -102,9 +89,7 @@ type V03MessageInput = z.infer<typeof V03MessageSchema>;
 /** A v0.3 Message as the server sends it: `kind` always set. */
 export type V03Message = Omit<V03MessageInput, 'kind'> & { kind: 'message' };
 
-// ---------------------------------------------------------------------------
 // Request params
-// ---------------------------------------------------------------------------
 
 const historyLength = () => optionalNonNegativeInt32('historyLength');
 
@@ -130,7 +115,6 @@ export type V03PushNotificationConfig = z.infer<typeof V03PushNotificationConfig
 const V03MessageSendConfigurationSchema = z.object(
   {
     acceptedOutputModes: optionalStringList('acceptedOutputModes'),
-    // Absent: blocking (wait for a terminal or interrupted state), as v1.0's returnImmediately=false.
     blocking: optionalBoolean('blocking'),
     historyLength: historyLength(),
     pushNotificationConfig: V03PushNotificationConfigSchema.optional(),
@@ -149,7 +133,6 @@ export const V03MessageSendParamsSchema = z.object(
 );
 export type V03MessageSendParams = z.infer<typeof V03MessageSendParamsSchema>;
 
-/** Params of `tasks/get`. */
 export const V03TaskQueryParamsSchema = z.object(
   { id: requiredString('id'), historyLength: historyLength(), metadata: optionalMetadata() },
   fieldError('params', 'a JSON object'),
@@ -163,9 +146,7 @@ export type V03TaskIdParams = z.infer<typeof V03TaskIdParamsSchema>;
 /** Params of `agent/getAuthenticatedExtendedCard`: none (absent params parse as `{}`). */
 export const V03NoParamsSchema = z.object({}, fieldError('params', 'a JSON object')).default(() => ({}));
 
-// ---------------------------------------------------------------------------
 // What the server sends
-// ---------------------------------------------------------------------------
 
 export interface V03Artifact {
   artifactId: string;

@@ -1,8 +1,4 @@
-/**
- * Pure translation between A2A v0.3 and v1.0 objects: v0.3 requests in, v1.0 results and stream
- * events out. No I/O, no state; the engine only ever sees the v1.0 side. Objects are built with
- * only the fields that hold a value (no `undefined` keys), so what is stored and signed is exact.
- */
+/** Pure translation between v0.3 requests and v1.0, and v1.0 answers back; no `undefined` keys, so stored bytes are exact. */
 import { A2AError } from '../../errors.js';
 import type { CancelTaskRequest, GetTaskRequest, SendMessageRequest, SendMessageResponse, SubscribeToTaskRequest } from '../requests.js';
 import type { Artifact, Message, Part, StreamResponse, Task, TaskPushNotificationConfig, TaskState, TaskStatus } from '../schemas.js';
@@ -20,15 +16,10 @@ import type {
   V03TaskStatus,
 } from './schemas.js';
 
-/**
- * Metadata flag of a v0.3 data part that wraps a non-object v1.0 value as `{ value }` (v0.3 data
- * parts hold objects only); the official SDKs' convention, unwrapped again on the way in.
- */
+/** Metadata flag of a v0.3 data part wrapping a non-object value as `{ value }` (the SDKs' convention, unwrapped on the way in). */
 export const DATA_PART_COMPAT_FLAG = 'data_part_compat';
 
-// ---------------------------------------------------------------------------
 // Enums
-// ---------------------------------------------------------------------------
 
 const STATE_TO_V03: Readonly<Record<TaskState, V03TaskState>> = {
   TASK_STATE_SUBMITTED: 'submitted',
@@ -51,20 +42,14 @@ export const toV1State = (state: V03TaskState): TaskState | undefined => STATE_T
 const TERMINAL: ReadonlySet<TaskState> = new Set(['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED']);
 const INTERRUPTED: ReadonlySet<TaskState> = new Set(['TASK_STATE_INPUT_REQUIRED', 'TASK_STATE_AUTH_REQUIRED']);
 
-/**
- * When a v0.3 `status-update` is `final` (the last event of its stream): a message/stream stream
- * ends with the turn, at a terminal or an interrupted state ('turn'); a tasks/resubscribe stream
- * follows the task to a terminal state ('terminal').
- */
+/** When a v0.3 `status-update` is `final`: message/stream ends with the turn ('turn'), resubscribe at a terminal state. */
 export type FinalRule = 'turn' | 'terminal';
 
 export function isFinalState(state: TaskState, rule: FinalRule = 'turn'): boolean {
   return TERMINAL.has(state) || (rule === 'turn' && INTERRUPTED.has(state));
 }
 
-// ---------------------------------------------------------------------------
 // v0.3 → v1.0 (requests)
-// ---------------------------------------------------------------------------
 
 /** Standard base64 with padding (v1.0 `raw` may arrive URL-safe or unpadded). */
 function standardBase64(value: string): string {
@@ -112,10 +97,7 @@ export function toV1Message(message: Omit<V03Message, 'kind'> & { kind?: 'messag
   return out;
 }
 
-/**
- * The v1.0 flat config of a v0.3 one, inline in message/send or set on its own: the first scheme
- * (v1.0 has one). An empty id, token or credentials is absent, as an empty proto3 string is.
- */
+/** The flat v1.0 config of a v0.3 one: its first scheme; an empty id, token or credentials is absent (proto3). */
 export function toV1PushConfig(config: V03PushNotificationConfig): Omit<TaskPushNotificationConfig, 'taskId'> {
   const scheme = config.authentication?.schemes[0];
   const credentials = config.authentication?.credentials;
@@ -155,9 +137,7 @@ export function toV1SubscribeToTaskRequest(params: V03TaskIdParams): SubscribeTo
   return { id: params.id };
 }
 
-// ---------------------------------------------------------------------------
 // v1.0 → v0.3 (results and stream events)
-// ---------------------------------------------------------------------------
 
 function toV03Part(part: Part): V03Part {
   const metadata = part.metadata;
@@ -171,7 +151,6 @@ function toV03Part(part: Part): V03Part {
   }
   const data = (part as { data: unknown }).data;
   if (isPlainObject(data)) return metadata ? { kind: 'data', data, metadata } : { kind: 'data', data };
-  // A string, number, boolean, array or null: wrapped, and flagged so that it unwraps again.
   return { kind: 'data', data: { value: data }, metadata: { ...metadata, [DATA_PART_COMPAT_FLAG]: true } };
 }
 
@@ -249,15 +228,9 @@ export function toV03StreamEvent(event: StreamResponse, rule: FinalRule = 'turn'
   return out;
 }
 
-// ---------------------------------------------------------------------------
 // Errors
-// ---------------------------------------------------------------------------
 
-/**
- * The error as a v0.3 client is answered: v0.3 defines -32001…-32007 with the same numbers as
- * v1.0 (-32007 is its AuthenticatedExtendedCardNotConfigured); v1.0's -32008 and -32009 do not
- * exist there and become -32600 Invalid Request, keeping the message and the ErrorInfo reason.
- */
+/** The error for a v0.3 client: -32001…-32007 as in v1.0; -32008 and -32009, unknown there, become -32600 (reason kept). */
 export function toV03Error(error: A2AError): A2AError {
   if (error.kind !== 'ExtensionSupportRequired' && error.kind !== 'VersionNotSupported') return error;
   return new A2AError('InvalidRequest', error.message, {

@@ -1,4 +1,4 @@
-/** Jest global teardown: stops and removes the run's shared PostgreSQL cluster (postgres-global-setup.ts). */
+/** Jest global teardown: stops and removes the run's shared PostgreSQL cluster (global-setup.ts). */
 import type { TestPostgresServer } from './postgres';
 
 const holder = globalThis as { a2aSharedPostgres?: TestPostgresServer };
