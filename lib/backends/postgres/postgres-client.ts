@@ -117,10 +117,7 @@ export class PostgresDatabase {
     return (await this.#statement(text, values)).rowCount ?? 0;
   }
 
-  /**
-   * A statement is sent only within its deadline: a connection the pool hands over later (a
-   * stalled server accepting no connection) goes back unused, so a write given up on never runs.
-   */
+  /** Sent only within its deadline: a connection handed over later goes back unused, so a write given up on never runs. */
   async #statement<R>(text: string, values: readonly unknown[] | undefined): Promise<PgResult<R>> {
     const deadline = performance.now() + this.#timeoutMs;
     const client = await this.#connect(deadline);

@@ -1,12 +1,9 @@
 /**
- * TaskLeases on PostgreSQL. A lease is a row (task key, holder, expiry in database time) taken by
- * an insert that overwrites only an expired row, renewed every ttl/3 by an update that extends it
- * only while it names this holder and has not expired; release deletes it the same way and
- * NOTIFYs the key, which wakes the processes waiting for it (they also poll, with a bounded
- * backoff, for a lease that expires because its holder died). claimExpired() deletes rows expired
- * for half a time to live that it locked with FOR UPDATE SKIP LOCKED and returns them: each goes to
- * exactly one caller; with them, the tasks mid-turn that have no lease row at all. Takes, and releases, asked while one of the kind is in flight share the next
- * statement (postgres-statement-batch.ts): under load, fewer round trips per turn.
+ * TaskLeases on PostgreSQL: a row (task key, holder, expiry in database time) taken when free or
+ * expired, renewed every ttl/3 while it names this holder, deleted and NOTIFYed on release (waiters
+ * also poll, for a holder that died). claimExpired() deletes rows expired for half a ttl, locked
+ * FOR UPDATE SKIP LOCKED, each for one caller, and adds the tasks mid-turn with no lease row. Takes
+ * and releases asked while one of the kind is in flight share the next statement.
  */
 import { z } from 'zod';
 import { consoleLogger, type Logger } from '../../logger.js';
