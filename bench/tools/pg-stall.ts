@@ -1,7 +1,8 @@
 /**
  * Fault run for issue 32: a router on a throwaway PostgreSQL under open-loop SendMessage load (one
  * every 40 ms: parks, completions, follow-ups), every process of the cluster SIGSTOPped for 10 s;
- * 25 s after it resumes, prints the answers by kind and the tasks left mid-turn with no live lease.
+ * 25 s after it resumes, prints the answers by kind, the tasks left mid-turn with no live lease, and
+ * the acknowledged tasks not in the state their client was last told.
  *
  *   npx tsx bench/tools/pg-stall.ts
  */
@@ -83,7 +84,7 @@ async function main(): Promise<void> {
     }
   };
   const parked: string[] = [];
-  const answers: Promise<{ kind: string }>[] = [];
+  const answers: Promise<{ kind: string; state?: string; id?: string }>[] = [];
   let loading = true;
   const load = (async () => {
     for (let i = 0; loading; i++) {
@@ -107,14 +108,21 @@ async function main(): Promise<void> {
   loading = false;
   await load;
   const kinds: Record<string, number> = {};
-  for (const { kind } of await Promise.all(answers)) kinds[kind] = (kinds[kind] ?? 0) + 1;
+  // What each task's client was last told (a follow-up is sent once its task's park was answered).
+  const told = new Map<string, string>();
+  for (const { kind, state, id } of await Promise.all(answers)) {
+    kinds[kind] = (kinds[kind] ?? 0) + 1;
+    if (id !== undefined && state !== undefined) told.set(id, state);
+  }
   await pause(25_000); // a lease of 10 s (the default) is claimed 15 s after its last renewal
   const admin = new Pool({ connectionString: cluster.url });
   const { rows } = await admin.query<{ stranded: number }>(
     `SELECT count(*)::int AS stranded FROM stall.a2a_tasks t WHERE t.state IN ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING')
      AND NOT EXISTS (SELECT 1 FROM stall.a2a_leases l WHERE l.task_id = t.id AND l.expires_at > clock_timestamp())`,
   );
-  console.log(JSON.stringify({ answers: kinds, strandedTasks: rows[0].stranded }, null, 1));
+  const stored = await admin.query<{ id: string; state: string }>('SELECT id, state FROM stall.a2a_tasks WHERE id = ANY($1)', [[...told.keys()]]);
+  const notAsTold = stored.rows.filter((row) => told.get(row.id) !== row.state).length + told.size - stored.rows.length;
+  console.log(JSON.stringify({ answers: kinds, strandedTasks: rows[0].stranded, acknowledgedNotAsTold: notAsTold }, null, 1));
   await admin.end();
   server.close();
   await router.close();
