@@ -167,3 +167,37 @@ export function useTestPostgres(): TestPostgres {
 function assertNever(): never {
   throw new Error('no PostgreSQL: the server has not started (use url() inside tests and hooks)');
 }
+
+/**
+ * Records every statement sent on the connections `pool` hands out (the kit takes one per
+ * statement), as `jest.spyOn(pool, 'query')` did when the kit used pool.query; until mockRestore().
+ */
+export function spyOnStatements(pool: PgPoolLike): jest.Mock {
+  const sent = jest.fn();
+  const connect = pool.connect;
+  const wrapped = new WeakSet<object>();
+  let active = true;
+  pool.connect = function (this: PgPoolLike, ...args: unknown[]) {
+    if (typeof args[0] === 'function') return connect.apply(this, args); // pool.query's own connect
+    return (connect.apply(this, args) as Promise<{ query: (...q: unknown[]) => unknown }>).then((client) => {
+      if (!wrapped.has(client)) {
+        wrapped.add(client);
+        const query = client.query;
+        client.query = function (this: unknown, ...q: unknown[]) {
+          if (active) sent(...q);
+          return query.apply(this, q);
+        };
+      }
+      return client;
+    });
+  };
+  sent.mockRestore = () => {
+    active = false;
+    pool.connect = connect;
+  };
+  return sent;
+}
+
+interface PgPoolLike {
+  connect: (...args: unknown[]) => unknown;
+}

@@ -3,8 +3,8 @@
  * (store, bus, leases), listening on 127.0.0.1 on a port of its own. Run with
  * `node --import tsx __tests__/helpers/replica-server.ts` and env REDIS_URL, KEY_PREFIX, NAME,
  * LEASE_TTL_MS (or PG_URL and PG_SCHEMA instead of REDIS_URL and KEY_PREFIX: on PostgreSQL). It prints `READY <port>`, then one JSON line per agent call
- * (`{"replica","hook","taskId","requestId","text"}`), so a test sees which process ran what, in
- * which request's context. The caller is the `x-user` header, the tenant `x-tenant`.
+ * (`{"replica","hook","taskId","requestId","text"}`; a cancel's text is `running: <ctx.running>`), so a
+ * test sees which process ran what, in which request's context. The caller is the `x-user` header, the tenant `x-tenant`.
  *
  * Agent behaviour by message text: `park` asks for input; `steps:N` publishes N progress events
  * 15 ms apart, then completes; `hold` works until its signal fires; `stubborn` ignores its signal
@@ -68,7 +68,7 @@ const executor: AgentExecutor = {
     return events.requireInput(`handled ${text} on ${name}`);
   },
   cancel(ctx) {
-    report('cancel', ctx.taskId, '');
+    report('cancel', ctx.taskId, `running: ${ctx.running}`);
   },
 };
 

@@ -1,7 +1,7 @@
 /**
  * A webhook URL the SSRF guard refuses for where it points: the client's error names the class of
- * address and the option that lets it through (`pushNotifications: { allow: [...] }`), on JSON-RPC
- * and HTTP+JSON, and the server logs one warn line per refusal.
+ * address and nothing of the server's configuration, on JSON-RPC and HTTP+JSON; the server logs the
+ * option that lets it through (`pushNotifications: { allow: ['<host>'] }`) once per webhook host.
  */
 import { BINDINGS } from '../helpers/bindings';
 import { startAgent, type TestServer } from '../helpers/fixtures';
@@ -32,20 +32,32 @@ describe('the SSRF refusal says what to do', () => {
   const refusals = () => logger.lines.filter((line) => line.message.includes('webhook URL was refused'));
 
   describe.each(BINDINGS)('over %s', (binding) => {
-    it('names the address class and pushNotifications.allow, and logs one warn line', async () => {
+    it('names the address class, never the server configuration', async () => {
       const taskId = (await a2aClient('jsonrpc', server.url).call('SendMessage', userMessage('park'))).result.task.id;
-      const before = refusals().length;
       const reply = await pushCall(binding, server.url, 'CreateTaskPushNotificationConfig', { taskId, url: 'http://127.0.0.1:9/hook?token=secret' });
       expect(binding === 'jsonrpc' ? reply.error.code : reply.status).toBe(binding === 'jsonrpc' ? -32602 : 400);
-      expect(reply.error.message).toContain('url: points to a non-public address (loopback)');
-      expect(reply.error.message).toContain("pushNotifications: { allow: ['127.0.0.1'] }");
+      expect(reply.error.message).toContain('url: points to a non-public address (loopback), refused to guard against SSRF');
+      expect(reply.text).not.toMatch(/pushNotifications|allow:|operator/);
       expect(reply.text).not.toContain('secret');
-      const logged = refusals().slice(before);
-      expect(logged).toHaveLength(1);
-      expect(logged[0]).toMatchObject({ level: 'warn', fields: { taskId, webhookHost: '127.0.0.1:9', addressClass: 'loopback' } });
-      expect(logged[0].message).toContain('pushNotifications: { allow: [...] }');
-      expect(JSON.stringify(logged[0])).not.toContain('secret');
     });
+  });
+
+  it('logs the allow-list hint once per webhook host, with the host as the client wrote it', async () => {
+    const taskId = (await a2aClient('jsonrpc', server.url).call('SendMessage', userMessage('park'))).result.task.id;
+    const before = refusals().length;
+    for (const binding of BINDINGS) {
+      for (const url of ['http://10.9.8.7:9/a?token=secret', 'http://10.9.8.7:9/b', 'http://[::1]:9/hook']) {
+        const reply = await pushCall(binding, server.url, 'CreateTaskPushNotificationConfig', { taskId, url });
+        expect(binding === 'jsonrpc' ? reply.error.code : reply.status).toBe(binding === 'jsonrpc' ? -32602 : 400);
+      }
+    }
+    const logged = refusals().slice(before);
+    expect(logged.map((line) => line.fields.webhookHost)).toEqual(['10.9.8.7:9', '[::1]:9']);
+    expect(logged[0]).toMatchObject({ level: 'warn', fields: { taskId, addressClass: 'private' } });
+    expect(logged[0].message).toContain("pushNotifications: { allow: ['10.9.8.7'] }");
+    expect(logged[1]).toMatchObject({ level: 'warn', fields: { addressClass: 'loopback' } });
+    expect(logged[1].message).toContain("pushNotifications: { allow: ['::1'] }");
+    expect(JSON.stringify(logged)).not.toContain('secret');
   });
 });
 
@@ -65,23 +77,23 @@ describe('SsrfGuard refusal messages', () => {
   ])('%s: the %s class, and allow: [%s]', async (url, cls, host) => {
     await expect(new SsrfGuard().resolve(url)).rejects.toMatchObject({
       addressClass: cls,
-      message: `points to a non-public address (${cls}), refused to guard against SSRF; an operator who trusts it adds it to the agent's allow-list: pushNotifications: { allow: ['${host}'] } (a host name, an address or a CIDR range)`,
+      allowEntry: host,
+      message: `points to a non-public address (${cls}), refused to guard against SSRF`,
     });
   });
 
   it('for a host name: names the host as written, never the address it resolved to', async () => {
     const refused = new SsrfGuard({ lookup }).resolve('http://Hooks.Internal.test/hook');
     await expect(refused).rejects.toMatchObject({ addressClass: 'private' });
-    await expect(refused).rejects.toThrow("allow: ['hooks.internal.test']");
+    await expect(refused).rejects.toMatchObject({ allowEntry: 'hooks.internal.test' });
     await expect(refused).rejects.not.toThrow('10.1.2.3');
   });
 
   it('with publicAddresses: false, a public address is "not on the allow-list"', async () => {
     await expect(new SsrfGuard({ publicAddresses: false }).resolve('http://93.184.216.34/hook')).rejects.toMatchObject({
       addressClass: 'not allow-listed',
-      message: expect.stringContaining(
-        "is not on the allow-list of webhook hosts; an operator who trusts it adds it to the agent's allow-list: pushNotifications: { allow: ['93.184.216.34'] }",
-      ),
+      allowEntry: '93.184.216.34',
+      message: 'is not on the allow-list of webhook hosts',
     });
   });
 });

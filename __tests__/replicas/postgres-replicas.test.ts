@@ -108,9 +108,17 @@ pg.describe('two replicas on one PostgreSQL', () => {
     const canceled = await on(b).call('CancelTask', { id: taskId }, as('alice'));
     expect(canceled.error).toBeUndefined();
     expect(canceled.result.status.state).toBe('TASK_STATE_CANCELED');
-    expect(b.lines.some((r) => r.hook === 'cancel' && r.taskId === taskId)).toBe(true);
+    // cancel() on B is told a turn runs (on A, holding the lease).
+    expect(b.lines.find((r) => r.hook === 'cancel' && r.taskId === taskId)).toMatchObject({ replica: 'B', text: 'running: true' });
     await until(() => a.lines.some((r) => r.hook === 'late-write-refused' && r.taskId === taskId), 'A refused its late write');
     expect((await on(a).call('GetTask', { id: taskId }, as('alice'))).result.status.state).toBe('TASK_STATE_CANCELED');
+  });
+
+  it('cancels on B a task parked on A: cancel() is told no turn runs', async () => {
+    const taskId: string = (await on(a).call('SendMessage', userMessage('park'), as('alice'))).result.task.id;
+    const canceled = await on(b).call('CancelTask', { id: taskId }, as('alice'));
+    expect(canceled.result.status.state).toBe('TASK_STATE_CANCELED');
+    expect(b.lines.find((r) => r.hook === 'cancel' && r.taskId === taskId)).toMatchObject({ replica: 'B', text: 'running: false' });
   });
 
   it('serialises follow-ups sent to A and B at once: both run, one after the other, none lost', async () => {

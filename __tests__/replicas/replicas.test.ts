@@ -164,11 +164,19 @@ const redis = redisForTests();
       const canceled = await on(b).call('CancelTask', { id: taskId }, as('alice', { 'x-request-id': requestId }));
       expect(canceled.error).toBeUndefined();
       expect(canceled.result.status.state).toBe('TASK_STATE_CANCELED');
-      expect(b.reports.find((r) => r.hook === 'cancel' && r.taskId === taskId)).toMatchObject({ replica: 'B', requestId });
+      // cancel() on B is told a turn runs (on A, holding the lease).
+      expect(b.reports.find((r) => r.hook === 'cancel' && r.taskId === taskId)).toMatchObject({ replica: 'B', requestId, text: 'running: true' });
       // A's turn saw its signal and its late write was refused.
       await until(() => a.reports.some((r) => r.hook === 'late-write-refused' && r.taskId === taskId), 'A refused its late write');
       const stored = await on(a).call('GetTask', { id: taskId }, as('alice'));
       expect(stored.result.status.state).toBe('TASK_STATE_CANCELED');
+    });
+
+    it('cancels on B a task parked on A: cancel() is told no turn runs', async () => {
+      const taskId: string = (await on(a).call('SendMessage', userMessage('park'), as('alice'))).result.task.id;
+      const canceled = await on(b).call('CancelTask', { id: taskId }, as('alice'));
+      expect(canceled.result.status.state).toBe('TASK_STATE_CANCELED');
+      expect(b.reports.find((r) => r.hook === 'cancel' && r.taskId === taskId)).toMatchObject({ replica: 'B', text: 'running: false' });
     });
 
     it('ends the stream on A with CANCELED when B cancels a turn that ignores its signal, and refuses its later events', async () => {

@@ -14,7 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { until } from '../helpers/async';
 import { startAgent } from '../helpers/fixtures';
 import { rpc, userMessage } from '../helpers/http';
-import { useTestPostgres } from '../helpers/postgres';
+import { spyOnStatements, useTestPostgres } from '../helpers/postgres';
 import { taskKey } from '../../lib/engine/task-key';
 
 const pg = useTestPostgres();
@@ -145,7 +145,7 @@ pg.describe('createPostgresBackend on PostgreSQL', () => {
       await backend.taskStore.create(scope, task);
       const next = working(id, 'two');
       await backend.taskStore.update(scope, next, 1, { kind: 'replace', event: statusEvent(next) });
-      const sent = jest.spyOn(pool, 'query');
+      const sent = spyOnStatements(pool);
       try {
         await backend.eventBus.publish(key, { event: { task }, task, version: 1 });
         await backend.eventBus.publish(key, { event: statusEvent(next), task: next, version: 2 });

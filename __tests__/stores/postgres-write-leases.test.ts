@@ -12,7 +12,7 @@ import { Pool } from 'pg';
 import { randomUUID } from 'node:crypto';
 import { startAgent } from '../helpers/fixtures';
 import { rpc, userMessage } from '../helpers/http';
-import { useTestPostgres } from '../helpers/postgres';
+import { spyOnStatements, useTestPostgres } from '../helpers/postgres';
 import { taskKey } from '../../lib/engine/task-key';
 
 const pg = useTestPostgres();
@@ -63,7 +63,7 @@ pg.describe('PostgreSQL leases on the store writes', () => {
     const lease = onWrites().leaseOnCreate(key, leased);
     expect(await leaseRow(key)).toBeUndefined();
     const held = backend.taskLeases.heldCount;
-    const sent = jest.spyOn(backend.pool, 'query');
+    const sent = spyOnStatements(backend.pool);
     try {
       await backend.taskStore.create(scope, withState(id, 'TASK_STATE_WORKING'));
       expect(sent).toHaveBeenCalledTimes(1);
@@ -169,7 +169,7 @@ pg.describe('PostgreSQL leases on the store writes', () => {
 
     it('a completed Task costs its create and its end, a Message reply nothing: no lease statement of their own', async () => {
       const server = await startAgent(executor, { ...backend.options });
-      const sent = jest.spyOn(backend.pool, 'query');
+      const sent = spyOnStatements(backend.pool);
       try {
         const reply = await rpc(server.url, 'SendMessage', userMessage('task'));
         expect(reply.body.result.task.status.state).toBe('TASK_STATE_COMPLETED');
@@ -208,7 +208,7 @@ pg.describe('PostgreSQL status writes of several tasks in one statement', () => 
   it('writes concurrent status changes together, each its own compare-and-set with its own event', async () => {
     const ids = Array.from({ length: 12 }, () => `batch-${randomUUID()}`);
     await Promise.all(ids.map((id) => backend.taskStore.create(scope, withState(id, 'TASK_STATE_WORKING'))));
-    const sent = jest.spyOn(backend.pool, 'query');
+    const sent = spyOnStatements(backend.pool);
     let results: PromiseSettledResult<number>[];
     try {
       results = await Promise.allSettled(
@@ -247,7 +247,7 @@ pg.describe('PostgreSQL status writes of several tasks in one statement', () => 
     const taken = `taken-${randomUUID()}`;
     await backend.taskStore.create(scope, withState(taken, 'TASK_STATE_WORKING'));
     const ids = Array.from({ length: 10 }, () => `new-${randomUUID()}`);
-    const sent = jest.spyOn(backend.pool, 'query');
+    const sent = spyOnStatements(backend.pool);
     let results: PromiseSettledResult<number>[];
     try {
       results = await Promise.allSettled([...ids, taken].map((id) => backend.taskStore.create(scope, withState(id, 'TASK_STATE_SUBMITTED'))));

@@ -39,7 +39,7 @@ export interface CancelContext {
   readonly contextId: string;
   readonly caller: A2ACaller;
   readonly tenant: string;
-  /** Whether execute() is still running for this task (false for a parked task). */
+  /** Whether a turn runs for the task: here, or in the replica holding its lease (false for a parked task). */
   readonly running: boolean;
   readonly metadata: Readonly<Record<string, unknown>> | undefined;
   readonly requestContext: A2ARequestContext;

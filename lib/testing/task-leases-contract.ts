@@ -109,6 +109,18 @@ const mine = (claimed: LeasedTask[], task: LeasedTask) => claimed.filter((t) => 
 // find an expired lease, 20 ms slack below. At 500 ms on a loaded 2-core box the worst seen was 884 of 5000 (claimExpired).
 
 function defineHolding<L extends TaskLeases>(test: Test<L>): void {
+  test('isHeld(), when offered, is true on every instance while a lease is held, false once released', async ({ make }) => {
+    const [a, b] = [await make(), await make()];
+    if (!a.isHeld) return;
+    const { key, task } = newTask();
+    assert.equal(await b.isHeld!(key), false);
+    const lease = await mustAcquire(a, key, task);
+    assert.equal(await a.isHeld(key), true);
+    assert.equal(await b.isHeld!(key), true);
+    await lease.release();
+    assert.equal(await b.isHeld!(key), false);
+  });
+
   test('acquire() takes a free lease at once; it is not lost', async ({ make, ttl }) => {
     const a = await make();
     const { key, task } = newTask();

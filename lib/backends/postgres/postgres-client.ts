@@ -1,8 +1,6 @@
 /**
- * The part of node-postgres (`pg`) the PostgreSQL seams use, structurally, so that a `pg.Pool` of
- * any version fits and nothing in the library imports `pg` at run time; and `PostgresDatabase`, the
- * one place queries run: every statement bounded by a client-side timeout, every table named in
- * the configured schema.
+ * The part of node-postgres the PostgreSQL seams use, structurally (nothing imports `pg` at run
+ * time), and `PostgresDatabase`, the one place statements run: within a deadline, in the schema.
  */
 import { createHash } from 'node:crypto';
 
@@ -70,12 +68,8 @@ export const channelName = (schema: string, kind: string): string => `a2a_${crea
  */
 export const wireKey = (key: string): string => (key.length <= 256 ? `k${key}` : `h${createHash('sha1').update(key).digest('hex')}`);
 
-/**
- * Statement names by text, for every pool of the process: a statement with parameters is parsed
- * and planned once per connection, then only bound and run (about a tenth less CPU per request in
- * the process, and less for the server). The texts are the backend's own, a few dozen per schema;
- * past the bound the rest run unnamed.
- */
+// Named statements are parsed and planned once per connection (about a tenth less CPU per request);
+// the texts are the backend's own, a few dozen per schema, and past the bound the rest run unnamed.
 const statementNames = new Map<string, string>();
 const MAX_NAMED_STATEMENTS = 1_000;
 
@@ -115,25 +109,64 @@ export class PostgresDatabase {
 
   /** One statement on a pooled connection (autocommit), bounded by the query timeout. */
   async query<R = Record<string, unknown>>(text: string, values?: readonly unknown[]): Promise<R[]> {
-    return (await this.#pool.query<R>(queryConfig(text, values, this.#timeoutMs))).rows;
+    return (await this.#statement<R>(text, values)).rows;
   }
 
   /** The same with the affected row count. */
   async run(text: string, values?: readonly unknown[]): Promise<number> {
-    return (await this.#pool.query(queryConfig(text, values, this.#timeoutMs))).rowCount ?? 0;
+    return (await this.#statement(text, values)).rowCount ?? 0;
   }
 
-  /**
-   * `work` inside BEGIN … COMMIT on one connection; rolled back when it throws. A connection whose
-   * rollback fails is destroyed, not returned to the pool.
-   */
+  /** Sent only within its deadline: a connection handed over later goes back unused, so a write given up on never runs. */
+  async #statement<R>(text: string, values: readonly unknown[] | undefined): Promise<PgResult<R>> {
+    const deadline = performance.now() + this.#timeoutMs;
+    const client = await this.#connect(deadline);
+    let failure: Error | undefined;
+    const onError = (error: Error) => (failure = error);
+    client.on('error', onError);
+    try {
+      return await client.query<R>(queryConfig(text, values, Math.max(1, Math.ceil(deadline - performance.now()))));
+    } catch (error) {
+      failure ??= error instanceof Error ? error : new Error(String(error));
+      throw error;
+    } finally {
+      client.removeListener('error', onError);
+      client.release(failure);
+    }
+  }
+
+  async #connect(deadline: number): Promise<PgPoolClient> {
+    const connecting = this.#pool.connect();
+    if (deadline === Infinity) return connecting;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`PostgreSQL: no connection within ${this.#timeoutMs} ms (queryTimeoutMs); the statement was not sent`)),
+        Math.max(0, deadline - performance.now()),
+      );
+    });
+    try {
+      return await Promise.race([connecting, late]);
+    } catch (error) {
+      connecting.then(
+        (client) => client.release(),
+        () => undefined,
+      );
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** `work` inside BEGIN … COMMIT on one connection, within `budgetMs`; rolled back when it throws or runs late. */
   async transaction<T>(
     work: (query: <R = Record<string, unknown>>(text: string, values?: readonly unknown[]) => Promise<R[]>) => Promise<T>,
+    budgetMs = this.#timeoutMs,
   ): Promise<T> {
-    const client = await this.#pool.connect();
+    const deadline = performance.now() + budgetMs;
+    const client = await this.#connect(deadline);
     let broken: Error | undefined;
-    // A connection that drops between two statements emits 'error' (unhandled, it would end the
-    // process); the pending or next statement fails, and the connection is not reused.
+    // A connection that drops emits 'error' (unhandled, it would end the process): it is not reused.
     const onError = (error: Error) => (broken = error);
     client.on('error', onError);
     const query = async <R>(text: string, values?: readonly unknown[]): Promise<R[]> =>
@@ -141,6 +174,7 @@ export class PostgresDatabase {
     try {
       await query('BEGIN');
       const result = await work(query);
+      if (performance.now() > deadline) throw new Error(`PostgreSQL: a transaction outlived its ${budgetMs} ms; rolled back`);
       await query('COMMIT');
       return result;
     } catch (error) {

@@ -92,7 +92,12 @@ const MIGRATIONS: ReadonlyArray<(t: (name: string) => string) => string[]> = [
   finishedIndexMigration,
   // Tracing: the traceparent of the request that started the task, beside it (never in its body).
   (t) => [`ALTER TABLE ${t('tasks')} ADD COLUMN IF NOT EXISTS trace_context text`],
+  // The lease sweep's stranded tasks (mid-turn, no lease row): only those are in it.
+  (t) => [`CREATE INDEX IF NOT EXISTS a2a_tasks_mid_turn ON ${t('tasks')} (id) WHERE ${MID_TURN}`],
 ];
+
+/** The condition of a task mid-turn (SUBMITTED or WORKING), as the partial index states it. */
+export const MID_TURN = "state IN ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING')";
 
 /** The schema version this code writes. */
 export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;
@@ -121,5 +126,5 @@ export async function migrate(db: PostgresDatabase): Promise<void> {
     }
     if (row) await query(`UPDATE ${t('schema_version')} SET version = $1`, [POSTGRES_SCHEMA_VERSION]);
     else await query(`INSERT INTO ${t('schema_version')} (version) VALUES ($1)`, [POSTGRES_SCHEMA_VERSION]);
-  });
+  }, Infinity); // bounded by the caller (connectTimeoutMs), each statement by queryTimeoutMs
 }

@@ -1,12 +1,9 @@
 /**
- * TaskLeases on PostgreSQL. A lease is a row (task key, holder, expiry in database time) taken by
- * an insert that overwrites only an expired row, renewed every ttl/3 by an update that extends it
- * only while it names this holder and has not expired; release deletes it the same way and
- * NOTIFYs the key, which wakes the processes waiting for it (they also poll, with a bounded
- * backoff, for a lease that expires because its holder died). claimExpired() deletes rows expired
- * for half a time to live that it locked with FOR UPDATE SKIP LOCKED and returns them: each goes to
- * exactly one caller. Takes, and releases, asked while one of the kind is in flight share the next
- * statement (postgres-statement-batch.ts): under load, fewer round trips per turn.
+ * TaskLeases on PostgreSQL: a row (task key, holder, expiry in database time) taken when free or
+ * expired, renewed every ttl/3 while it names this holder, deleted and NOTIFYed on release (waiters
+ * also poll, for a holder that died). claimExpired() deletes rows expired for half a ttl, locked
+ * FOR UPDATE SKIP LOCKED, each for one caller, and adds the tasks mid-turn with no lease row. Takes
+ * and releases asked while one of the kind is in flight share the next statement.
  */
 import { z } from 'zod';
 import { consoleLogger, type Logger } from '../../logger.js';
@@ -16,6 +13,7 @@ import type { LeasesOnWrites } from '../../engine/seams/task-leases.js';
 import { ExpiringLeases, type HeldLease, type LeaseRef, type ReleaseNotices } from '../shared/expiring-leases.js';
 import { channelName, wireKey, type PostgresDatabase } from './postgres-client.js';
 import { StatementBatch } from './postgres-statement-batch.js';
+import { MID_TURN } from './postgres-migrations.js';
 import { acquireListener, type PostgresListener } from './postgres-listener.js';
 import { WriteLeases } from './postgres-write-leases.js';
 import { connectionShape, databaseOf, loggerSchema, millisecondsSchema, type PostgresConnectionOptions } from './postgres-options.js';
@@ -48,6 +46,7 @@ export const writeLeasesOf = (leases: PostgresTaskLeases) => writesOfLeases.get(
 export class PostgresTaskLeases extends ExpiringLeases {
   readonly #db: PostgresDatabase;
   readonly #table: string;
+  readonly #tasks: string;
   readonly #channel: string;
   readonly #listener: PostgresListener;
   readonly #releaseListener: () => Promise<void>;
@@ -65,6 +64,7 @@ export class PostgresTaskLeases extends ExpiringLeases {
     super(parsed.leaseTtlMs, parsed.logger);
     this.#db = databaseOf(parsed);
     this.#table = this.#db.table('leases');
+    this.#tasks = this.#db.table('tasks');
     this.#channel = channelName(parsed.schema, 'released');
     const shared = acquireListener(this.#db, this.logger);
     this.#listener = shared.listener;
@@ -144,6 +144,14 @@ export class PostgresTaskLeases extends ExpiringLeases {
     return renewed > 0;
   }
 
+  async isHeld(key: string): Promise<boolean> {
+    const [row] = await this.#db.query<{ held: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM ${this.#table} WHERE key = $1 AND expires_at > clock_timestamp()) AS held`,
+      [key],
+    );
+    return row.held;
+  }
+
   protected release(lease: LeaseRef): Promise<void> {
     return this.#releases.add(lease);
   }
@@ -163,12 +171,20 @@ export class PostgresTaskLeases extends ExpiringLeases {
   // Claimed half a time to live after it expired: by then a push outbox on the same time to live
   // (it sweeps every half) has taken the dead replica's deliveries over, so the status that settles
   // the task is delivered after the events the dead replica still owed, not before them.
+  // A task mid-turn with no lease row runs nowhere: every replica sees it; the one taking its lease settles it.
   async claimExpired(): Promise<LeasedTask[]> {
     const rows = await this.#db.query<{ tenant: string; owner: string; task_id: string }>(
-      `DELETE FROM ${this.#table} WHERE key IN (
-        SELECT key FROM ${this.#table} WHERE expires_at < clock_timestamp() - $1 * interval '1 millisecond'
-        ORDER BY expires_at LIMIT ${CLAIMS_PER_SWEEP} FOR UPDATE SKIP LOCKED
-      ) RETURNING tenant, owner, task_id`,
+      `WITH expired AS (
+        DELETE FROM ${this.#table} WHERE key IN (
+          SELECT key FROM ${this.#table} WHERE expires_at < clock_timestamp() - $1 * interval '1 millisecond'
+          ORDER BY expires_at LIMIT ${CLAIMS_PER_SWEEP} FOR UPDATE SKIP LOCKED
+        ) RETURNING tenant, owner, task_id
+      ), stranded AS (
+        SELECT t.tenant, t.owner, t.id AS task_id FROM ${this.#tasks} t WHERE t.${MID_TURN}
+          AND NOT EXISTS (SELECT 1 FROM ${this.#table} l WHERE l.task_id = t.id AND l.tenant = t.tenant AND l.owner = t.owner)
+        LIMIT ${CLAIMS_PER_SWEEP}
+      )
+      SELECT * FROM expired UNION SELECT * FROM stranded`,
       [Math.floor(this.ttlMs / 2)],
     );
     return rows.map((row) => ({ scope: { tenant: row.tenant, owner: row.owner }, taskId: row.task_id }));

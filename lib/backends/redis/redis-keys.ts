@@ -94,6 +94,11 @@ export class RedisKeys {
     return `${this.prefix}lease-released:${key}`;
   }
 
+  /** Set: every task mid-turn (SUBMITTED or WORKING), as its member of the live-lease set. */
+  midTurnTasks(): string {
+    return `${this.prefix}tasks-mid-turn`;
+  }
+
   /** Sorted set: every held lease, scored by when it expires (Redis server time, ms). */
   leases(): string {
     return `${this.prefix}leases`;
@@ -119,3 +124,6 @@ export class RedisKeys {
     return `${this.prefix}push-claim:${key}`;
   }
 }
+
+/** A task's member of the live-lease and mid-turn sets: what the lease sweep returns for it. */
+export const leaseMember = (key: string, scope: TaskScope, taskId: string): string => JSON.stringify([key, scope.tenant, scope.owner, taskId]);

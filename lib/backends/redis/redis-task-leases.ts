@@ -5,7 +5,7 @@
  * backoff, for a lease that expires because its holder died). Every held lease is also in one
  * sorted set scored by its expiry, in Redis server time, so claimExpired() finds a dead holder's
  * task without scanning keys; the claim removes it from the set inside one script, so exactly one
- * caller across all processes gets each.
+ * caller across all processes gets each. With them, the tasks mid-turn that have no lease at all.
  */
 import { z } from 'zod';
 import { consoleLogger, type Logger } from '../../logger.js';
@@ -14,7 +14,7 @@ import type { LeasedTask } from '../../engine/seams/task-leases.js';
 import { ExpiringLeases, type LeaseRef, type ReleaseNotices } from '../shared/expiring-leases.js';
 import { RedisChannels } from './redis-channels.js';
 import type { RedisClient } from './redis-client.js';
-import { RedisKeys } from './redis-keys.js';
+import { leaseMember, RedisKeys } from './redis-keys.js';
 import { clientSchema, keyPrefixSchema, loggerSchema, millisecondsSchema } from './redis-options.js';
 import { RedisScript } from './redis-script.js';
 
@@ -85,10 +85,26 @@ end
 return claimed
 `);
 
+// KEYS: mid-turn set, live-lease set. ARGV: lease key prefix, how many at most, task key prefix. A
+// task mid-turn with neither a lease nor a live-lease entry runs nowhere (a write given up on that
+// ran later): every caller gets it, and whichever takes its lease settles it. A task gone leaves.
+const STRANDED = new RedisScript(`
+local stranded = {}
+for _, member in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  if #stranded >= tonumber(ARGV[2]) then break end
+  local task = cjson.decode(member)
+  if redis.call('EXISTS', ARGV[3] .. task[4]) == 0 then redis.call('SREM', KEYS[1], member)
+  elseif not redis.call('ZSCORE', KEYS[2], member) and redis.call('EXISTS', ARGV[1] .. task[1]) == 0 then
+    stranded[#stranded + 1] = member
+  end
+end
+return stranded
+`);
+
 const CLAIMS_PER_SWEEP = 100;
 
 /** A lease's member of the live-lease set: what claimExpired() returns for it. */
-const memberOf = ({ key, task }: LeaseRef): string => JSON.stringify([key, task.scope.tenant, task.scope.owner, task.taskId]);
+const memberOf = ({ key, task }: LeaseRef): string => leaseMember(key, task.scope, task.taskId);
 
 export class RedisTaskLeases extends ExpiringLeases {
   readonly #client: RedisClient;
@@ -116,9 +132,18 @@ export class RedisTaskLeases extends ExpiringLeases {
     await RELEASE.run(this.#client, this.#keysOf(lease), [lease.holder, memberOf(lease), this.#keys.leaseReleasedChannel(lease.key)]);
   }
 
+  async isHeld(key: string): Promise<boolean> {
+    return (await this.#client.sendCommand<number>(['EXISTS', this.#keys.lease(key)])) === 1;
+  }
+
   async claimExpired(): Promise<LeasedTask[]> {
     const members = await CLAIM.run<string[]>(this.#client, [this.#keys.leases()], [this.#keys.lease(''), CLAIMS_PER_SWEEP]);
-    return members.map((member) => {
+    const stranded = await STRANDED.run<string[]>(
+      this.#client,
+      [this.#keys.midTurnTasks(), this.#keys.leases()],
+      [this.#keys.lease(''), CLAIMS_PER_SWEEP, this.#keys.task('')],
+    );
+    return [...new Set([...members, ...stranded])].map((member) => {
       const [, tenant, owner, taskId] = JSON.parse(member) as [string, string, string, string];
       return { scope: { tenant, owner }, taskId };
     });

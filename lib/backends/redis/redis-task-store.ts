@@ -13,7 +13,7 @@ import { z } from 'zod';
 import type { StreamResponse, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent } from '../../protocol/schemas.js';
 import { foldTaskInPlace } from '../../engine/task-reducer.js';
 import { parseOptions } from '../../options.js';
-import { endsTurn, isTerminal } from '../../engine/task-state.js';
+import { endsTurn, isInterrupted, isTerminal } from '../../engine/task-state.js';
 import {
   TaskExistsError,
   TaskNotFoundInStoreError,
@@ -29,10 +29,11 @@ import {
 } from '../../engine/seams/task-store.js';
 import type { RedisClient } from './redis-client.js';
 import { RedisTaskEventBus, taskEventStreams } from './redis-event-bus.js';
-import { APPEND_EVENT_LUA, COMMITTED_LUA, type TaskEventStreams } from './redis-event-stream.js';
-import { RedisKeys, scopeId } from './redis-keys.js';
+import type { TaskEventStreams } from './redis-event-stream.js';
+import { leaseMember, RedisKeys, scopeId } from './redis-keys.js';
 import { clientSchema, keyPrefixSchema } from './redis-options.js';
 import { RedisScript } from './redis-script.js';
+import { APPEND_ARTIFACT, APPEND_STATUS, CREATE, UPDATE } from './redis-task-scripts.js';
 import { finishedMember, removeFinishedTasks } from './redis-retention.js';
 import { loadTraceContext, saveTraceContext } from './redis-trace-context.js';
 import { taskKey } from '../../engine/task-key.js';
@@ -56,76 +57,6 @@ const optionsSchema = z.strictObject({
   keyPrefix: keyPrefixSchema,
   eventBus: z.custom<RedisTaskEventBus>((v) => v instanceof RedisTaskEventBus, { error: 'must be a RedisTaskEventBus' }).optional(),
 });
-
-// KEYS: task hash, then its four listing sets, its delta list, the finished-tasks set, then the
-// task's event stream when the event is appended. ARGV: scope, JSON, terminal flag, listing member,
-// finished member ('' unless terminal), then (with the stream) the stream max length, retention ms
-// and channel; the event is the task's `{ task }`.
-const CREATE = new RedisScript(`${APPEND_EVENT_LUA}${COMMITTED_LUA}
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('DEL', KEYS[6])
-redis.call('HSET', KEYS[1], 's', ARGV[1], 'v', 1, 'j', ARGV[2], 't', ARGV[3], 'm', ARGV[4],
-  'i1', KEYS[2], 'i2', KEYS[3], 'i3', KEYS[4], 'i4', KEYS[5])
-for i = 2, 5 do redis.call('ZADD', KEYS[i], 0, ARGV[4]) end
-if ARGV[3] == '1' then redis.call('ZADD', KEYS[7], 0, ARGV[5]) end
-if KEYS[8] then append_event(KEYS[8], 1, committed('{"task":' .. ARGV[2] .. '}', ARGV[2], 1), ARGV[6], ARGV[7], ARGV[8]) end
-return 1
-`);
-
-// As CREATE, with ARGV[6] the expected version, then (with the stream) the event's JSON and the
-// stream arguments. Replies
-// {1, new version}, {0} (not in this scope) or {2, stored version} (conflict: another version, or
-// a terminal task); only a write appends the event.
-const UPDATE = new RedisScript(`${APPEND_EVENT_LUA}${COMMITTED_LUA}
-local stored = redis.call('HMGET', KEYS[1], 's', 'v', 't', 'm', 'i1', 'i2', 'i3', 'i4')
-if stored[1] ~= ARGV[1] then return {0} end
-local version = tonumber(stored[2])
-if version ~= tonumber(ARGV[6]) or stored[3] == '1' then return {2, version} end
-for i = 5, 8 do redis.call('ZREM', stored[i], stored[4]) end
-redis.call('HSET', KEYS[1], 'v', version + 1, 'j', ARGV[2], 't', ARGV[3], 'm', ARGV[4],
-  'i1', KEYS[2], 'i2', KEYS[3], 'i3', KEYS[4], 'i4', KEYS[5])
-for i = 2, 5 do redis.call('ZADD', KEYS[i], 0, ARGV[4]) end
-redis.call('DEL', KEYS[6])
-if ARGV[3] == '1' then redis.call('ZADD', KEYS[7], 0, ARGV[5]) end
-if KEYS[8] then append_event(KEYS[8], version + 1, committed(ARGV[7], ARGV[2], version + 1), ARGV[8], ARGV[9], ARGV[10]) end
-return {1, version + 1}
-`);
-
-// An artifact event. KEYS: task hash, delta list, then (with the stream) the event stream. ARGV:
-// scope, expected version, the delta, then (with the stream) the event's JSON, the task's JSON
-// without its artifacts (the bus payload's task: an artifact event does not change the rest, and
-// the artifacts would make every payload as long as the task), max length, retention ms, channel.
-// Replies as UPDATE; the listing sets do not change (an artifact event leaves status and context).
-const APPEND_ARTIFACT = new RedisScript(`${APPEND_EVENT_LUA}${COMMITTED_LUA}
-local stored = redis.call('HMGET', KEYS[1], 's', 'v', 't')
-if stored[1] ~= ARGV[1] then return {0} end
-local version = tonumber(stored[2])
-if version ~= tonumber(ARGV[2]) or stored[3] == '1' then return {2, version} end
-redis.call('HSET', KEYS[1], 'v', version + 1)
-redis.call('RPUSH', KEYS[2], ARGV[3])
-if KEYS[3] then append_event(KEYS[3], version + 1, committed(ARGV[4], ARGV[5], version + 1), ARGV[6], ARGV[7], ARGV[8]) end
-return {1, version + 1}
-`);
-
-// A status event: as UPDATE (the listing sets move with the state and timestamp) but the task's
-// JSON stays and the status joins the delta list. KEYS: task hash, four listing sets, delta list,
-// finished-tasks set, then (with the stream) the event stream. ARGV: scope, terminal flag, listing
-// member, expected version, the delta, finished member, then (with the stream) the event's JSON,
-// the payload's task JSON, max length, retention ms, channel. Replies as UPDATE.
-const APPEND_STATUS = new RedisScript(`${APPEND_EVENT_LUA}${COMMITTED_LUA}
-local stored = redis.call('HMGET', KEYS[1], 's', 'v', 't', 'm', 'i1', 'i2', 'i3', 'i4')
-if stored[1] ~= ARGV[1] then return {0} end
-local version = tonumber(stored[2])
-if version ~= tonumber(ARGV[4]) or stored[3] == '1' then return {2, version} end
-for i = 5, 8 do redis.call('ZREM', stored[i], stored[4]) end
-redis.call('HSET', KEYS[1], 'v', version + 1, 't', ARGV[2], 'm', ARGV[3],
-  'i1', KEYS[2], 'i2', KEYS[3], 'i3', KEYS[4], 'i4', KEYS[5])
-for i = 2, 5 do redis.call('ZADD', KEYS[i], 0, ARGV[3]) end
-redis.call('RPUSH', KEYS[6], ARGV[5])
-if ARGV[2] == '1' then redis.call('ZADD', KEYS[7], 0, ARGV[6]) end
-if KEYS[8] then append_event(KEYS[8], version + 1, committed(ARGV[7], ARGV[8], version + 1), ARGV[9], ARGV[10], ARGV[11]) end
-return {1, version + 1}
-`);
 
 // KEYS: task hash, delta list. ARGV: scope. Replies false when the task is not in that scope, else
 // {version, JSON, delta...}.
@@ -216,6 +147,7 @@ export class RedisTaskStore implements TaskStore {
   readonly #streams: TaskEventStreams | undefined;
   /** The finished-tasks set: every write names it (a fixed KEYS position), only a finishing one writes it. */
   readonly #finishedKey: string;
+  readonly #midTurnKey: string;
 
   constructor(options: RedisTaskStoreOptions) {
     const { client, keyPrefix, eventBus } = parseOptions('RedisTaskStore', optionsSchema, options);
@@ -223,6 +155,7 @@ export class RedisTaskStore implements TaskStore {
     this.#keys = new RedisKeys(keyPrefix);
     this.#streams = eventBus && taskEventStreams(eventBus);
     this.#finishedKey = this.#keys.finishedTasks();
+    this.#midTurnKey = this.#keys.midTurnTasks();
   }
 
   /**
@@ -258,8 +191,8 @@ export class RedisTaskStore implements TaskStore {
     const json = JSON.stringify(task);
     const keys = this.#writeKeys(scope, task);
     const args = this.#writeArgs(scope, task, json);
-    keys.push(this.#keys.taskDeltas(task.id), this.#finishedKey);
-    args.push(this.#finishedMember(scope, task));
+    keys.push(this.#keys.taskDeltas(task.id), this.#finishedKey, this.#midTurnKey);
+    args.push(this.#finishedMember(scope, task), ...midTurnArgs(scope, task));
     const append = this.#streams?.streamArgs(scope, task.id);
     if (append) {
       keys.push(append.stream);
@@ -278,8 +211,13 @@ export class RedisTaskStore implements TaskStore {
     if (change?.kind === 'status') return this.#appendStatus(scope, task, expectedVersion, change.update, change.event);
     const json = JSON.stringify(task);
     const keys = this.#writeKeys(scope, task);
-    keys.push(this.#keys.taskDeltas(task.id), this.#finishedKey);
-    const args: Array<string | Buffer | number> = [...this.#writeArgs(scope, task, json), this.#finishedMember(scope, task), expectedVersion];
+    keys.push(this.#keys.taskDeltas(task.id), this.#finishedKey, this.#midTurnKey);
+    const args: Array<string | Buffer | number> = [
+      ...this.#writeArgs(scope, task, json),
+      this.#finishedMember(scope, task),
+      expectedVersion,
+      ...midTurnArgs(scope, task),
+    ];
     const event = change?.event;
     const append = event && this.#streams?.streamArgs(scope, task.id);
     if (append) {
@@ -350,7 +288,7 @@ export class RedisTaskStore implements TaskStore {
     event: StreamResponse | undefined,
   ): Promise<number> {
     const keys = this.#writeKeys(scope, task);
-    keys.push(this.#keys.taskDeltas(task.id), this.#finishedKey);
+    keys.push(this.#keys.taskDeltas(task.id), this.#finishedKey, this.#midTurnKey);
     const [scopeArg, , terminal, member] = this.#writeArgs(scope, task, '');
     const args: Array<string | Buffer | number> = [
       scopeArg,
@@ -359,6 +297,7 @@ export class RedisTaskStore implements TaskStore {
       expectedVersion,
       `s${JSON.stringify(update)}`,
       this.#finishedMember(scope, task),
+      ...midTurnArgs(scope, task),
     ];
     const append = event && this.#streams?.streamArgs(scope, task.id);
     if (append) {
@@ -398,3 +337,9 @@ export class RedisTaskStore implements TaskStore {
     return [scopeId(scope), json, isTerminal(task.status.state) ? '1' : '0', listingMember(task.status.timestamp ?? '', task.id)];
   }
 }
+
+/** The task's member of the mid-turn set (as the lease's in the live-lease set) and whether it belongs there now. */
+const midTurnArgs = (scope: TaskScope, task: Task): [string, string] => [
+  leaseMember(taskKey(scope, task.id), scope, task.id),
+  isTerminal(task.status.state) || isInterrupted(task.status.state) ? '0' : '1',
+];

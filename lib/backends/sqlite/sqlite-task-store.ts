@@ -13,6 +13,7 @@ import type { ListTasksQuery, TaskChange, TaskPage, TaskScope, TaskStore, Versio
 import { finishedTaskRemover } from './sqlite-retention.js';
 import { parseStoreOptions, type SqliteTaskStoreOptions } from './sqlite-options.js';
 import { prepareConnection } from './sqlite-migrations.js';
+import { lockDatabaseFile } from './sqlite-file-lock.js';
 import { prepareStatements, type TaskStatements } from './sqlite-statements.js';
 import { artifactWrite, bodyJson, headColumns, snapshot, type JoinedArtifact, type StatusWrite } from './sqlite-task-rows.js';
 import { compact, loadTask } from './sqlite-task-reads.js';
@@ -27,6 +28,7 @@ export class SqliteTaskStore implements TaskStore {
   readonly #db: Database;
   #traces: SqliteTraceContexts | undefined;
   readonly #closeDatabase: boolean;
+  readonly #unlock: () => void;
   #closed = false;
   readonly #s: TaskStatements;
   readonly #writes: SqliteTaskWrites;
@@ -42,7 +44,13 @@ export class SqliteTaskStore implements TaskStore {
     if (db.readonly === true) throw optionsError('SqliteTaskStore', 'database', 'is read-only; the store writes to it');
     this.#db = db;
     this.#closeDatabase = closeDatabase;
-    prepareConnection(db, busyTimeoutMs, synchronous);
+    this.#unlock = lockDatabaseFile(db);
+    try {
+      prepareConnection(db, busyTimeoutMs, synchronous);
+    } catch (error) {
+      this.#unlock();
+      throw error;
+    }
 
     const s = (this.#s = prepareStatements(db));
     this.#writes = new SqliteTaskWrites(db, s);
@@ -160,6 +168,7 @@ export class SqliteTaskStore implements TaskStore {
       this.#db.pragma('optimize');
       this.#db.close();
     }
+    this.#unlock();
   }
 
   /** The connection, for the push stores that share the file (sqlitePushStores). */

@@ -9,7 +9,9 @@ import type { Task } from '../../protocol/schemas.js';
 import type { EngineEvents } from '../engine-events.js';
 import type { AgentExecutor, CancelContext } from '../executor.js';
 import type { TaskEvents } from '../task-events.js';
-import { CANCELED_TEXT, isTerminal } from '../task-state.js';
+import { CANCELED_TEXT, isInterrupted, isTerminal } from '../task-state.js';
+import { taskKey } from '../task-key.js';
+import type { TaskLeases } from '../seams/task-leases.js';
 import type { TaskChannel } from './task-channel.js';
 import type { TaskScope } from '../seams/task-store.js';
 import { InvalidAgentEventError } from '../agent-event-error.js';
@@ -36,6 +38,8 @@ export interface CancelTarget {
 export interface CancelDeps {
   readonly executor: AgentExecutor;
   readonly logger: Logger;
+  /** With several replicas: whether a turn runs in another process. */
+  readonly leases?: TaskLeases;
   /** Its `tracing`, when on, puts each cancel in a span. */
   readonly events?: EngineEvents;
 }
@@ -86,7 +90,8 @@ async function cancelOnce(
     const { executor, logger } = deps;
     if (executor.cancel) {
       try {
-        const hook = Promise.resolve(executor.cancel({ ...request, task: copyOf(task), running: turn !== undefined }, target.eventsFor(publisher)));
+        const running = turn !== undefined || (await runsElsewhere(target, deps, task));
+        const hook = Promise.resolve(executor.cancel({ ...request, task: copyOf(task), running }, target.eventsFor(publisher)));
         if ((await Promise.race([hook, graceOver])) !== GRACE_OVER) note('hook');
         else {
           hook.catch(noop);
@@ -116,6 +121,19 @@ async function cancelOnce(
     publisher.closed = true;
     clearTimeout(timer);
   }
+}
+
+/** With leases, a turn may run on the replica holding the lease; without isHeld(), a task mid-turn is taken as running. */
+async function runsElsewhere(target: CancelTarget, { leases, logger }: CancelDeps, task: Task): Promise<boolean> {
+  if (!leases) return false;
+  if (leases.isHeld) {
+    try {
+      return await leases.isHeld(taskKey(target.scope, target.taskId));
+    } catch (error) {
+      logger.debug({ err: error, taskId: target.taskId }, 'could not read the task lease for cancel(); running judged by the state');
+    }
+  }
+  return !isInterrupted(task.status.state);
 }
 
 /** What is logged when the task ended before a cancel could. */

@@ -49,9 +49,12 @@ const HEADER_TEXT = /^[\x20-\x7e]*$/;
 const CONFIG_ID = /^[\x21-\x7e]{1,128}$/;
 const MAX_URL = 2048;
 const MAX_SECRET = 4096;
+// Hosts whose refusal was logged; past this many, further hosts are not logged (a caller cannot grow it).
+const MAX_HINTED_HOSTS = 1_000;
 
 export class PushNotificationService {
   #deps: PushServiceDeps;
+  readonly #hinted = new Set<string>();
   readonly #inline = new AsyncLocalStorage<InlineClaim>();
   /** The engine listener: every committed event goes to the dispatcher, in its request's context. */
   readonly events: EngineEvents;
@@ -178,12 +181,7 @@ export class PushNotificationService {
       } catch (error) {
         if (!(error instanceof WebhookRefusedError)) throw error;
         violations.push({ field: `${prefix}url`, description: error.message });
-        if (error.addressClass) {
-          this.#deps.logger.warn(
-            { taskId, webhookHost: new URL(input.url).host, addressClass: error.addressClass },
-            `push notifications: a webhook URL was refused (${error.addressClass} address); to allow it, list its host in the router option pushNotifications: { allow: [...] }`,
-          );
-        }
+        if (error.allowEntry !== undefined) this.#hintOnce(error, input.url, taskId);
       }
     }
     if (violations.length > 0) throw invalidParams(violations);
@@ -195,6 +193,17 @@ export class PushNotificationService {
       ...(auth ? { authentication: auth.credentials ? { scheme: auth.scheme, credentials: auth.credentials } : { scheme: auth.scheme } } : {}),
       protocol,
     };
+  }
+
+  /** The operator's side of a refusal, once per webhook host: the client may not be theirs to ask. */
+  #hintOnce(error: WebhookRefusedError, url: string, taskId: string): void {
+    const webhookHost = new URL(url).host;
+    if (this.#hinted.has(webhookHost) || this.#hinted.size >= MAX_HINTED_HOSTS) return;
+    this.#hinted.add(webhookHost);
+    this.#deps.logger.warn(
+      { taskId, webhookHost, addressClass: error.addressClass },
+      `push notifications: a webhook URL was refused (${error.addressClass} address); if you trust this host, add it to the router option pushNotifications: { allow: ['${error.allowEntry}'] } (a host name, an address or a CIDR range)`,
+    );
   }
 
   /** The task if the caller may see it; TaskNotFound otherwise (the answer for a missing id). */

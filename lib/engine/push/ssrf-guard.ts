@@ -19,14 +19,17 @@ export type WebhookLookup = (hostname: string) => Promise<readonly ResolvedAddre
 /** The class of a refused address, named to the client and in the log (never the address a name resolved to). */
 type AddressClass = 'loopback' | 'private' | 'shared (CGNAT)' | 'link-local' | 'multicast' | 'unspecified' | 'reserved';
 
-/** A webhook URL the guard refuses; `message` says why without echoing credentials. */
+/** A webhook URL the guard refuses: `message` is for the client (no credentials, no server configuration). */
 export class WebhookRefusedError extends Error {
   /** Set when the URL was refused for where it points (and the allow-list would let it through). */
   readonly addressClass?: AddressClass | 'not allow-listed';
-  constructor(message: string, addressClass?: AddressClass | 'not allow-listed') {
+  /** With addressClass: the allow-list entry that would let it through, for the operator's log only. */
+  readonly allowEntry?: string;
+  constructor(message: string, addressClass?: AddressClass | 'not allow-listed', allowEntry?: string) {
     super(message);
     this.name = 'WebhookRefusedError';
     if (addressClass) this.addressClass = addressClass;
+    if (allowEntry !== undefined) this.allowEntry = allowEntry;
   }
 }
 
@@ -214,17 +217,13 @@ export class SsrfGuard {
     return this.#publicAddresses && !this.#blocked.check(address, familyName(family));
   }
 
-  /**
-   * The refusal says what kind of address it is and which option lets it through. The entry it
-   * suggests is the host as the client wrote it; a name's resolved address is not echoed.
-   */
+  /** The kind of address, for the client; the entry to allow-list, as the client wrote the host, for the log. */
   #refusal(address: string, family: 4 | 6, host: string): WebhookRefusedError {
-    const fix = `an operator who trusts it adds it to the agent's allow-list: pushNotifications: { allow: ['${host}'] } (a host name, an address or a CIDR range)`;
     if (!this.#publicAddresses && !this.#blocked.check(address, familyName(family))) {
-      return new WebhookRefusedError(`is not on the allow-list of webhook hosts; ${fix}`, 'not allow-listed');
+      return new WebhookRefusedError('is not on the allow-list of webhook hosts', 'not allow-listed', host);
     }
     const cls = addressClassOf(address, family);
-    return new WebhookRefusedError(`points to a non-public address (${cls}), refused to guard against SSRF; ${fix}`, cls);
+    return new WebhookRefusedError(`points to a non-public address (${cls}), refused to guard against SSRF`, cls, host);
   }
 
   #hostAllowed(hostname: string): boolean {

@@ -35,6 +35,11 @@ export interface TaskLeases {
   claimExpired(): Promise<LeasedTask[]>;
   /** How often the engine should call claimExpired() (about the lease's time to live). */
   readonly sweepIntervalMs: number;
+  /**
+   * Optional: whether any process holds `key`'s lease now (taken, not released, not expired): a
+   * turn of the task runs somewhere. A cancel() hook's `running` reads it.
+   */
+  isHeld?(key: string): Promise<boolean>;
   /** Optional: leases that ride on one task store's writes (see LeasesOnWrites). */
   readonly onWrites?: LeasesOnWrites;
 }
