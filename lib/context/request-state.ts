@@ -3,7 +3,12 @@
  * They write here instead of entering AsyncLocalStorage themselves: the router enters the carrier
  * once, after body parsing, with everything collected.
  */
+import type { IncomingMessage } from 'node:http';
+import { matchRestRoute, type RestLookup, type RestMatch } from '../protocol/rest.js';
+import { matchV03RestRoute, V03_REST_PREFIX } from '../protocol/v0_3/rest.js';
+import { isLegacyVersion, type ProtocolVersion } from '../protocol/version.js';
 import type { A2ACaller, A2ATraceContext } from './carrier.js';
+import { headerOf, queryParamOf } from './node-request.js';
 
 export interface A2ARequestState {
   caller?: A2ACaller;
@@ -34,8 +39,7 @@ class A2ARequestRecord {
 
 /** A2A's two HTTP bindings: JSON-RPC at the mount, HTTP+JSON below it. */
 type A2ABinding = 'jsonrpc' | 'rest';
-/** The protocol versions a request can be served with (v0.3: compatibility). */
-type A2AProtocolVersion = '1.0' | '0.3';
+type A2AProtocolVersion = ProtocolVersion;
 
 const records = new WeakMap<object, A2ARequestRecord>();
 
@@ -77,12 +81,59 @@ export function readA2AState(req: object): Readonly<A2ARequestState> | undefined
   return records.get(req)?.state;
 }
 
+/** The `A2A-Version` header, else the `A2A-Version` query parameter. */
+export function requestedVersion(req: IncomingMessage): string | undefined {
+  const header = headerOf(req, 'a2a-version');
+  if (header) return header;
+  // A repeated (or, with Express 4's qs, nested) parameter is no version: as JSON text it fails cleanly.
+  const query = queryParamOf(req, 'A2A-Version');
+  return typeof query === 'string' || query === undefined ? query : JSON.stringify(query);
+}
+
+const CARD_PATH = '/.well-known/agent-card.json';
+
 /**
- * The router states how it serves `req` before its middlewares run, so that a rejection (auth,
- * tenant, body limit) answers in that binding's and version's shape instead of guessing from the path.
+ * What `method` on `path` (below a router's mount) names: JSON-RPC at the mount, the public card,
+ * an HTTP+JSON route (or the methods its path allows), or nothing. The one classification, for the
+ * router and for a kit middleware in front of it. With v0.3 on (`v0_3`), a `/v1/...` path naming a
+ * v0.3 route is v0.3 for a request that asks for v0.3 (no A2A-Version, or 0.3); else `/v1` is a tenant.
  */
+export function routeOf(method: string, path: string, requested: string | undefined, v0_3: boolean): 'jsonrpc' | 'card' | RestLookup | undefined {
+  if (path === '/' || path === '') return 'jsonrpc';
+  if (path === CARD_PATH) return 'card';
+  return (v0_3 && path.startsWith(V03_REST_PREFIX) && isLegacyVersion(requested) && matchV03RestRoute(method, path)) || matchRestRoute(method, path);
+}
+
+/**
+ * The version a request is served with, the one place it is decided: a v0.3 HTTP+JSON route is
+ * 0.3; JSON-RPC (`match` undefined) is 0.3 when the request asks for v0.3 and `v0_3` admits it;
+ * anything else 1.0 (whose codecs refuse a stated version they do not serve).
+ */
+export function servedVersion(match: RestMatch | undefined, requested: string | undefined, v0_3: boolean): A2AProtocolVersion {
+  if (match) return match.v03 ? '0.3' : '1.0';
+  return v0_3 && isLegacyVersion(requested) ? '0.3' : '1.0';
+}
+
+/** Records how `req` is served, so that a rejection (auth, tenant, body limit) answers in that shape. */
 export function recordServedAs(req: object, binding: A2ABinding, version: A2AProtocolVersion): void {
   const record = requestRecord(req);
   record.binding = binding;
   record.version = version;
+}
+
+/**
+ * Classifies `req` for a kit middleware mounted in front of the router, where `path` is the
+ * request's path below the router's mount: as the router will (routeOf), unless it already did.
+ * A card request or a path the router does not serve leaves the record unclassified.
+ */
+export function classifyInFront(req: IncomingMessage, path: string, v0_3: boolean): boolean {
+  if (peekRequestRecord(req)?.binding !== undefined) return true;
+  const method = req.method ?? 'GET';
+  const requested = requestedVersion(req);
+  const route = routeOf(method, path, requested, v0_3);
+  if (route === undefined || route === 'card' || (route === 'jsonrpc' && method !== 'POST')) return false;
+  if (route === 'jsonrpc') recordServedAs(req, 'jsonrpc', servedVersion(undefined, requested, v0_3));
+  // A path the router answers 405 is answered in v1.0's shape, as the router does.
+  else recordServedAs(req, 'rest', 'match' in route ? servedVersion(route.match, requested, v0_3) : '1.0');
+  return true;
 }

@@ -12,7 +12,7 @@ import { withV03Discovery, withV03Interfaces } from '../protocol/v0_3/card.js';
 import { toV03RestAgentCard } from '../protocol/v0_3/rest.js';
 import type { CardSigner } from './card-signer.js';
 import { baseUrlOf } from './base-url.js';
-import { requestedVersion } from '../http/negotiate.js';
+import { requestedVersion } from '../context/request-state.js';
 import { isLegacyVersion } from '../protocol/version.js';
 
 /**

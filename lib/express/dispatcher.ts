@@ -7,14 +7,12 @@
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
 import asyncHandler from 'express-async-handler';
-import { recordServedAs } from '../context/request-state.js';
+import { recordServedAs, requestedVersion, routeOf, servedVersion } from '../context/request-state.js';
 import { writeError } from '../context/reply.js';
 import type { ErrorBinding } from '../protocol/error-body.js';
 import type { JsonRpcRequest } from '../protocol/jsonrpc.js';
-import { matchRestRoute, type RestLookup, type RestMatch } from '../protocol/rest.js';
-import { matchV03RestRoute, V03_REST_PREFIX } from '../protocol/v0_3/rest.js';
-import { isLegacyVersion, type VersionPolicy } from '../protocol/version.js';
-import { requestedVersion, servedVersion } from '../http/negotiate.js';
+import type { RestMatch } from '../protocol/rest.js';
+import type { VersionPolicy } from '../protocol/version.js';
 import { requestPath } from '../context/node-request.js';
 import { unsupportedMediaType } from '../http/rest.js';
 import { serve, type Codec, type ServeSettings } from '../http/serve.js';
@@ -89,7 +87,7 @@ function bodyParsers(): (limit: number) => express.RequestHandler {
  */
 function withPreset(preset: readonly A2AMiddleware[], policy: VersionPolicy, fail: RouterErrorHandler, then: RouteStep): RouteStep {
   return (req, res, next, match, requested) => {
-    recordServedAs(req, match ? 'rest' : 'jsonrpc', servedVersion(requested, policy, match));
+    recordServedAs(req, match ? 'rest' : 'jsonrpc', servedVersion(match, requested, policy.v0_3));
     let index = 0;
     const step = (error?: unknown): void => {
       if (error) return fail(error, req, res, next, bindingOf(match));
@@ -115,7 +113,7 @@ export function a2aDispatcher(options: DispatcherOptions): Handler {
 
   /** The codec of the route and version, then the skeleton; a rejection reaches the error handler. */
   const dispatch: RouteStep = (req, res, next, match, requested) => {
-    const version = servedVersion(requested, settings.compatibility, match);
+    const version = servedVersion(match, requested, settings.compatibility.v0_3);
     const codec = match ? (version === '0.3' ? codecs.restV03 : codecs.rest) : version === '0.3' ? codecs.jsonRpcV03 : codecs.jsonRpc;
     void route(req, res, codec as Codec<never>, match, requested, (error?: unknown) => fail(error, req, res, next, bindingOf(match)));
   };
@@ -143,30 +141,22 @@ export function a2aDispatcher(options: DispatcherOptions): Handler {
 
   const serveA2A = preset.length > 0 ? withPreset(preset, settings.compatibility, fail, readBody) : readBody;
 
-  /**
-   * The HTTP+JSON route `path` names. With v0.3 compatibility, a `/v1/...` request served as 0.3
-   * (no A2A-Version, or 0.3) that names a v0.3 REST route is v0.3 (`/v1/message:send`); anything
-   * else, a request stating 1.0 among them, is read as v1.0, where `/v1` is a tenant prefix.
-   */
-  const matchRest = (req: Request, path: string, requested: string | undefined): RestLookup | undefined =>
-    (settings.compatibility.v0_3 && path.startsWith(V03_REST_PREFIX) && isLegacyVersion(requested) && matchV03RestRoute(req.method, path)) ||
-    matchRestRoute(req.method, path);
-
   // The public card needs no credentials and no tenant, so it is served before the preset.
   const router = function a2aRouter(req: Request, res: Response, next: NextFunction): void {
     if (wiring.firstRequest) wiring.checkMount(req, router);
     const path = requestPath(req);
-    if ((path === '/' || path === '') && bindings.jsonRpc) {
-      if (req.method === 'POST') return serveA2A(req, res, next, undefined, requestedVersion(req));
+    const requested = requestedVersion(req);
+    const found = routeOf(req.method, path, requested, settings.compatibility.v0_3);
+    if (found === 'jsonrpc' && bindings.jsonRpc) {
+      if (req.method === 'POST') return serveA2A(req, res, next, undefined, requested);
       if (unmatched === 'respond') return answerUnmatched(req, res, path, router, options, RPC_METHODS);
-    } else if (path === '/.well-known/agent-card.json') {
+    } else if (found === 'card') {
       if (req.method === 'GET' || req.method === 'HEAD') return options.serveCard(req, res);
       if (unmatched === 'respond') return answerUnmatched(req, res, path, router, options, CARD_METHODS);
     } else {
-      const requested = bindings.rest ? requestedVersion(req) : undefined;
-      const found = bindings.rest ? matchRest(req, path, requested) : undefined;
-      if (found && 'match' in found) return serveA2A(req, res, next, found.match, requested);
-      if (unmatched === 'respond') return answerUnmatched(req, res, path, router, options, found?.allow);
+      const lookup = bindings.rest && typeof found === 'object' ? found : undefined;
+      if (lookup && 'match' in lookup) return serveA2A(req, res, next, lookup.match, requested);
+      if (unmatched === 'respond') return answerUnmatched(req, res, path, router, options, lookup?.allow);
     }
     next();
   };

@@ -106,7 +106,7 @@ export function createA2ARouter(options: A2ARouterOptions): A2ARouter {
     wiring,
     notFound: notFoundMessage(bindings),
   }) as A2ARouter & MountableApp;
-  registerRouter(router);
+  registerRouter(router, settings.compatibility.v0_3);
   const mountedPath = makeMountable(router, card, bindings.jsonRpc, logger);
   // At the origin root, the endpoint is where this router is mounted (through its parent apps).
   const rootBaseUrl = publicUrl === undefined ? rootBaseUrlOf(mountedPath, wiring, card, bindings, logger) : () => publicUrl;

@@ -58,16 +58,33 @@ function requestWiringProblems(req: Request): number {
 
 // The layer Express created for each router mounted with app.use (its handle is a wrapper).
 const MOUNTED_LAYERS = new WeakMap<object, object>();
-const ROUTERS = new WeakSet<object>();
+/** Every A2A router, with whether it serves v0.3 (its `compatibility`). */
+const ROUTERS = new WeakMap<object, boolean>();
+/** The same routers, for a host without a stack to read (Connect records a mount on the router: `route`). */
+const ALL_ROUTERS = new Set<WeakRef<object>>();
 
-/** Marks `router` as an A2A router (for the "two routers on one path" check). */
-export function registerRouter(router: object): void {
-  ROUTERS.add(router);
+/** Marks `router` as an A2A router (wiring checks, and where a request refused in front of it was going). */
+export function registerRouter(router: object, v0_3: boolean): void {
+  ROUTERS.set(router, v0_3);
+  ALL_ROUTERS.add(new WeakRef(router));
 }
 
-/** Whether the layer calls an A2A router (directly, or as the sub-app wrapper Express made for it). */
-export function isA2ARouterLayer(layer: ExpressLayer): boolean {
-  return ROUTERS.has(layerHandle(layer) as object) || MOUNTED_LAYERS.has(layer);
+/** The A2A router a layer calls (directly, or through the sub-app wrapper Express made for it). */
+export function routerOfLayer(layer: ExpressLayer): object | undefined {
+  const handle = layerHandle(layer) as object;
+  return ROUTERS.has(handle) ? handle : MOUNTED_LAYERS.get(layer);
+}
+
+/** Whether `router` serves v0.3. */
+export const servesV03 = (router: object): boolean => ROUTERS.get(router) ?? true;
+
+/** The routers Connect mounted (each with the path Connect states on it: `route`), live ones only. */
+export function* connectMountedRouters(): Generator<{ router: object; route: string }> {
+  for (const ref of ALL_ROUTERS) {
+    const router = ref.deref();
+    if (router === undefined) ALL_ROUTERS.delete(ref);
+    else if (typeof (router as { route?: unknown }).route === 'string') yield { router, route: (router as { route: string }).route };
+  }
 }
 
 /**
@@ -97,7 +114,7 @@ function locate(stack: readonly ExpressLayer[], path: string, router: object, de
     const layer = stack[index];
     const prefix = matchedPrefix(layer, path);
     if (prefix === undefined) continue;
-    if (layerHandle(layer) === router || MOUNTED_LAYERS.get(layer) === router) return { stack, index, path };
+    if (routerOfLayer(layer) === router) return { stack, index, path };
     const inner = nestedLayers(layer);
     const found = inner && locate(inner, rest(path, prefix), router, depth + 1);
     if (found) return found;
@@ -162,7 +179,7 @@ function collectAfter(stack: readonly ExpressLayer[], from: number, path: string
     const handle = layerHandle(layer);
     const kind = a2aMiddlewareKind(handle);
     if (kind) found.add(kind);
-    else if ((ROUTERS.has(handle as object) && handle !== self) || (MOUNTED_LAYERS.has(layer) && MOUNTED_LAYERS.get(layer) !== self)) {
+    else if (routerOfLayer(layer) !== undefined && routerOfLayer(layer) !== self) {
       found.add('router');
     } else {
       const inner = nestedLayers(layer);
