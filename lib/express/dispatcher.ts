@@ -120,7 +120,7 @@ export function a2aDispatcher(options: DispatcherOptions): Handler {
 
   /** The body (JSON-RPC always; HTTP+JSON on a POST): media type, size limit, JSON; then the route. */
   const readBody: RouteStep = (req, res, next, match, requested) => {
-    wiring.checkRequest(req);
+    wiring.checkRequest(req, router);
     if (match && !match.hasBody) return dispatch(req, res, next, match, requested);
     const binding = bindingOf(match);
     const unsupported = match ? unsupportedMediaType(req) : undefined;

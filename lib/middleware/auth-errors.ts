@@ -10,6 +10,7 @@ import { A2AError, A2A_KIT_ERROR_DOMAIN } from '../errors.js';
 import { DEFAULT_REALM, writeError } from '../context/reply.js';
 import { requestIdOf } from '../protocol/jsonrpc.js';
 import { isA2ARequest } from './a2a-requests.js';
+import { registerAuthErrors } from './wiring.js';
 import { A2AMiddlewareError, errorBindingFor } from './errors.js';
 import { parseOptions } from './options.js';
 import { ensureRequestId } from './tracing.js';
@@ -67,7 +68,7 @@ export function a2aAuthErrors(options: A2AAuthErrorsOptions = {}): A2AErrorMiddl
   const invalid = `Bearer realm="${realm}", error="invalid_token", error_description="The access token is invalid"`;
   const forbidden = `Bearer realm="${realm}", error="insufficient_scope"`;
 
-  return function a2aAuthErrors(err: unknown, req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void): void {
+  const handler = function a2aAuthErrors(err: unknown, req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void): void {
     const status = authStatus(err);
     if (status === undefined || res.headersSent || (scope === 'a2a' && !isA2ARequest(req))) return next(err);
     const binding = errorBindingFor(req as Request);
@@ -92,4 +93,6 @@ export function a2aAuthErrors(options: A2AAuthErrorsOptions = {}): A2AErrorMiddl
       next(failure);
     }
   };
+  registerAuthErrors(handler);
+  return handler;
 }

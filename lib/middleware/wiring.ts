@@ -69,6 +69,10 @@ export function registerRouter(router: object, v0_3: boolean): void {
   ALL_ROUTERS.add(new WeakRef(router));
 }
 
+/** a2aAuthErrors handlers (found in the app's stack by the A2A_WIRING_AUTH_ERRORS check). */
+const AUTH_ERROR_HANDLERS = new WeakSet<object>();
+export const registerAuthErrors = (handler: object): void => void AUTH_ERROR_HANDLERS.add(handler);
+
 /** The A2A router a layer calls (directly, or through the sub-app wrapper Express made for it). */
 export function routerOfLayer(layer: ExpressLayer): object | undefined {
   const handle = layerHandle(layer) as object;
@@ -204,6 +208,46 @@ function mountedAfter(req: Request, router: object): Set<ShadowedKind> {
   return found;
 }
 
+/** Every layer a request to `path` passes, in order, nested Routers followed. */
+function* layersOnPath(stack: readonly ExpressLayer[], path: string, depth = 0): Generator<ExpressLayer> {
+  for (const layer of stack) {
+    const prefix = matchedPrefix(layer, path);
+    if (prefix === undefined || depth > 8) continue;
+    yield layer;
+    const inner = routerOfLayer(layer) === undefined ? nestedLayers(layer) : undefined;
+    if (inner) yield* layersOnPath(inner, rest(path, prefix), depth + 1);
+  }
+}
+
+/**
+ * Where the errors of the app's auth in front of `router` go: undefined when an a2aAuthErrors
+ * answers them first; else the name of the app's error handler that does, or '' for Express's
+ * final handler (HTML). Undefined too for a stack it cannot read.
+ */
+function authErrorsMissed(req: Request, router: object): string | undefined {
+  try {
+    const stack = layersOf(req.app);
+    const full = `${mountPathOf(req)}/`;
+    if (!stack) return undefined;
+    let seen = false;
+    for (const layer of layersOnPath(stack, full)) {
+      seen ||= routerOfLayer(layer) === router;
+      const handle = layerHandle(layer) as ((...args: unknown[]) => unknown) | undefined;
+      if (!seen || typeof handle !== 'function' || handle.length !== 4) continue;
+      return AUTH_ERROR_HANDLERS.has(handle) ? undefined : handle.name || 'anonymous';
+    }
+    return seen ? '' : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What the app's own auth leaves on a request it let through (express-jwt, passport, express-openid-connect). */
+const appAuthRan = (req: Request): boolean => {
+  const fields = req as Request & { auth?: unknown; user?: unknown; oidc?: { user?: unknown } };
+  return fields.auth !== undefined || fields.user !== undefined || fields.oidc?.user !== undefined;
+};
+
 // ---------------------------------------------------------------------------------------------
 // Where the server listens
 
@@ -248,6 +292,7 @@ const AFTER_ROUTER: Record<ShadowedKind, string> = {
  */
 export function wiringReporter(logger: Logger, hasCallContext: boolean) {
   const warned = new Set<string>();
+  let authErrorsChecked = false;
   let exposure: string | null | undefined;
   const warnOnce = (code: string, fields: object, message: string): void => {
     if (warned.has(code)) return;
@@ -282,8 +327,20 @@ export function wiringReporter(logger: Logger, hasCallContext: boolean) {
         `${req.method} ${where} matches a route registered after the A2A router, which answers everything under its mount path itself (404/405). Register that route before the router, or create the router with unmatched: 'next'`,
       );
     },
-    /** Per JSON-RPC request, after the preset: what the middlewares noted, and who the caller is. */
-    checkRequest(req: Request): void {
+    /** Per A2A request, after the preset: what the middlewares noted, and who the caller is. */
+    checkRequest(req: Request, router: object): void {
+      if (!authErrorsChecked) {
+        authErrorsChecked = true;
+        const handler = appAuthRan(req) ? authErrorsMissed(req, router) : undefined;
+        if (handler !== undefined) {
+          const where = handler === '' ? "Express's final handler (an HTML page)" : `the app's error handler ${handler}`;
+          warnOnce(
+            'A2A_WIRING_AUTH_ERRORS',
+            { path: mountPathOf(req) || '/', handler: handler || 'final' },
+            `the app's own auth runs in front of the A2A router at ${mountPathOf(req) || '/'}, and its 401s and 403s there reach ${where} before any a2aAuthErrors: A2A clients get the app's error shape, without WWW-Authenticate. Mount app.use(a2aAuthErrors()) after the routes and before the app's own error handler`,
+          );
+        }
+      }
       const problems = requestWiringProblems(req);
       if (problems & AUTH_TWICE) {
         warnOnce(
