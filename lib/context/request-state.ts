@@ -1,84 +1,175 @@
 /**
- * Per-request contributions from middlewares (auth, tenant, tracing) that run before the router.
- * They write here instead of entering AsyncLocalStorage themselves: the router enters the carrier
- * once, after body parsing, with everything collected.
+ * The request record (what the kit knows of one request) and the one classification of a request
+ * (route, binding, version) that the router and a middleware in front of it share.
  */
 import type { IncomingMessage } from 'node:http';
 import { matchRestRoute, type RestLookup, type RestMatch } from '../protocol/rest.js';
 import { matchV03RestRoute, V03_REST_PREFIX } from '../protocol/v0_3/rest.js';
 import { isLegacyVersion, type ProtocolVersion } from '../protocol/version.js';
-import type { A2ACaller, A2ATraceContext } from './carrier.js';
+import type { A2ACaller, A2ARequestContext, A2ATraceContext } from './carrier.js';
 import { headerOf, queryParamOf } from './node-request.js';
 
-export interface A2ARequestState {
-  caller?: A2ACaller;
-  tenant?: string;
-  requestId?: string;
-  trace?: A2ATraceContext;
-}
-
-/**
- * Everything the kit keeps about one request while its middlewares run: the A2A state, the body
- * limit a2aSecurity chose, the wiring notes of a2aAuth. One record with a fixed shape, kept in a
- * WeakMap rather than on the request. Express 5 gives every request object a hidden class of its
- * own, so each property added to it makes every later property read on it (ours, Express's per
- * layer, body-parser's) miss its inline cache again: three symbol slots cost more than the
- * lookups. A WeakMap entry (the identity hash lives in the object's property array) leaves the
- * request's hidden class alone.
- */
-class A2ARequestRecord {
-  state: A2ARequestState | undefined = undefined;
-  /** The binding the router serves the request with, recorded before its middlewares run. */
-  binding: A2ABinding | undefined = undefined;
-  /** The protocol version the router serves the request with (see recordServedAs). */
-  version: A2AProtocolVersion | undefined = undefined;
-  bodyLimit: number | undefined = undefined;
-  /** See lib/middleware/wiring.ts. */
-  wiringNotes: number | undefined = undefined;
-}
+/** What middlewares contribute to a request (the record's public fields, as `readA2AState` returns them). */
+export type A2ARequestState = { -readonly [K in 'caller' | 'tenant' | 'requestId' | 'trace']?: A2ARequestContext[K] };
 
 /** A2A's two HTTP bindings: JSON-RPC at the mount, HTTP+JSON below it. */
 type A2ABinding = 'jsonrpc' | 'rest';
-type A2AProtocolVersion = ProtocolVersion;
 
-const records = new WeakMap<object, A2ARequestRecord>();
+/** How a binding reports that its client went away: `abort` once the connection closes before the answer is finished. */
+export type WatchClientClose<Connection> = (connection: Connection, abort: () => void) => void;
 
-/** The record of `req`, created on first use. */
-export function requestRecord(req: object): A2ARequestRecord {
-  let record = records.get(req);
-  if (record === undefined) records.set(req, (record = new A2ARequestRecord()));
-  return record;
-}
-
-/** The record of `req`, if any middleware made one. */
-export function peekRequestRecord(req: object): A2ARequestRecord | undefined {
-  return records.get(req);
-}
-
-/** Merges `patch` into the state collected for `req`. */
-export function contributeA2AState(req: object, patch: A2ARequestState): void {
-  const record = requestRecord(req);
-  const current = record.state;
-  if (current) Object.assign(current, patch);
-  // Not `{ ...patch }`: V8 gives a spread copy that later gains a property (caller, tenant) a fresh
-  // hidden class on every request, so every read of the state (router, engine) misses its inline
-  // cache. A copy onto `{}` follows the shared transitions. The own-`__proto__` case keeps the
-  // spread's semantics (an own property, not a prototype).
-  else record.state = Object.hasOwn(patch, '__proto__') ? { ...patch } : Object.assign({}, patch);
+/** What the engine gets with each call: the request's context, the extensions it activated and its SSE `Last-Event-ID`. */
+export interface CallContext extends A2ARequestContext {
+  readonly extensions: readonly string[];
+  /** The SSE `Last-Event-ID` a resuming client sent (SubscribeToTask resumes after it). */
+  readonly lastEventId?: string;
+  /** Calls `listener` once if the client leaves before the answer is finished (cheaper than the signal's abort). */
+  onClientClose?(listener: () => void): void;
 }
 
 /**
- * The state of `req` to write into, made empty on first use: the kit's middlewares set their fields
- * on it directly, which is what contributeA2AState does without a patch object to allocate and copy.
+ * The one record of a request: made by the first kit piece that sees it (a middleware in front of
+ * the router, the router's preset, or the call layer), filled by the middlewares (caller, tenant,
+ * request id, trace, body limit), classified once (binding, version), then, resolved, the call the
+ * engine gets and the value of the AsyncLocalStorage carrier. Kept in a WeakMap rather than on the
+ * request: Express 5 gives every request object a hidden class of its own, so each property added
+ * to it makes every later read on it miss its inline cache again. The kit's own fields are
+ * accessors, so the record reads (and serialises) as what middlewares contributed.
  */
-export function writableA2AState(req: object): A2ARequestState {
-  const record = requestRecord(req);
-  return record.state ?? (record.state = {});
+export class RequestRecord implements A2ARequestState {
+  caller: A2ACaller | undefined = undefined;
+  tenant: string | undefined = undefined;
+  requestId: string | undefined = undefined;
+  trace: A2ATraceContext | undefined = undefined;
+  #contributed = false;
+  #binding: A2ABinding | undefined = undefined;
+  #version: ProtocolVersion | undefined = undefined;
+  #bodyLimit: number | undefined = undefined;
+  #wiringNotes: number | undefined = undefined;
+  #extensions: readonly string[] = NONE;
+  #lastEventId: string | undefined = undefined;
+  #connection: unknown = undefined;
+  #watchClose: WatchClientClose<unknown> | undefined = undefined;
+  #abort: AbortController | undefined = undefined;
+
+  /** The binding the router serves the request with (recordServedAs, classifyInFront). */
+  get binding(): A2ABinding | undefined {
+    return this.#binding;
+  }
+  get version(): ProtocolVersion | undefined {
+    return this.#version;
+  }
+  /** The smallest body limit a2aSecurity set. */
+  get bodyLimit(): number | undefined {
+    return this.#bodyLimit;
+  }
+  set bodyLimit(limit: number | undefined) {
+    this.#bodyLimit = limit;
+  }
+  /** See lib/middleware/wiring.ts. */
+  get wiringNotes(): number | undefined {
+    return this.#wiringNotes;
+  }
+  set wiringNotes(notes: number | undefined) {
+    this.#wiringNotes = notes;
+  }
+  get extensions(): readonly string[] {
+    return this.#extensions;
+  }
+  get lastEventId(): string | undefined {
+    return this.#lastEventId;
+  }
+  /** Whether a middleware contributed to it (readA2AState). */
+  get contributed(): boolean {
+    return this.#contributed;
+  }
+
+  /** For middlewares: the record to write the state into. */
+  contribute(): this {
+    this.#contributed = true;
+    return this;
+  }
+
+  servedAs(binding: A2ABinding, version: ProtocolVersion): void {
+    this.#binding = binding;
+    this.#version = version;
+  }
+
+  /** The record as the engine's call: caller and tenant resolved, the request's extensions, its connection. */
+  resolve<Connection>(
+    caller: A2ACaller,
+    tenant: string,
+    extensions: readonly string[],
+    lastEventId: string | undefined,
+    connection: Connection,
+    watchClose: WatchClientClose<Connection>,
+  ): CallContext {
+    this.caller = caller;
+    this.tenant = tenant;
+    this.#extensions = extensions;
+    this.#lastEventId = lastEventId;
+    this.#connection = connection;
+    this.#watchClose = watchClose as WatchClientClose<unknown>;
+    return this as this & CallContext;
+  }
+
+  /** The request's AbortSignal, made on first use: most requests never ask for it. */
+  get signal(): AbortSignal | undefined {
+    if (!this.#abort && this.#watchClose) {
+      const controller = (this.#abort = new AbortController());
+      this.#watchClose(this.#connection, () => controller.abort(new Error('the client closed the request')));
+    }
+    return this.#abort?.signal;
+  }
+
+  /** The engine's own watch (a blocking answer whose client leaves): the connection's close alone, without a signal. */
+  onClientClose(listener: () => void): void {
+    this.#watchClose?.(this.#connection, listener);
+  }
 }
 
-/** What the middlewares collected for `req` so far (undefined when none ran). */
+const NONE: readonly string[] = Object.freeze([]);
+
+/** A call no request brought (a resumed turn): the task's owner and tenant, nothing else. */
+export function ownerCall(owner: string, tenant: string): CallContext {
+  const record = new RequestRecord();
+  record.caller = { id: owner, authenticated: false };
+  record.tenant = tenant;
+  return record as RequestRecord & CallContext;
+}
+
+const records = new WeakMap<object, RequestRecord>();
+
+/** The record of `req`, created on first use. */
+export function requestRecord(req: object): RequestRecord {
+  let record = records.get(req);
+  if (record === undefined) records.set(req, (record = new RequestRecord()));
+  return record;
+}
+
+/** The record of `req`, if a kit piece made one. */
+export function peekRequestRecord(req: object): RequestRecord | undefined {
+  return records.get(req);
+}
+
+/** Merges `patch` into what the middlewares contributed to `req` (its four fields, nothing else). */
+export function contributeA2AState(req: object, patch: A2ARequestState): void {
+  const record = requestRecord(req).contribute();
+  if (patch.caller !== undefined) record.caller = patch.caller;
+  if (patch.tenant !== undefined) record.tenant = patch.tenant;
+  if (patch.requestId !== undefined) record.requestId = patch.requestId;
+  if (patch.trace !== undefined) record.trace = patch.trace;
+}
+
+/** The record of `req` for a kit middleware to set its fields on (contributeA2AState without a patch object). */
+export function writableA2AState(req: object): RequestRecord {
+  return requestRecord(req).contribute();
+}
+
+/** What the middlewares contributed to `req` so far (undefined when none did). */
 export function readA2AState(req: object): Readonly<A2ARequestState> | undefined {
-  return records.get(req)?.state;
+  const record = records.get(req);
+  return record?.contributed ? record : undefined;
 }
 
 /** The `A2A-Version` header, else the `A2A-Version` query parameter. */
@@ -109,16 +200,14 @@ export function routeOf(method: string, path: string, requested: string | undefi
  * 0.3; JSON-RPC (`match` undefined) is 0.3 when the request asks for v0.3 and `v0_3` admits it;
  * anything else 1.0 (whose codecs refuse a stated version they do not serve).
  */
-export function servedVersion(match: RestMatch | undefined, requested: string | undefined, v0_3: boolean): A2AProtocolVersion {
+export function servedVersion(match: RestMatch | undefined, requested: string | undefined, v0_3: boolean): ProtocolVersion {
   if (match) return match.v03 ? '0.3' : '1.0';
   return v0_3 && isLegacyVersion(requested) ? '0.3' : '1.0';
 }
 
 /** Records how `req` is served, so that a rejection (auth, tenant, body limit) answers in that shape. */
-export function recordServedAs(req: object, binding: A2ABinding, version: A2AProtocolVersion): void {
-  const record = requestRecord(req);
-  record.binding = binding;
-  record.version = version;
+export function recordServedAs(req: object, binding: A2ABinding, version: ProtocolVersion): void {
+  requestRecord(req).servedAs(binding, version);
 }
 
 /**

@@ -3,7 +3,7 @@
  * binding: extensions in and echoed out, the middlewares' state, the response's close.
  */
 import type { Request, Response } from 'express';
-import { readA2AState } from '../context/request-state.js';
+import { peekRequestRecord } from '../context/request-state.js';
 import type { ExtensionNegotiator } from '../protocol/extensions.js';
 import type { ProtocolVersion } from '../protocol/version.js';
 import { headerOf } from '../context/node-request.js';
@@ -53,8 +53,15 @@ export function callOf(
   statedTenant: string | undefined,
   extensions: readonly string[],
 ): CallContext {
-  const call = buildCall(readA2AState(req), resolved, statedTenant, extensions, res, watchClose);
   // A stream resumed by an SSE client (SubscribeToTask): the last event id it saw.
   const lastEventId = req.headers['last-event-id'];
-  return typeof lastEventId === 'string' ? { ...call, lastEventId } : call;
+  return buildCall(
+    peekRequestRecord(req),
+    resolved,
+    statedTenant,
+    extensions,
+    typeof lastEventId === 'string' ? lastEventId : undefined,
+    res,
+    watchClose,
+  );
 }

@@ -96,7 +96,7 @@ export async function serve<Head>(
       if (trace) return await trace.stream(res, () => serveStream(req, res, encoding, id, call, handler, operation, params));
       return await serveStream(req, res, encoding, id, call, handler, operation, params);
     }
-    const result = await runWithA2AContext(call.requestContext, () =>
+    const result = await runWithA2AContext(call, () =>
       trace ? trace.run(() => operation.run(handler, call, params as never, req, codec)) : operation.run(handler, call, params as never, req, codec),
     );
     trace?.succeeded(result);

@@ -165,5 +165,5 @@ function openIn(
   params: unknown,
   observer: StreamObserver,
 ): Promise<() => void> {
-  return runWithA2AContext(call.requestContext, () => operation.open(handler, call, params as never, observer));
+  return runWithA2AContext(call, () => operation.open(handler, call, params as never, observer));
 }

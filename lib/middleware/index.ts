@@ -14,7 +14,7 @@ export { bearerJwt } from './bearer-jwt.js';
 export type { BearerJwtOptions } from './bearer-jwt.js';
 export { defineCallerSource, invalidCredentials } from './caller-source.js';
 export type { A2ACallerInit, A2ACallerSource } from './caller-source.js';
-export { ANONYMOUS_CALLER_PREFIX, createAnonymousCaller, isAnonymousCallerId } from './anonymous.js';
+export { ANONYMOUS_CALLER_PREFIX, createAnonymousCaller, isAnonymousCallerId } from '../context/anonymous.js';
 export { a2aTenant, header, pathParam, claim, subdomain, DEFAULT_TENANT_PATTERN } from './tenant.js';
 export type { A2ATenantOptions, A2ATenantSource, A2ATenantSourceObject, A2ATenantFunction, SubdomainOptions } from './tenant.js';
 export { a2aTracing, parseTraceparent, parseTracestate } from './tracing.js';

@@ -32,7 +32,7 @@ import { a2aMiddlewareKind, type A2AMiddlewareKind } from './types.js';
 export function noteAuthRun(req: Request): void {
   const record = requestRecord(req);
   const notes = record.wiringNotes;
-  record.wiringNotes = notes === undefined ? 2 + (record.state?.requestId !== undefined ? 1 : 0) : notes + 2;
+  record.wiringNotes = notes === undefined ? 2 + (record.requestId !== undefined ? 1 : 0) : notes + 2;
 }
 
 /** a2aAuth ran more than once on the request. */
@@ -49,7 +49,7 @@ function requestWiringProblems(req: Request): number {
   const notes = record?.wiringNotes;
   if (notes === undefined) return 0;
   // a2aTracing always records a request id: known now, unknown when auth ran, so tracing ran later.
-  const tracingLate = (notes & 1) === 0 && record!.state?.requestId !== undefined;
+  const tracingLate = (notes & 1) === 0 && record!.requestId !== undefined;
   return (notes >> 1 > 1 ? AUTH_TWICE : 0) | (tracingLate ? TRACING_AFTER_AUTH : 0);
 }
 

@@ -1,6 +1,7 @@
 /**
  * Anonymous callers. Tasks are owned by (tenant, caller.id), so an anonymous id decides who can see
- * a task again. Design:
+ * a task again. Without auth, every caller is ANONYMOUS_CALLER (one shared bucket). With a2aAuth's
+ * allowAnonymous:
  * - Without a session key, every request gets a fresh id `anonymous:<uuid>`: nothing an anonymous
  *   request creates is reachable by any later request (including its own): a fire-and-forget or
  *   blocking/streaming call only. Anonymous callers never share one bucket.
@@ -12,7 +13,10 @@
  *   (see auth.ts), so no authenticated principal can land in an anonymous bucket or vice versa.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import type { A2ACaller } from '../context/index.js';
+import type { A2ACaller } from './carrier.js';
+
+/** Without auth every caller is the same anonymous principal (one bucket); a2aAuth changes that. */
+export const ANONYMOUS_CALLER: A2ACaller = Object.freeze({ id: 'anonymous', authenticated: false });
 
 /** Prefix of every anonymous caller id; authenticated ids may not start with it. */
 export const ANONYMOUS_CALLER_PREFIX = 'anonymous:';
