@@ -1,9 +1,4 @@
-/**
- * The one writer of JSON answers and error answers, for the routes, the router's error handler and
- * the middlewares alike (a layer every one of them may import): any thrown value rendered in the
- * binding of the request (lib/protocol/error-body.ts), with the headers the error carries and the
- * challenge a 401 needs.
- */
+/** The one writer of JSON and error answers (routes, the router's error handler, the middlewares): any thrown value in the request's binding. */
 import type { ServerResponse } from 'node:http';
 import { A2AError, toA2AError } from '../errors.js';
 import type { Logger } from '../logger.js';

@@ -25,6 +25,8 @@ export interface CallContext extends A2ARequestContext {
   readonly lastEventId?: string;
   /** Calls `listener` once if the client leaves before the answer is finished (cheaper than the signal's abort). */
   onClientClose?(listener: () => void): void;
+  /** @deprecated The call is the request context itself; kept for 0.1 code. */
+  readonly requestContext: A2ARequestContext;
 }
 
 /**
@@ -78,6 +80,10 @@ export class RequestRecord implements A2ARequestState {
   }
   get lastEventId(): string | undefined {
     return this.#lastEventId;
+  }
+  /** @deprecated See CallContext.requestContext. */
+  get requestContext(): this {
+    return this;
   }
   /** Whether a middleware contributed to it (readA2AState). */
   get contributed(): boolean {

@@ -1,9 +1,6 @@
 /**
- * The router's dispatcher: matches the path (JSON-RPC at the mount, the card, the HTTP+JSON routes
- * below it), decides the binding and version once and records them before the middleware preset
- * runs, reads the body, and hands the request to the one request skeleton (lib/http/serve.ts) with
- * its codec. A plain function rather than an Express sub-app: a sub-app re-prototypes req/res on
- * every request, and Express 4 and 5 disagree on route patterns with a ':' (`/message:send`).
+ * The router's dispatcher: classifies the request (lib/context's routeOf), runs the preset, reads
+ * the body and hands the request to the request skeleton (lib/http/serve.ts) with its codec.
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
 import asyncHandler from 'express-async-handler';

@@ -1,8 +1,4 @@
-/**
- * a2aAuthErrors: an error handler that answers the host app's own authentication errors
- * (express-jwt's UnauthorizedError, any error with status 401 or 403) on requests for an A2A router
- * in the A2A shape, with a `WWW-Authenticate` challenge, and passes every other error on.
- */
+/** a2aAuthErrors: the app's own 401s and 403s on A2A routes answered in the A2A shape, every other error passed on. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request } from 'express';
 import { z } from 'zod';

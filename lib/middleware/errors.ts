@@ -1,8 +1,4 @@
-/**
- * How the A2A middlewares (auth, tenant, tracing, security) report a rejected request: answer it
- * through the one error writer, or pass it to `next(err)`; plus the wiring errors. The rejection
- * class and its reasons live with the error table (lib/errors.ts) and are re-exported here.
- */
+/** How the middlewares report a rejection (answer it in the request's binding, or `next(err)`), and the wiring errors. */
 import type { NextFunction, Request, Response } from 'express';
 import { A2AMiddlewareError } from '../errors.js';
 import { recordedErrorBinding, writeError } from '../context/reply.js';

@@ -1,8 +1,4 @@
-/**
- * a2aTracing: the request id (cls-rtracer, validated `X-Request-Id`, echoed), W3C trace context
- * (`traceparent`/`tracestate`), and, when `@opentelemetry/api` is present, the request's active
- * OpenTelemetry context carried through body parsing into the router.
- */
+/** a2aTracing: the request id (validated `X-Request-Id`, echoed, cls-rtracer's), W3C trace context, and OpenTelemetry's context kept through body parsing. */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';

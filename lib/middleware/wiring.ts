@@ -1,8 +1,6 @@
 /**
- * Wiring mistakes that would otherwise pass silently: kit middlewares or routes mounted after the
- * router, tracing after auth, auth twice, a second router on the same path, no auth on a public
- * address. Found from notes the middlewares leave on the request and from the host app's stack;
- * the router reports each once through its logger (wiringReporter).
+ * Wiring mistakes that would otherwise pass silently, found from notes on the request and from the
+ * host app's stack; the router reports each once through its logger (wiringReporter).
  */
 import type { Request } from 'express';
 import { readA2AState } from '../context/index.js';
