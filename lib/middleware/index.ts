@@ -32,7 +32,7 @@ export {
 } from './errors.js';
 export type { A2AErrorMode, A2AMiddlewareReason, A2AWiringErrorCode, A2AMiddlewareErrorInit } from './errors.js';
 export { a2aMiddlewareKind } from './types.js';
-export type { A2AMiddleware, A2AMiddlewareKind, A2AMiddlewareLogger } from './types.js';
+export type { A2AErrorMiddleware, A2AMiddleware, A2AMiddlewareKind, A2AMiddlewareLogger } from './types.js';
 export { a2aMiddlewareChain } from './preset.js';
 export type { A2AMiddlewareChainOptions } from './preset.js';
 export { withRequestContext } from './logger.js';
