@@ -24,11 +24,6 @@ export function negotiateCall(extensions: ExtensionNegotiator, version: string |
   return extensions.activate(requestedExtensions);
 }
 
-/** The extensions activated for a request (see negotiateCall); throws ExtensionSupportRequired. */
-export function activateExtensions(extensions: ExtensionNegotiator, requestedExtensions: string | undefined): string[] {
-  return extensions.activate(requestedExtensions);
-}
-
 /**
  * The call for one request: its record (made here when no kit piece made one), resolved.
  * `resolved` (the app's callContext hook) wins over what the middlewares contributed; a tenant

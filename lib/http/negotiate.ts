@@ -7,7 +7,7 @@ import { peekRequestRecord } from '../context/request-state.js';
 import type { ExtensionNegotiator } from '../protocol/extensions.js';
 import type { ProtocolVersion } from '../protocol/version.js';
 import { headerOf } from '../context/node-request.js';
-import { activateExtensions, buildCall, type CallerResolution, type WatchClientClose } from './call.js';
+import { buildCall, type CallerResolution, type WatchClientClose } from './call.js';
 import type { CallContext } from '../engine/request-handler.js';
 
 /**
@@ -16,11 +16,11 @@ import type { CallContext } from '../engine/request-handler.js';
  */
 export function activate(req: Request, res: Response, extensions: ExtensionNegotiator, version: ProtocolVersion): string[] {
   if (version === '1.0') {
-    const active = activateExtensions(extensions, headerOf(req, 'a2a-extensions'));
+    const active = extensions.activate(headerOf(req, 'a2a-extensions'));
     if (active.length > 0) res.setHeader('A2A-Extensions', active.join(', '));
     return active;
   }
-  const active = activateExtensions(extensions, headerOf(req, 'x-a2a-extensions') ?? headerOf(req, 'a2a-extensions'));
+  const active = extensions.activate(headerOf(req, 'x-a2a-extensions') ?? headerOf(req, 'a2a-extensions'));
   if (active.length > 0) res.setHeader('X-A2A-Extensions', active.join(', '));
   return active;
 }
