@@ -92,7 +92,7 @@ const inFront = () => [
   createA2ARouter({ agentCard: testCard, executor, logger: silent }),
 ];
 
-type Mount = 'router option' | 'in front' | 'nested Router, in front' | 'Connect, in front' | 'Connect, router option';
+type Mount = 'router option' | 'in front' | 'app-wide, in front' | 'nested Router, in front' | 'Connect, in front' | 'Connect, router option';
 const MOUNTS: Record<Mount, () => (req: IncomingMessage, res: ServerResponse) => void> = {
   'router option': () => {
     const app = express();
@@ -103,6 +103,14 @@ const MOUNTS: Record<Mount, () => (req: IncomingMessage, res: ServerResponse) =>
   'in front': () => {
     const app = express();
     app.use('/agent', ...inFront());
+    app.use(a2aAuthErrors());
+    return app;
+  },
+  'app-wide, in front': () => {
+    const app = express();
+    const chain = inFront();
+    app.use(...chain.slice(0, -1));
+    app.use('/agent', chain.at(-1)!);
     app.use(a2aAuthErrors());
     return app;
   },
