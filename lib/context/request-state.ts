@@ -30,13 +30,10 @@ export interface CallContext extends A2ARequestContext {
 }
 
 /**
- * The one record of a request: made by the first kit piece that sees it (a middleware in front of
- * the router, the router's preset, or the call layer), filled by the middlewares (caller, tenant,
- * request id, trace, body limit), classified once (binding, version), then, resolved, the call the
- * engine gets and the value of the AsyncLocalStorage carrier. Kept in a WeakMap rather than on the
- * request: Express 5 gives every request object a hidden class of its own, so each property added
- * to it makes every later read on it miss its inline cache again. The kit's own fields are
- * accessors, so the record reads (and serialises) as what middlewares contributed.
+ * The one record of a request: made by the first kit piece that sees it, filled by the middlewares,
+ * classified once, then resolved into the engine's call and the carrier's value. Kept in a WeakMap,
+ * not on the request: each property added to an Express 5 request gives it a new hidden class. The
+ * kit's own fields are accessors, so the record reads (and serialises) as what middlewares contributed.
  */
 export class RequestRecord implements A2ARequestState {
   caller: A2ACaller | undefined = undefined;
@@ -53,6 +50,7 @@ export class RequestRecord implements A2ARequestState {
   #connection: unknown = undefined;
   #watchClose: WatchClientClose<unknown> | undefined = undefined;
   #abort: AbortController | undefined = undefined;
+  #challenge: (() => string | undefined) | undefined = undefined;
 
   /** The binding the router serves the request with (recordServedAs, classifyInFront). */
   get binding(): A2ABinding | undefined {
@@ -80,6 +78,13 @@ export class RequestRecord implements A2ARequestState {
   }
   get lastEventId(): string | undefined {
     return this.#lastEventId;
+  }
+  /** How a 401 for this request challenges (a2aAuth's realm, lib/context/reply.ts). */
+  get challenge(): (() => string | undefined) | undefined {
+    return this.#challenge;
+  }
+  set challenge(challenge: (() => string | undefined) | undefined) {
+    this.#challenge = challenge;
   }
   /** @deprecated See CallContext.requestContext. */
   get requestContext(): this {
@@ -202,9 +207,8 @@ export function routeOf(method: string, path: string, requested: string | undefi
 }
 
 /**
- * The version a request is served with, the one place it is decided: a v0.3 HTTP+JSON route is
- * 0.3; JSON-RPC (`match` undefined) is 0.3 when the request asks for v0.3 and `v0_3` admits it;
- * anything else 1.0 (whose codecs refuse a stated version they do not serve).
+ * The version a request is served with, decided here only: a v0.3 HTTP+JSON route is 0.3; JSON-RPC
+ * (`match` undefined) is 0.3 when asked for and `v0_3` admits it; anything else 1.0.
  */
 export function servedVersion(match: RestMatch | undefined, requested: string | undefined, v0_3: boolean): ProtocolVersion {
   if (match) return match.v03 ? '0.3' : '1.0';
@@ -216,11 +220,7 @@ export function recordServedAs(req: object, binding: A2ABinding, version: Protoc
   requestRecord(req).servedAs(binding, version);
 }
 
-/**
- * Classifies `req` for a kit middleware mounted in front of the router, where `path` is the
- * request's path below the router's mount: as the router will (routeOf), unless it already did.
- * A card request or a path the router does not serve leaves the record unclassified.
- */
+/** Classifies `req` for a kit piece in front of the router (`path`: below its mount) as the router will; false when it serves no A2A call there. */
 export function classifyInFront(req: IncomingMessage, path: string, v0_3: boolean): boolean {
   if (peekRequestRecord(req)?.binding !== undefined) return true;
   const method = req.method ?? 'GET';
