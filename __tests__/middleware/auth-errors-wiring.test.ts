@@ -16,7 +16,7 @@ const appErrors: ErrorRequestHandler = function appErrors(err: { status?: number
   res.status(err.status ?? 500).json({ error: { code: err.code } });
 };
 
-type Layout = 'no a2aAuthErrors' | 'a2aAuthErrors after the app handler' | 'a2aAuthErrors first';
+type Layout = 'no a2aAuthErrors' | 'a2aAuthErrors after the app handler' | 'a2aAuthErrors first' | 'no error handler at all';
 
 describe('A2A_WIRING_AUTH_ERRORS', () => {
   let running: Running | undefined;
@@ -37,7 +37,7 @@ describe('A2A_WIRING_AUTH_ERRORS', () => {
       createA2ARouter({ agentCard: testCard, executor, logger }),
     );
     if (layout === 'a2aAuthErrors first') app.use(a2aAuthErrors());
-    app.use(appErrors);
+    if (layout !== 'no error handler at all') app.use(appErrors);
     if (layout === 'a2aAuthErrors after the app handler') app.use(a2aAuthErrors());
     running = await start(app);
     const send = async (token?: string) =>
@@ -62,6 +62,15 @@ describe('A2A_WIRING_AUTH_ERRORS', () => {
     expect((await send(token)).status).toBe(200);
     expect(warnings()).toEqual([expect.objectContaining({ path: '/agent', handler: 'appErrors', msg: expect.stringContaining(where) })]);
     expect(warnings()[0].msg).toMatch(/app\.use\(a2aAuthErrors\(\)\) after the routes and before the app's own error handler/);
+  });
+
+  it("no error handler at all: the warning names Express's final handler", async () => {
+    const { send, warnings } = await serve('no error handler at all');
+    const refused = await send();
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('content-type')).toMatch(/^text\/html/);
+    expect((await send(await signToken({ sub: 'alice' }))).status).toBe(200);
+    expect(warnings()).toEqual([expect.objectContaining({ handler: 'final', msg: expect.stringContaining("Express's final handler") })]);
   });
 
   it('a2aAuthErrors before the app handler: no warning, and the 401 carries the request id though a2aTracing runs after the app auth', async () => {
