@@ -1,15 +1,16 @@
 /**
- * A middleware's rejection answers in the binding and version the router serves the request with:
- * the router records them before its preset runs (lib/context), so no middleware guesses from the
- * path. Every binding x version x rejection of the preset: JSON-RPC 1.0 and 0.3 get an error
- * envelope (id null: the preset runs before the body is read), HTTP+JSON 1.0 a google.rpc.Status, HTTP+JSON 0.3 (`/v1/...`,
- * no A2A-Version) its `{code, message, data}` body.
+ * A middleware's rejection answers in the binding and version the router serves the request with,
+ * wherever the middleware is mounted (issue 29): as a router option, in front of the router, in a
+ * nested Router in front of it, under Connect. Every binding x version x mount x rejection: JSON-RPC
+ * 1.0 and 0.3 get an error envelope (id null: the rejection comes before the body is read), HTTP+JSON
+ * 1.0 a google.rpc.Status, HTTP+JSON 0.3 (`/v1/...`, no A2A-Version) its `{code, message, data}` body.
  */
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import express from 'express';
 import { createA2ARouter, type AgentExecutor } from '../../lib';
-import { bearerJwt, claim } from '../../lib/middleware';
+import { a2aAuth, a2aAuthErrors, a2aSecurity, a2aTenant, a2aTracing, bearerJwt, claim } from '../../lib/middleware';
 import { testCard } from '../helpers/fixtures';
-import { signToken, start, type Running } from './helpers';
+import { HS_SECRET, signToken, start, type Running } from './helpers';
 
 const executor: AgentExecutor = {
   async execute(_ctx, events) {
@@ -65,22 +66,83 @@ async function expectRejection(response: Response, binding: Binding, status: num
   }
 }
 
-describe('middleware rejections in the binding and version of the request', () => {
+type Next = (error?: unknown) => void;
+interface ConnectApp {
+  (req: IncomingMessage, res: ServerResponse): void;
+  use(...args: unknown[]): ConnectApp;
+}
+const connect = require('connect') as () => ConnectApp;
+
+const silent = { debug() {}, info() {}, warn() {}, error() {} };
+// The app's own auth: a 403 (a scope check) when asked for by a header, answered through a2aAuthErrors.
+const forbidOnAsk = (req: IncomingMessage, _res: ServerResponse, next: Next) =>
+  next(req.headers['x-forbid'] ? Object.assign(new Error('insufficient scope'), { status: 403 }) : undefined);
+const options = {
+  security: { bodyLimit: '1kb' },
+  tracing: { invalidRequestId: 'reject' as const },
+  auth: { user: bearerJwt({ key: HS_SECRET }) },
+  tenant: { from: claim('tid') },
+};
+const inFront = () => [
+  a2aSecurity(options.security),
+  a2aTracing(options.tracing),
+  forbidOnAsk,
+  a2aAuth(options.auth),
+  a2aTenant(options.tenant),
+  createA2ARouter({ agentCard: testCard, executor, logger: silent }),
+];
+
+type Mount = 'router option' | 'in front' | 'app-wide, in front' | 'nested Router, in front' | 'Connect, in front' | 'Connect, router option';
+const MOUNTS: Record<Mount, () => (req: IncomingMessage, res: ServerResponse) => void> = {
+  'router option': () => {
+    const app = express();
+    app.use('/agent', forbidOnAsk, createA2ARouter({ agentCard: testCard, executor, logger: silent, ...options }));
+    app.use(a2aAuthErrors());
+    return app;
+  },
+  'in front': () => {
+    const app = express();
+    app.use('/agent', ...inFront());
+    app.use(a2aAuthErrors());
+    return app;
+  },
+  'app-wide, in front': () => {
+    const app = express();
+    const chain = inFront();
+    app.use(...chain.slice(0, -1));
+    app.use('/agent', chain.at(-1)!);
+    app.use(a2aAuthErrors());
+    return app;
+  },
+  'nested Router, in front': () => {
+    const app = express();
+    const outer = express.Router();
+    const inner = express.Router();
+    inner.use(...inFront());
+    outer.use('/agent', inner);
+    app.use(outer);
+    app.use(a2aAuthErrors());
+    return app;
+  },
+  'Connect, in front': () => {
+    const app = connect();
+    for (const handle of inFront()) app.use('/agent', handle);
+    app.use(a2aAuthErrors());
+    return app;
+  },
+  'Connect, router option': () => {
+    const app = connect();
+    app.use('/agent', forbidOnAsk);
+    app.use('/agent', createA2ARouter({ agentCard: testCard, executor, logger: silent, ...options }));
+    app.use(a2aAuthErrors());
+    return app;
+  },
+};
+
+describe.each(Object.keys(MOUNTS) as Mount[])('middleware rejections in the binding and version of the request: %s', (mount) => {
   let server: Running;
   beforeAll(async () => {
-    const app = express();
-    app.use(
-      '/agent',
-      createA2ARouter({
-        agentCard: testCard,
-        executor,
-        security: { bodyLimit: '1kb' },
-        auth: { user: bearerJwt({ key: new TextEncoder().encode('a-test-secret-that-is-at-least-32-bytes-long!') }) },
-        tenant: { from: claim('tid') },
-        logger: { debug() {}, info() {}, warn() {}, error() {} },
-      }),
-    );
-    server = await start(app);
+    server = await start(MOUNTS[mount]() as never);
   });
   afterAll(() => server.close());
 
@@ -93,10 +155,21 @@ describe('middleware rejections in the binding and version of the request', () =
     });
   };
   const bindings: Binding[] = ['JSON-RPC 1.0', 'JSON-RPC 0.3', 'HTTP+JSON 1.0', 'HTTP+JSON 0.3'];
+  /**
+   * a2aSecurity's headers on what the kit refuses once it ran (not on the app's own auth's answer
+   * in front of the router's preset); the request id on everything after a2aTracing, and on the
+   * app's auth errors that a2aAuthErrors answers.
+   */
+  const appAuthFirst = mount.includes('router option');
+  const expectKitHeaders = (response: Response, { security = true, requestId = true } = {}) => {
+    if (security) expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+    if (requestId) expect(response.headers.get('x-request-id')).toMatch(/^[A-Za-z0-9._:-]+$/);
+  };
 
   it.each(bindings)('%s: auth, no token: 401 A2A_AUTH_REQUIRED with a challenge', async (binding) => {
     const response = await send(binding);
     expect(response.headers.get('www-authenticate')).toMatch(/^Bearer realm="a2a"/);
+    expectKitHeaders(response);
     await expectRejection(response, binding, 401, 'A2A_AUTH_REQUIRED', -32600);
   });
 
@@ -105,16 +178,31 @@ describe('middleware rejections in the binding and version of the request', () =
     await expectRejection(response, binding, 401, 'A2A_AUTH_INVALID', -32600);
   });
 
+  it.each(bindings)("%s: the app's own auth refuses (403, through a2aAuthErrors): A2A_AUTH_FORBIDDEN", async (binding) => {
+    const response = await send(binding, { 'x-forbid': '1' });
+    expect(response.headers.get('www-authenticate')).toMatch(/error="insufficient_scope"/);
+    expectKitHeaders(response, { security: !appAuthFirst });
+    await expectRejection(response, binding, 403, 'A2A_AUTH_FORBIDDEN', -32600);
+  });
+
   it.each(bindings)('%s: tenant refused (none stated): 400 A2A_TENANT_REQUIRED', async (binding) => {
     const token = await signToken({ sub: 'carol' });
     const response = await send(binding, { authorization: `Bearer ${token}` });
+    expectKitHeaders(response);
     await expectRejection(response, binding, 400, 'A2A_TENANT_REQUIRED', -32602);
   });
 
   it.each(bindings)('%s: body over the limit: 413 A2A_BODY_TOO_LARGE', async (binding) => {
     const token = await signToken({ sub: 'carol', tid: 'globex' });
     const response = await send(binding, { authorization: `Bearer ${token}` }, 2000);
+    expectKitHeaders(response, { requestId: false }); // security runs before tracing
     await expectRejection(response, binding, 413, 'A2A_BODY_TOO_LARGE', -32600);
+  });
+
+  it.each(bindings)('%s: tracing refuses a malformed request id: 400 A2A_INVALID_REQUEST_ID', async (binding) => {
+    const response = await send(binding, { 'x-request-id': 'not valid!' });
+    expectKitHeaders(response);
+    await expectRejection(response, binding, 400, 'A2A_INVALID_REQUEST_ID', -32600);
   });
 
   it('a v0.3 HTTP+JSON GET without A2A-Version or token gets the v0.3 body, not a google.rpc.Status', async () => {

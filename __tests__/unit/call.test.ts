@@ -1,13 +1,21 @@
-/** The call layer (lib/engine/call.ts): caller and tenant resolution, the tenant check, the lazy signal, negotiation. */
+/** The call layer (lib/http/call.ts): the request's record resolved into the call (caller, tenant, the tenant check, the lazy signal), negotiation. */
 import { A2AError } from '../../lib/errors';
 import { ExtensionNegotiator } from '../../lib/protocol/extensions';
 import type { AgentCard } from '../../lib/protocol/schemas';
+import { contributeA2AState, peekRequestRecord, type A2ARequestState } from '../../lib/context/request-state';
 import { ANONYMOUS_CALLER, buildCall, negotiateCall, type WatchClientClose } from '../../lib/http/call';
 import { testCard } from '../helpers/fixtures';
 
 const alice = { id: 'alice', authenticated: true };
 const bob = { id: 'bob', authenticated: true };
 const neverCloses: WatchClientClose<unknown> = () => {};
+
+/** The record of a request to which middlewares contributed `state`. */
+function recordOf(state: A2ARequestState) {
+  const req = {};
+  contributeA2AState(req, state);
+  return peekRequestRecord(req);
+}
 
 /** The error `fn` throws (fails the test when it throws none). */
 function thrown(fn: () => unknown): A2AError {
@@ -22,40 +30,45 @@ function thrown(fn: () => unknown): A2AError {
 
 describe('buildCall', () => {
   it('is the anonymous caller under no tenant when nothing was resolved', () => {
-    const call = buildCall(undefined, undefined, undefined, [], null, neverCloses);
-    expect(call).toMatchObject({ caller: ANONYMOUS_CALLER, tenant: '', extensions: [] });
-    expect(call.requestContext).toMatchObject({ caller: ANONYMOUS_CALLER, tenant: '', requestId: undefined, trace: undefined });
+    const call = buildCall(undefined, undefined, undefined, [], undefined, null, neverCloses);
+    expect(call).toMatchObject({ caller: ANONYMOUS_CALLER, tenant: '', extensions: [], requestId: undefined, trace: undefined });
   });
 
   it("takes what middlewares contributed, and the app's own answer over it", () => {
     const trace = { traceId: 'a'.repeat(32), spanId: 'b'.repeat(16), flags: 1 };
     const state = { caller: alice, tenant: 'acme', requestId: 'r-1', trace };
-    const fromState = buildCall(state, undefined, undefined, ['urn:x'], null, neverCloses);
-    expect(fromState).toMatchObject({ caller: alice, tenant: 'acme', extensions: ['urn:x'] });
-    expect(fromState.requestContext).toMatchObject({ caller: alice, tenant: 'acme', requestId: 'r-1', trace });
-    const overridden = buildCall(state, { caller: bob, tenant: 'globex' }, undefined, [], null, neverCloses);
-    expect(overridden).toMatchObject({ caller: bob, tenant: 'globex' });
-    expect(overridden.requestContext).toMatchObject({ caller: bob, tenant: 'globex', requestId: 'r-1' });
+    const fromState = buildCall(recordOf(state), undefined, undefined, ['urn:x'], undefined, null, neverCloses);
+    expect(fromState).toMatchObject({ caller: alice, tenant: 'acme', extensions: ['urn:x'], requestId: 'r-1', trace });
+    const overridden = buildCall(recordOf(state), { caller: bob, tenant: 'globex' }, undefined, [], undefined, null, neverCloses);
+    expect(overridden).toMatchObject({ caller: bob, tenant: 'globex', requestId: 'r-1' });
   });
 
   it('refuses a stated tenant that differs from the resolved one (-32602, field tenant)', () => {
-    const error = thrown(() => buildCall({ tenant: 'acme' }, undefined, 'globex', [], null, neverCloses));
+    const error = thrown(() => buildCall(recordOf({ tenant: 'acme' }), undefined, 'globex', [], undefined, null, neverCloses));
     expect(error.code).toBe(-32602);
     expect(error.fieldViolations).toEqual([{ field: 'tenant', description: expect.any(String) }]);
-    expect(() => buildCall(undefined, { tenant: 'acme' }, 'globex', [], null, neverCloses)).toThrow(A2AError);
-    expect(buildCall({ tenant: 'acme' }, undefined, 'acme', [], null, neverCloses).tenant).toBe('acme');
+    expect(() => buildCall(undefined, { tenant: 'acme' }, 'globex', [], undefined, null, neverCloses)).toThrow(A2AError);
+    expect(buildCall(recordOf({ tenant: 'acme' }), undefined, 'acme', [], undefined, null, neverCloses).tenant).toBe('acme');
   });
 
   it('uses the stated tenant when none was resolved', () => {
-    expect(buildCall(undefined, undefined, 'acme', [], null, neverCloses).tenant).toBe('acme');
+    expect(buildCall(undefined, undefined, 'acme', [], undefined, null, neverCloses).tenant).toBe('acme');
   });
 
   it('makes the signal on first use, watching the connection once, and aborts it when told', () => {
     const watched: Array<{ connection: string; abort: () => void }> = [];
-    const call = buildCall(undefined, undefined, undefined, [], 'conn-1', (connection: string, abort) => void watched.push({ connection, abort }));
+    const call = buildCall(
+      undefined,
+      undefined,
+      undefined,
+      [],
+      undefined,
+      'conn-1',
+      (connection: string, abort) => void watched.push({ connection, abort }),
+    );
     expect(watched).toHaveLength(0);
-    const signal = call.requestContext.signal!;
-    expect(call.requestContext.signal).toBe(signal);
+    const signal = call.signal!;
+    expect(call.signal).toBe(signal);
     expect(watched.map((w) => w.connection)).toEqual(['conn-1']);
     expect(signal.aborted).toBe(false);
     watched[0].abort();

@@ -159,11 +159,15 @@ describe('writeError over HTTP', () => {
   });
 });
 
-describe('errorBindingFor (a middleware standing alone guesses the binding)', () => {
-  const req = (method: string, path: string, body?: unknown) => ({ method, path, url: path, body }) as Request;
+describe('errorBindingFor (a middleware with no router ahead classifies as a router at its mount would)', () => {
+  const req = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+    ({ method, path, url: path, body, headers }) as Request;
 
   it.each([
-    ['a parsed JSON-RPC body', req('GET', '/tasks/t-1', { jsonrpc: '2.0' }), 'jsonrpc'],
+    ['a parsed JSON-RPC body on a path no router serves', req('GET', '/login', { jsonrpc: '2.0' }), 'jsonrpc'],
+    ['a GET of a task with a JSON-RPC body (the router serves it as HTTP+JSON)', req('GET', '/tasks/t-1', { jsonrpc: '2.0' }), 'rest'],
+    ['a GET of a v0.3 task, no A2A-Version', req('GET', '/v1/tasks/t-1'), 'rest-v0.3'],
+    ['a GET of a v0.3 task path stating 1.0 (`v1` a tenant)', req('GET', '/v1/tasks/t-1', undefined, { 'a2a-version': '1.0' }), 'rest'],
     ['a POST to the mount', req('POST', '/'), 'jsonrpc'],
     ['a POST to message:send', req('POST', '/message:send'), 'rest'],
     ['a POST to a tenant-prefixed message:stream', req('POST', '/acme/message:stream'), 'rest'],

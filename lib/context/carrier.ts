@@ -1,8 +1,6 @@
 /**
- * The one AsyncLocalStorage carrier of the kit: what is known about the HTTP request that carried
- * the current A2A message (caller, tenant, request id, trace context, abort signal).
- * It is entered once per request by the router, after the body is parsed, and re-entered from
- * snapshots wherever the engine defers work, so execute()/cancel()/stores/loggers can read it.
+ * The one AsyncLocalStorage carrier of the kit: the record of the request that carried the current
+ * message, entered once it is resolved and re-entered from snapshots wherever the engine defers work.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 

@@ -1,8 +1,4 @@
-/**
- * What the router reads of a request with plain Node means, so it serves Connect and bare
- * `http.createServer` handlers as well as Express: Express's own value when it set one, else the
- * same thing read from the IncomingMessage (headers, URL, socket).
- */
+/** What the router reads of a request by plain Node means (Express's own value when set), so Connect and bare Node hosts work too. */
 import type { IncomingMessage } from 'node:http';
 
 /** The Express additions read here; absent on Connect and plain Node requests. */

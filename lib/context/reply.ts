@@ -1,15 +1,10 @@
-/**
- * The one writer of JSON answers and error answers, for the routes, the router's error handler and
- * the middlewares alike (a layer every one of them may import): any thrown value rendered in the
- * binding of the request (lib/protocol/error-body.ts), with the headers the error carries and the
- * challenge a 401 needs.
- */
+/** The one writer of JSON and error answers (routes, the router's error handler, the middlewares): any thrown value in the request's binding. */
 import type { ServerResponse } from 'node:http';
 import { A2AError, toA2AError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { renderError, type ErrorBinding, type StatusOverride } from '../protocol/error-body.js';
 import type { JsonRpcId } from '../protocol/jsonrpc.js';
-import { peekRequestRecord } from './request-state.js';
+import { peekRequestRecord, requestRecord } from './request-state.js';
 
 /** Realm of the challenge when nothing more specific is known (a2aAuth's default too). */
 export const DEFAULT_REALM = 'a2a';
@@ -24,25 +19,19 @@ export function writeJson(res: ServerResponse, status: number, body: string, con
   res.end(body);
 }
 
-/**
- * The error shape of `req` as the router recorded it before its middlewares ran (binding and
- * version); undefined for a request the router has not seen (a middleware mounted in front of it).
- */
+/** The error shape the record of `req` states (binding and version); undefined while unclassified. */
 export function recordedErrorBinding(req: object): ErrorBinding | undefined {
   const record = peekRequestRecord(req);
   if (record?.binding === undefined) return undefined;
   return record.binding === 'jsonrpc' ? 'jsonrpc' : record.version === '0.3' ? 'rest-v0.3' : 'rest';
 }
 
-const CHALLENGE = Symbol('a2a-express-kit.challenge');
-type WithChallenge = { [CHALLENGE]?: () => string | undefined };
-
 /**
- * a2aAuth records how it challenges on this request, so a 401 the engine raises later (the
- * extended card for an anonymous caller) names the realm the app configured, not the default.
+ * a2aAuth records how it challenges an anonymous caller, so a 401 the engine raises later (the
+ * extended card) names the realm the app configured, not the default.
  */
 export function rememberChallenge(req: object, challenge: () => string | undefined): void {
-  (req as WithChallenge)[CHALLENGE] = challenge;
+  requestRecord(req).challenge = challenge;
 }
 
 /**
@@ -69,7 +58,7 @@ export function writeError(
   for (const name of Object.keys(error.headers)) res.setHeader(name, error.headers[name]);
   // A 401 always carries a challenge (RFC 9110 §15.5.2): the error's own, else a2aAuth's, else the default.
   if (status === 401 && !res.hasHeader('www-authenticate')) {
-    res.setHeader('WWW-Authenticate', (req as WithChallenge)[CHALLENGE]?.() ?? DEFAULT_CHALLENGE);
+    res.setHeader('WWW-Authenticate', peekRequestRecord(req)?.challenge?.() ?? DEFAULT_CHALLENGE);
   }
   writeJson(res, status, JSON.stringify(body), contentType);
 }

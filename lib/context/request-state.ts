@@ -1,88 +1,234 @@
 /**
- * Per-request contributions from middlewares (auth, tenant, tracing) that run before the router.
- * They write here instead of entering AsyncLocalStorage themselves: the router enters the carrier
- * once, after body parsing, with everything collected.
+ * The request record (what the kit knows of one request) and the one classification of a request
+ * (route, binding, version) that the router and a middleware in front of it share.
  */
-import type { A2ACaller, A2ATraceContext } from './carrier.js';
+import type { IncomingMessage } from 'node:http';
+import { matchRestRoute, type RestLookup, type RestMatch } from '../protocol/rest.js';
+import { matchV03RestRoute, V03_REST_PREFIX } from '../protocol/v0_3/rest.js';
+import { isLegacyVersion, type ProtocolVersion } from '../protocol/version.js';
+import type { A2ACaller, A2ARequestContext, A2ATraceContext } from './carrier.js';
+import { headerOf, queryParamOf } from './node-request.js';
 
-export interface A2ARequestState {
-  caller?: A2ACaller;
-  tenant?: string;
-  requestId?: string;
-  trace?: A2ATraceContext;
-}
-
-/**
- * Everything the kit keeps about one request while its middlewares run: the A2A state, the body
- * limit a2aSecurity chose, the wiring notes of a2aAuth. One record with a fixed shape, kept in a
- * WeakMap rather than on the request. Express 5 gives every request object a hidden class of its
- * own, so each property added to it makes every later property read on it (ours, Express's per
- * layer, body-parser's) miss its inline cache again: three symbol slots cost more than the
- * lookups. A WeakMap entry (the identity hash lives in the object's property array) leaves the
- * request's hidden class alone.
- */
-class A2ARequestRecord {
-  state: A2ARequestState | undefined = undefined;
-  /** The binding the router serves the request with, recorded before its middlewares run. */
-  binding: A2ABinding | undefined = undefined;
-  /** The protocol version the router serves the request with (see recordServedAs). */
-  version: A2AProtocolVersion | undefined = undefined;
-  bodyLimit: number | undefined = undefined;
-  /** See lib/middleware/wiring.ts. */
-  wiringNotes: number | undefined = undefined;
-}
+/** What middlewares contribute to a request (the record's public fields, as `readA2AState` returns them). */
+export type A2ARequestState = { -readonly [K in 'caller' | 'tenant' | 'requestId' | 'trace']?: A2ARequestContext[K] };
 
 /** A2A's two HTTP bindings: JSON-RPC at the mount, HTTP+JSON below it. */
 type A2ABinding = 'jsonrpc' | 'rest';
-/** The protocol versions a request can be served with (v0.3: compatibility). */
-type A2AProtocolVersion = '1.0' | '0.3';
 
-const records = new WeakMap<object, A2ARequestRecord>();
+/** How a binding reports that its client went away: `abort` once the connection closes before the answer is finished. */
+export type WatchClientClose<Connection> = (connection: Connection, abort: () => void) => void;
+
+/** What the engine gets with each call: the request's context, the extensions it activated and its SSE `Last-Event-ID`. */
+export interface CallContext extends A2ARequestContext {
+  readonly extensions: readonly string[];
+  /** The SSE `Last-Event-ID` a resuming client sent (SubscribeToTask resumes after it). */
+  readonly lastEventId?: string;
+  /** Calls `listener` once if the client leaves before the answer is finished (cheaper than the signal's abort). */
+  onClientClose?(listener: () => void): void;
+  /** @deprecated The call is the request context itself; kept for 0.1 code. */
+  readonly requestContext: A2ARequestContext;
+}
+
+/**
+ * The one record of a request: made by the first kit piece that sees it, filled by the middlewares,
+ * classified once, then resolved into the engine's call and the carrier's value. Kept in a WeakMap,
+ * not on the request: each property added to an Express 5 request gives it a new hidden class. The
+ * kit's own fields are accessors, so the record reads (and serialises) as what middlewares contributed.
+ */
+export class RequestRecord implements A2ARequestState {
+  caller: A2ACaller | undefined = undefined;
+  tenant: string | undefined = undefined;
+  requestId: string | undefined = undefined;
+  trace: A2ATraceContext | undefined = undefined;
+  #contributed = false;
+  #binding: A2ABinding | undefined = undefined;
+  #version: ProtocolVersion | undefined = undefined;
+  #bodyLimit: number | undefined = undefined;
+  #wiringNotes: number | undefined = undefined;
+  #extensions: readonly string[] = NONE;
+  #lastEventId: string | undefined = undefined;
+  #connection: unknown = undefined;
+  #watchClose: WatchClientClose<unknown> | undefined = undefined;
+  #abort: AbortController | undefined = undefined;
+  #challenge: (() => string | undefined) | undefined = undefined;
+
+  /** The binding the router serves the request with (recordServedAs, classifyInFront). */
+  get binding(): A2ABinding | undefined {
+    return this.#binding;
+  }
+  get version(): ProtocolVersion | undefined {
+    return this.#version;
+  }
+  /** The smallest body limit a2aSecurity set. */
+  get bodyLimit(): number | undefined {
+    return this.#bodyLimit;
+  }
+  set bodyLimit(limit: number | undefined) {
+    this.#bodyLimit = limit;
+  }
+  /** See lib/middleware/wiring.ts. */
+  get wiringNotes(): number | undefined {
+    return this.#wiringNotes;
+  }
+  set wiringNotes(notes: number | undefined) {
+    this.#wiringNotes = notes;
+  }
+  get extensions(): readonly string[] {
+    return this.#extensions;
+  }
+  get lastEventId(): string | undefined {
+    return this.#lastEventId;
+  }
+  /** How a 401 for this request challenges (a2aAuth's realm, lib/context/reply.ts). */
+  get challenge(): (() => string | undefined) | undefined {
+    return this.#challenge;
+  }
+  set challenge(challenge: (() => string | undefined) | undefined) {
+    this.#challenge = challenge;
+  }
+  /** @deprecated See CallContext.requestContext. */
+  get requestContext(): this {
+    return this;
+  }
+  /** Whether a middleware contributed to it (readA2AState). */
+  get contributed(): boolean {
+    return this.#contributed;
+  }
+
+  /** For middlewares: the record to write the state into. */
+  contribute(): this {
+    this.#contributed = true;
+    return this;
+  }
+
+  servedAs(binding: A2ABinding, version: ProtocolVersion): void {
+    this.#binding = binding;
+    this.#version = version;
+  }
+
+  /** The record as the engine's call: caller and tenant resolved, the request's extensions, its connection. */
+  resolve<Connection>(
+    caller: A2ACaller,
+    tenant: string,
+    extensions: readonly string[],
+    lastEventId: string | undefined,
+    connection: Connection,
+    watchClose: WatchClientClose<Connection>,
+  ): CallContext {
+    this.caller = caller;
+    this.tenant = tenant;
+    this.#extensions = extensions;
+    this.#lastEventId = lastEventId;
+    this.#connection = connection;
+    this.#watchClose = watchClose as WatchClientClose<unknown>;
+    return this as this & CallContext;
+  }
+
+  /** The request's AbortSignal, made on first use: most requests never ask for it. */
+  get signal(): AbortSignal | undefined {
+    if (!this.#abort && this.#watchClose) {
+      const controller = (this.#abort = new AbortController());
+      this.#watchClose(this.#connection, () => controller.abort(new Error('the client closed the request')));
+    }
+    return this.#abort?.signal;
+  }
+
+  /** The engine's own watch (a blocking answer whose client leaves): the connection's close alone, without a signal. */
+  onClientClose(listener: () => void): void {
+    this.#watchClose?.(this.#connection, listener);
+  }
+}
+
+const NONE: readonly string[] = Object.freeze([]);
+
+/** A call no request brought (a resumed turn): the task's owner and tenant, nothing else. */
+export function ownerCall(owner: string, tenant: string): CallContext {
+  const record = new RequestRecord();
+  record.caller = { id: owner, authenticated: false };
+  record.tenant = tenant;
+  return record as RequestRecord & CallContext;
+}
+
+const records = new WeakMap<object, RequestRecord>();
 
 /** The record of `req`, created on first use. */
-export function requestRecord(req: object): A2ARequestRecord {
+export function requestRecord(req: object): RequestRecord {
   let record = records.get(req);
-  if (record === undefined) records.set(req, (record = new A2ARequestRecord()));
+  if (record === undefined) records.set(req, (record = new RequestRecord()));
   return record;
 }
 
-/** The record of `req`, if any middleware made one. */
-export function peekRequestRecord(req: object): A2ARequestRecord | undefined {
+/** The record of `req`, if a kit piece made one. */
+export function peekRequestRecord(req: object): RequestRecord | undefined {
   return records.get(req);
 }
 
-/** Merges `patch` into the state collected for `req`. */
+/** Merges `patch` into what the middlewares contributed to `req` (its four fields, nothing else). */
 export function contributeA2AState(req: object, patch: A2ARequestState): void {
-  const record = requestRecord(req);
-  const current = record.state;
-  if (current) Object.assign(current, patch);
-  // Not `{ ...patch }`: V8 gives a spread copy that later gains a property (caller, tenant) a fresh
-  // hidden class on every request, so every read of the state (router, engine) misses its inline
-  // cache. A copy onto `{}` follows the shared transitions. The own-`__proto__` case keeps the
-  // spread's semantics (an own property, not a prototype).
-  else record.state = Object.hasOwn(patch, '__proto__') ? { ...patch } : Object.assign({}, patch);
+  const record = requestRecord(req).contribute();
+  if (patch.caller !== undefined) record.caller = patch.caller;
+  if (patch.tenant !== undefined) record.tenant = patch.tenant;
+  if (patch.requestId !== undefined) record.requestId = patch.requestId;
+  if (patch.trace !== undefined) record.trace = patch.trace;
 }
 
-/**
- * The state of `req` to write into, made empty on first use: the kit's middlewares set their fields
- * on it directly, which is what contributeA2AState does without a patch object to allocate and copy.
- */
-export function writableA2AState(req: object): A2ARequestState {
-  const record = requestRecord(req);
-  return record.state ?? (record.state = {});
+/** The record of `req` for a kit middleware to set its fields on (contributeA2AState without a patch object). */
+export function writableA2AState(req: object): RequestRecord {
+  return requestRecord(req).contribute();
 }
 
-/** What the middlewares collected for `req` so far (undefined when none ran). */
+/** What the middlewares contributed to `req` so far (undefined when none did). */
 export function readA2AState(req: object): Readonly<A2ARequestState> | undefined {
-  return records.get(req)?.state;
+  const record = records.get(req);
+  return record?.contributed ? record : undefined;
+}
+
+/** The `A2A-Version` header, else the `A2A-Version` query parameter. */
+export function requestedVersion(req: IncomingMessage): string | undefined {
+  const header = headerOf(req, 'a2a-version');
+  if (header) return header;
+  // A repeated (or, with Express 4's qs, nested) parameter is no version: as JSON text it fails cleanly.
+  const query = queryParamOf(req, 'A2A-Version');
+  return typeof query === 'string' || query === undefined ? query : JSON.stringify(query);
+}
+
+const CARD_PATH = '/.well-known/agent-card.json';
+
+/**
+ * What `method` on `path` (below a router's mount) names: JSON-RPC at the mount, the public card,
+ * an HTTP+JSON route (or the methods its path allows), or nothing. The one classification, for the
+ * router and for a kit middleware in front of it. With v0.3 on (`v0_3`), a `/v1/...` path naming a
+ * v0.3 route is v0.3 for a request that asks for v0.3 (no A2A-Version, or 0.3); else `/v1` is a tenant.
+ */
+export function routeOf(method: string, path: string, requested: string | undefined, v0_3: boolean): 'jsonrpc' | 'card' | RestLookup | undefined {
+  if (path === '/' || path === '') return 'jsonrpc';
+  if (path === CARD_PATH) return 'card';
+  return (v0_3 && path.startsWith(V03_REST_PREFIX) && isLegacyVersion(requested) && matchV03RestRoute(method, path)) || matchRestRoute(method, path);
 }
 
 /**
- * The router states how it serves `req` before its middlewares run, so that a rejection (auth,
- * tenant, body limit) answers in that binding's and version's shape instead of guessing from the path.
+ * The version a request is served with, decided here only: a v0.3 HTTP+JSON route is 0.3; JSON-RPC
+ * (`match` undefined) is 0.3 when asked for and `v0_3` admits it; anything else 1.0.
  */
-export function recordServedAs(req: object, binding: A2ABinding, version: A2AProtocolVersion): void {
-  const record = requestRecord(req);
-  record.binding = binding;
-  record.version = version;
+export function servedVersion(match: RestMatch | undefined, requested: string | undefined, v0_3: boolean): ProtocolVersion {
+  if (match) return match.v03 ? '0.3' : '1.0';
+  return v0_3 && isLegacyVersion(requested) ? '0.3' : '1.0';
+}
+
+/** Records how `req` is served, so that a rejection (auth, tenant, body limit) answers in that shape. */
+export function recordServedAs(req: object, binding: A2ABinding, version: ProtocolVersion): void {
+  requestRecord(req).servedAs(binding, version);
+}
+
+/** Classifies `req` for a kit piece in front of the router (`path`: below its mount) as the router will; false when it serves no A2A call there. */
+export function classifyInFront(req: IncomingMessage, path: string, v0_3: boolean): boolean {
+  if (peekRequestRecord(req)?.binding !== undefined) return true;
+  const method = req.method ?? 'GET';
+  const requested = requestedVersion(req);
+  const route = routeOf(method, path, requested, v0_3);
+  if (route === undefined || route === 'card' || (route === 'jsonrpc' && method !== 'POST')) return false;
+  if (route === 'jsonrpc') recordServedAs(req, 'jsonrpc', servedVersion(undefined, requested, v0_3));
+  // A path the router answers 405 is answered in v1.0's shape, as the router does.
+  else recordServedAs(req, 'rest', 'match' in route ? servedVersion(route.match, requested, v0_3) : '1.0');
+  return true;
 }

@@ -35,9 +35,9 @@ export class BlockingAnswer implements ExecutionObserver {
       };
       // The connection's close when the binding offers it: the request's AbortSignal (made on first
       // use) costs an AbortController and an EventTarget listener per request.
-      const onClientClose = this.#call.onClientClose;
-      if (onClientClose) onClientClose(left);
-      else this.#call.requestContext.signal?.addEventListener('abort', left, { once: true });
+      const call = this.#call;
+      if (call.onClientClose) call.onClientClose(left);
+      else call.signal?.addEventListener('abort', left, { once: true });
     }
   }
 

@@ -32,14 +32,6 @@ interface MessageIntakeDeps {
 
 export const scopeOf = (call: CallContext): TaskScope => ({ tenant: call.tenant, owner: call.caller.id });
 
-function textOf(message: Message): string {
-  let text = '';
-  for (const part of message.parts) {
-    if ('text' in part && part.text !== undefined) text = text ? `${text}\n${part.text}` : part.text;
-  }
-  return text;
-}
-
 export class MessageIntake {
   readonly #deps: MessageIntakeDeps;
   readonly #followUps: FollowUpDeps;
@@ -83,21 +75,7 @@ export class MessageIntake {
   #submit(execution: Execution, call: CallContext, params: SendMessageRequest, observer: ExecutionObserver): Turn {
     const message = params.message;
     const userMessage: Message = { ...message, taskId: execution.taskId, contextId: execution.contextId };
-    return execution.submit({
-      message: userMessage,
-      observer,
-      context: {
-        userText: textOf(message),
-        taskId: execution.taskId,
-        contextId: execution.contextId,
-        caller: call.caller,
-        tenant: call.tenant,
-        configuration: params.configuration,
-        metadata: params.metadata,
-        extensions: call.extensions,
-        requestContext: call.requestContext,
-      },
-    });
+    return execution.submit({ message: userMessage, call, params, observer });
   }
 
   #checkMediaTypes(message: Message): void {

@@ -161,8 +161,7 @@ export class A2ARequestHandler {
     if (isTerminal(task.status.state)) return answerFinished(task, this.#options.events, call.tenant);
     const contextId = task.contextId ?? '';
     const execution = this.#executions.getOrOpen(taskKey(scope, task.id), scope, task.id, contextId);
-    const { caller, tenant, requestContext } = call;
-    const request = { taskId: task.id, contextId, caller, tenant, metadata: params.metadata, requestContext };
+    const request = { taskId: task.id, contextId, caller: call.caller, tenant: call.tenant, metadata: params.metadata, requestContext: call };
     return execution.cancel(request, this.#options.cancelGracePeriodMs);
   }
 

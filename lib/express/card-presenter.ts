@@ -7,7 +7,7 @@ import { withV03Discovery, withV03Interfaces } from '../protocol/v0_3/card.js';
 import { toV03RestAgentCard } from '../protocol/v0_3/rest.js';
 import type { CardSigner } from './card-signer.js';
 import { mountPathOf, originOf } from '../context/node-request.js';
-import { requestedVersion } from '../http/negotiate.js';
+import { requestedVersion } from '../context/request-state.js';
 import { isLegacyVersion } from '../protocol/version.js';
 
 /** With v0.3 on: `v1.0` (strict ProtoJSON) for a stated version but 0.3; `merged` (v0.3 fields added) for 0.3 or none. */

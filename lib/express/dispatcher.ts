@@ -2,14 +2,12 @@
 // Not an Express sub-app: that re-prototypes req/res per request, and Express 4 and 5 disagree on ':' in paths.
 import express, { type NextFunction, type Request, type Response } from 'express';
 import asyncHandler from 'express-async-handler';
-import { recordServedAs } from '../context/request-state.js';
+import { recordServedAs, requestedVersion, routeOf, servedVersion } from '../context/request-state.js';
 import { writeError } from '../context/reply.js';
 import type { ErrorBinding } from '../protocol/error-body.js';
 import type { JsonRpcRequest } from '../protocol/jsonrpc.js';
-import { matchRestRoute, type RestLookup, type RestMatch } from '../protocol/rest.js';
-import { matchV03RestRoute, V03_REST_PREFIX } from '../protocol/v0_3/rest.js';
-import { isLegacyVersion, type VersionPolicy } from '../protocol/version.js';
-import { requestedVersion, servedVersion } from '../http/negotiate.js';
+import type { RestMatch } from '../protocol/rest.js';
+import type { VersionPolicy } from '../protocol/version.js';
 import { requestPath } from '../context/node-request.js';
 import { unsupportedMediaType } from '../http/rest.js';
 import { serve, type Codec, type ServeSettings } from '../http/serve.js';
@@ -72,7 +70,7 @@ function bodyParsers(): (limit: number) => express.RequestHandler {
 /** The preset in order, then `then`; binding and version recorded first, so a rejection answers in them. */
 function withPreset(preset: readonly A2AMiddleware[], policy: VersionPolicy, fail: RouterErrorHandler, then: RouteStep): RouteStep {
   return (req, res, next, match, requested) => {
-    recordServedAs(req, match ? 'rest' : 'jsonrpc', servedVersion(requested, policy, match));
+    recordServedAs(req, match ? 'rest' : 'jsonrpc', servedVersion(match, requested, policy.v0_3));
     let index = 0;
     const step = (error?: unknown): void => {
       if (error) return fail(error, req, res, next, bindingOf(match));
@@ -97,14 +95,14 @@ export function a2aDispatcher(options: DispatcherOptions): Handler {
     serve(req, res, codec, match, requested, serveSettings)) as never) as unknown as Route;
 
   const dispatch: RouteStep = (req, res, next, match, requested) => {
-    const version = servedVersion(requested, settings.compatibility, match);
+    const version = servedVersion(match, requested, settings.compatibility.v0_3);
     const codec = match ? (version === '0.3' ? codecs.restV03 : codecs.rest) : version === '0.3' ? codecs.jsonRpcV03 : codecs.jsonRpc;
     void route(req, res, codec as Codec<never>, match, requested, (error?: unknown) => fail(error, req, res, next, bindingOf(match)));
   };
 
   /** The body (JSON-RPC always; HTTP+JSON on a POST): media type, size limit, JSON; then the route. */
   const readBody: RouteStep = (req, res, next, match, requested) => {
-    wiring.checkRequest(req);
+    wiring.checkRequest(req, router);
     if (match && !match.hasBody) return dispatch(req, res, next, match, requested);
     const binding = bindingOf(match);
     const unsupported = match ? unsupportedMediaType(req) : undefined;
@@ -124,26 +122,22 @@ export function a2aDispatcher(options: DispatcherOptions): Handler {
 
   const serveA2A = preset.length > 0 ? withPreset(preset, settings.compatibility, fail, readBody) : readBody;
 
-  /** The HTTP+JSON route `path` names: a v0.3 route under `/v1` for a 0.3 request, else v1.0 (`/v1` a tenant). */
-  const matchRest = (req: Request, path: string, requested: string | undefined): RestLookup | undefined =>
-    (settings.compatibility.v0_3 && path.startsWith(V03_REST_PREFIX) && isLegacyVersion(requested) && matchV03RestRoute(req.method, path)) ||
-    matchRestRoute(req.method, path);
-
   // The public card needs no credentials and no tenant, so it is served before the preset.
   const a2aRoutes = function a2aRouter(req: Request, res: Response, next: NextFunction): void {
     if (wiring.firstRequest) wiring.checkMount(req, router);
     const path = requestPath(req);
-    if ((path === '/' || path === '') && bindings.jsonRpc) {
-      if (req.method === 'POST') return serveA2A(req, res, next, undefined, requestedVersion(req));
+    const requested = requestedVersion(req);
+    const found = routeOf(req.method, path, requested, settings.compatibility.v0_3);
+    if (found === 'jsonrpc' && bindings.jsonRpc) {
+      if (req.method === 'POST') return serveA2A(req, res, next, undefined, requested);
       if (unmatched === 'respond') return answerUnmatched(req, res, path, router, options, RPC_METHODS);
-    } else if (path === '/.well-known/agent-card.json') {
+    } else if (found === 'card') {
       if (req.method === 'GET' || req.method === 'HEAD') return options.serveCard(req, res);
       if (unmatched === 'respond') return answerUnmatched(req, res, path, router, options, CARD_METHODS);
     } else {
-      const requested = bindings.rest ? requestedVersion(req) : undefined;
-      const found = bindings.rest ? matchRest(req, path, requested) : undefined;
-      if (found && 'match' in found) return serveA2A(req, res, next, found.match, requested);
-      if (unmatched === 'respond') return answerUnmatched(req, res, path, router, options, found?.allow);
+      const lookup = bindings.rest && typeof found === 'object' ? found : undefined;
+      if (lookup && 'match' in lookup) return serveA2A(req, res, next, lookup.match, requested);
+      if (unmatched === 'respond') return answerUnmatched(req, res, path, router, options, lookup?.allow);
     }
     next();
   };

@@ -88,7 +88,7 @@ export function createA2ARouter(options: A2ARouterOptions): A2ARouter {
     notFound: notFoundMessage(bindings),
     inspector: inspector?.handler,
   }) as A2ARouter & MountableApp;
-  registerRouter(router);
+  registerRouter(router, settings.compatibility.v0_3);
   const mountedPath = makeMountable(router, card, bindings.jsonRpc, logger);
   inspector?.start(
     { card, taskStore: assembly.taskStore, pushConfigs: assembly.push?.configs, signingKey: settings.signCard?.key },

@@ -1,8 +1,6 @@
 /**
- * The one request skeleton every binding and version runs: what names the method -> version and
- * extensions -> push gate -> params -> call context -> the operation's handler call -> a unary
- * answer or a stream -> write. A codec (jsonrpc.ts, rest.ts, v03-jsonrpc.ts, v03-rest.ts) only
- * says how each of those steps reads and writes on its wire.
+ * The one request skeleton every binding and version runs: method -> version and extensions -> push
+ * gate -> params -> call -> the handler -> answer or stream; a codec says how each step reads and writes.
  */
 import type { Request, Response } from 'express';
 import { runWithA2AContext } from '../context/carrier.js';
@@ -96,7 +94,7 @@ export async function serve<Head>(
       if (trace) return await trace.stream(res, () => serveStream(req, res, encoding, id, call, handler, operation, params));
       return await serveStream(req, res, encoding, id, call, handler, operation, params);
     }
-    const result = await runWithA2AContext(call.requestContext, () =>
+    const result = await runWithA2AContext(call, () =>
       trace ? trace.run(() => operation.run(handler, call, params as never, req, codec)) : operation.run(handler, call, params as never, req, codec),
     );
     trace?.succeeded(result);

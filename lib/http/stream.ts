@@ -1,8 +1,4 @@
-/**
- * Stream wiring shared by the bindings and versions: a request handler's stream observer → one SSE response.
- * The binding says how an event and the final error frame are encoded; an error found before the
- * first event is answered as a plain error response; a client that leaves stops following.
- */
+/** A request handler's stream observer as one SSE response, for every binding and version. */
 import type { Request, Response } from 'express';
 import { runWithA2AContext } from '../context/carrier.js';
 import { A2AError, toA2AError } from '../errors.js';
@@ -165,5 +161,5 @@ function openIn(
   params: unknown,
   observer: StreamObserver,
 ): Promise<() => void> {
-  return runWithA2AContext(call.requestContext, () => operation.open(handler, call, params as never, observer));
+  return runWithA2AContext(call, () => operation.open(handler, call, params as never, observer));
 }

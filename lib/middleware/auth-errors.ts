@@ -1,18 +1,16 @@
-/**
- * a2aAuthErrors: an error handler that answers the host app's own authentication errors
- * (express-jwt's UnauthorizedError, any error with status 401 or 403) on requests for an A2A router
- * in the A2A shape, with a `WWW-Authenticate` challenge, and passes every other error on.
- */
-import type { ErrorRequestHandler, NextFunction, Request, Response } from 'express';
+/** a2aAuthErrors: the app's own 401s and 403s on A2A routes answered in the A2A shape, every other error passed on. */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Request } from 'express';
 import { z } from 'zod';
-import { readA2AState } from '../context/index.js';
 import { A2AError, A2A_KIT_ERROR_DOMAIN } from '../errors.js';
 import { DEFAULT_REALM, writeError } from '../context/reply.js';
 import { requestIdOf } from '../protocol/jsonrpc.js';
 import { isA2ARequest } from './a2a-requests.js';
+import { registerAuthErrors } from './wiring.js';
 import { A2AMiddlewareError, errorBindingFor } from './errors.js';
 import { parseOptions } from './options.js';
-import type { A2AMiddlewareLogger } from './types.js';
+import { ensureRequestId } from './tracing.js';
+import type { A2AErrorMiddleware, A2AMiddlewareLogger } from './types.js';
 
 export interface A2AAuthErrorsOptions {
   /** `realm` of the `WWW-Authenticate: Bearer` challenge (default 'a2a'). */
@@ -60,17 +58,18 @@ function authStatus(err: unknown): 401 | 403 | undefined {
  * body is a JSON-RPC envelope or a `google.rpc.Status` as the request's binding wants. The host
  * library's message is not sent (it may describe the token).
  */
-export function a2aAuthErrors(options: A2AAuthErrorsOptions = {}): ErrorRequestHandler {
+export function a2aAuthErrors(options: A2AAuthErrorsOptions = {}): A2AErrorMiddleware {
   const { realm, logger, scope } = parseOptions('a2aAuthErrors', schema, options);
   const required = `Bearer realm="${realm}"`;
   const invalid = `Bearer realm="${realm}", error="invalid_token", error_description="The access token is invalid"`;
   const forbidden = `Bearer realm="${realm}", error="insufficient_scope"`;
 
-  return function a2aAuthErrors(err: unknown, req: Request, res: Response, next: NextFunction): void {
+  const handler = function a2aAuthErrors(err: unknown, req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void): void {
     const status = authStatus(err);
     if (status === undefined || res.headersSent || (scope === 'a2a' && !isA2ARequest(req))) return next(err);
-    const binding = errorBindingFor(req);
-    const id = binding === 'jsonrpc' ? requestIdOf(req.body) : null;
+    const binding = errorBindingFor(req as Request);
+    const requestId = ensureRequestId(req, res);
+    const id = binding === 'jsonrpc' ? requestIdOf((req as Request).body) : null;
     let error: A2AError;
     if (status === 403) {
       error = new A2AError('InvalidRequest', 'The caller is not allowed to do this', {
@@ -83,11 +82,13 @@ export function a2aAuthErrors(options: A2AAuthErrorsOptions = {}): ErrorRequestH
     } else {
       error = new A2AMiddlewareError('A2A_AUTH_INVALID', undefined, { headers: { 'WWW-Authenticate': invalid } });
     }
-    logger?.warn({ reason: error.reason, status, requestId: readA2AState(req)?.requestId }, 'A2A authentication failed (host auth)');
+    logger?.warn({ reason: error.reason, status, requestId }, 'A2A authentication failed (host auth)');
     try {
       writeError(req, res, error, binding, id, undefined, status === 403 ? FORBIDDEN : undefined);
     } catch (failure) {
       next(failure);
     }
   };
+  registerAuthErrors(handler);
+  return handler;
 }

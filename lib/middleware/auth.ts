@@ -7,7 +7,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { z } from 'zod';
 import { readA2AState, type A2ACaller } from '../context/index.js';
 import { writableA2AState } from '../context/request-state.js';
-import { ANONYMOUS_CALLER_PREFIX, ANONYMOUS_SESSION_KEY_PATTERN, createAnonymousCaller } from './anonymous.js';
+import { ANONYMOUS_CALLER_PREFIX, ANONYMOUS_SESSION_KEY_PATTERN, createAnonymousCaller } from '../context/anonymous.js';
 import { defineCallerSource, invalidCredentials, isCallerSource, snapshotClaims, type A2ACallerInit, type A2ACallerSource } from './caller-source.js';
 import { A2AOptionsError } from '../options.js';
 import { DEFAULT_REALM, rememberChallenge } from '../context/reply.js';

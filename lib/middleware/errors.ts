@@ -1,14 +1,10 @@
-/**
- * How the A2A middlewares (auth, tenant, tracing, security) report a rejected request: answer it
- * through the one error writer, or pass it to `next(err)`; plus the wiring errors. The rejection
- * class and its reasons live with the error table (lib/errors.ts) and are re-exported here.
- */
-import { requestPath } from '../context/node-request.js';
+/** How the middlewares report a rejection (answer it in the request's binding, or `next(err)`), and the wiring errors. */
 import type { NextFunction, Request, Response } from 'express';
 import { A2AMiddlewareError } from '../errors.js';
 import { recordedErrorBinding, writeError } from '../context/reply.js';
 import { renderError, type ErrorBinding } from '../protocol/error-body.js';
 import { requestIdOf } from '../protocol/jsonrpc.js';
+import { classifyAhead } from './a2a-requests.js';
 
 export { A2A_MIDDLEWARE_ERRORS, A2A_KIT_ERROR_DOMAIN, A2AMiddlewareError, type A2AMiddlewareReason, type A2AMiddlewareErrorInit } from '../errors.js';
 
@@ -32,25 +28,19 @@ export function isA2AMiddlewareError(value: unknown): value is A2AMiddlewareErro
   return value instanceof A2AMiddlewareError;
 }
 
-// REST routes of the HTTP+JSON binding (optionally behind a `/{tenant}` or `/v1` prefix).
-const REST_PATH = /(?:^|\/)(?:message:|tasks(?:[/:]|$)|extendedAgentCard$|card$)/;
-
 /**
- * The error shape of a request: the binding and version the router recorded before its preset ran.
- * A middleware mounted in front of the router (which has not seen the request yet) guesses: a
- * JSON-RPC body (already parsed) decides; otherwise a POST to a path that is not a REST route is
- * taken as JSON-RPC, everything else as HTTP+JSON.
+ * The error shape of a request: the binding and version the router records before its preset runs,
+ * or, for a kit piece in front of it, as the router will (classifyAhead: the same classification).
+ * A request no router serves: a parsed JSON-RPC body or a POST is JSON-RPC, anything else HTTP+JSON.
  */
 export function errorBindingFor(req: Request): ErrorBinding {
-  return recordedErrorBinding(req) ?? guessedErrorBinding(req);
+  const recorded = recordedErrorBinding(req);
+  if (recorded !== undefined) return recorded;
+  classifyAhead(req);
+  return recordedErrorBinding(req) ?? (isJsonRpcBody(req.body) || req.method === 'POST' ? 'jsonrpc' : 'rest');
 }
 
-function guessedErrorBinding(req: Request): ErrorBinding {
-  const body: unknown = req.body;
-  if (body !== null && typeof body === 'object' && !Array.isArray(body) && 'jsonrpc' in body) return 'jsonrpc';
-  if (req.method !== 'POST') return 'rest';
-  return REST_PATH.test(requestPath(req)) ? 'rest' : 'jsonrpc';
-}
+const isJsonRpcBody = (body: unknown): boolean => body !== null && typeof body === 'object' && !Array.isArray(body) && 'jsonrpc' in body;
 
 /** The body a middleware error is answered with: a JSON-RPC envelope or a `google.rpc.Status`. */
 export function buildMiddlewareErrorBody(req: Request, err: A2AMiddlewareError): { contentType: string; body: unknown } {

@@ -14,7 +14,7 @@ export { bearerJwt } from './bearer-jwt.js';
 export type { BearerJwtOptions } from './bearer-jwt.js';
 export { defineCallerSource, invalidCredentials } from './caller-source.js';
 export type { A2ACallerInit, A2ACallerSource } from './caller-source.js';
-export { ANONYMOUS_CALLER_PREFIX, createAnonymousCaller, isAnonymousCallerId } from './anonymous.js';
+export { ANONYMOUS_CALLER_PREFIX, createAnonymousCaller, isAnonymousCallerId } from '../context/anonymous.js';
 export { a2aTenant, header, pathParam, claim, subdomain, DEFAULT_TENANT_PATTERN } from './tenant.js';
 export type { A2ATenantOptions, A2ATenantSource, A2ATenantSourceObject, A2ATenantFunction, SubdomainOptions } from './tenant.js';
 export { a2aTracing, parseTraceparent, parseTracestate } from './tracing.js';
@@ -32,7 +32,7 @@ export {
 } from './errors.js';
 export type { A2AErrorMode, A2AMiddlewareReason, A2AWiringErrorCode, A2AMiddlewareErrorInit } from './errors.js';
 export { a2aMiddlewareKind } from './types.js';
-export type { A2AMiddleware, A2AMiddlewareKind, A2AMiddlewareLogger } from './types.js';
+export type { A2AErrorMiddleware, A2AMiddleware, A2AMiddlewareKind, A2AMiddlewareLogger } from './types.js';
 export { a2aMiddlewareChain } from './preset.js';
 export type { A2AMiddlewareChainOptions } from './preset.js';
 export { withRequestContext } from './logger.js';

@@ -1,9 +1,6 @@
-/**
- * a2aTracing: the request id (cls-rtracer, validated `X-Request-Id`, echoed), W3C trace context
- * (`traceparent`/`tracestate`), and, when `@opentelemetry/api` is present, the request's active
- * OpenTelemetry context carried through body parsing into the router.
- */
+/** a2aTracing: the request id (validated `X-Request-Id`, echoed, cls-rtracer's), W3C trace context, and OpenTelemetry's context kept through body parsing. */
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import * as rTracer from 'cls-rtracer';
 import { z } from 'zod';
@@ -165,6 +162,19 @@ const optionsSchema = z.strictObject({
     .default('auto'),
   errors: z.enum(['respond', 'next']).default('respond'),
 });
+
+/**
+ * The request id of an answer the kit writes before a2aTracing ran (the app's auth in front of
+ * it): a2aTracing's default rules, the client's valid `X-Request-Id` or a fresh one, echoed.
+ */
+export function ensureRequestId(req: IncomingMessage, res: ServerResponse): string {
+  const state = writableA2AState(req);
+  if (state.requestId !== undefined) return state.requestId; // a2aTracing ran, and echoed it as configured
+  const incoming = single(req.headers['x-request-id']);
+  state.requestId = incoming !== undefined && incoming.length <= 128 && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+  res.setHeader('X-Request-Id', state.requestId);
+  return state.requestId;
+}
 
 function single(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value.join(',') : value;

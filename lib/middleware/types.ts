@@ -12,6 +12,10 @@ type ExpressMiddleware = (req: Request, res: Response, next: NextFunction) => vo
  */
 export type A2AMiddleware = ExpressMiddleware & ((req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void) => void);
 
+/** An error handler as Express calls it, and as Connect or plain Node do: either host takes it as is. */
+export type A2AErrorMiddleware = ((err: unknown, req: Request, res: Response, next: NextFunction) => void) &
+  ((err: unknown, req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void) => void);
+
 /** Which factory built a middleware (lets the router and preset check wiring). */
 export type A2AMiddlewareKind = 'auth' | 'tenant' | 'tracing' | 'security';
 

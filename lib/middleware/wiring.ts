@@ -1,8 +1,6 @@
 /**
- * Wiring mistakes that would otherwise pass silently: kit middlewares or routes mounted after the
- * router, tracing after auth, auth twice, a second router on the same path, no auth on a public
- * address. Found from notes the middlewares leave on the request and from the host app's stack;
- * the router reports each once through its logger (wiringReporter).
+ * Wiring mistakes that would otherwise pass silently, found from notes on the request and from the
+ * host app's stack; the router reports each once through its logger (wiringReporter).
  */
 import type { Request } from 'express';
 import { readA2AState } from '../context/index.js';
@@ -32,7 +30,7 @@ import { a2aMiddlewareKind, type A2AMiddlewareKind } from './types.js';
 export function noteAuthRun(req: Request): void {
   const record = requestRecord(req);
   const notes = record.wiringNotes;
-  record.wiringNotes = notes === undefined ? 2 + (record.state?.requestId !== undefined ? 1 : 0) : notes + 2;
+  record.wiringNotes = notes === undefined ? 2 + (record.requestId !== undefined ? 1 : 0) : notes + 2;
 }
 
 /** a2aAuth ran more than once on the request. */
@@ -49,7 +47,7 @@ function requestWiringProblems(req: Request): number {
   const notes = record?.wiringNotes;
   if (notes === undefined) return 0;
   // a2aTracing always records a request id: known now, unknown when auth ran, so tracing ran later.
-  const tracingLate = (notes & 1) === 0 && record!.state?.requestId !== undefined;
+  const tracingLate = (notes & 1) === 0 && record!.requestId !== undefined;
   return (notes >> 1 > 1 ? AUTH_TWICE : 0) | (tracingLate ? TRACING_AFTER_AUTH : 0);
 }
 
@@ -58,16 +56,37 @@ function requestWiringProblems(req: Request): number {
 
 // The layer Express created for each router mounted with app.use (its handle is a wrapper).
 const MOUNTED_LAYERS = new WeakMap<object, object>();
-const ROUTERS = new WeakSet<object>();
+/** Every A2A router, with whether it serves v0.3 (its `compatibility`). */
+const ROUTERS = new WeakMap<object, boolean>();
+/** The same routers, for a host without a stack to read (Connect records a mount on the router: `route`). */
+const ALL_ROUTERS = new Set<WeakRef<object>>();
 
-/** Marks `router` as an A2A router (for the "two routers on one path" check). */
-export function registerRouter(router: object): void {
-  ROUTERS.add(router);
+/** Marks `router` as an A2A router (wiring checks, and where a request refused in front of it was going). */
+export function registerRouter(router: object, v0_3: boolean): void {
+  ROUTERS.set(router, v0_3);
+  ALL_ROUTERS.add(new WeakRef(router));
 }
 
-/** Whether the layer calls an A2A router (directly, or as the sub-app wrapper Express made for it). */
-export function isA2ARouterLayer(layer: ExpressLayer): boolean {
-  return ROUTERS.has(layerHandle(layer) as object) || MOUNTED_LAYERS.has(layer);
+/** a2aAuthErrors handlers (found in the app's stack by the A2A_WIRING_AUTH_ERRORS check). */
+const AUTH_ERROR_HANDLERS = new WeakSet<object>();
+export const registerAuthErrors = (handler: object): void => void AUTH_ERROR_HANDLERS.add(handler);
+
+/** The A2A router a layer calls (directly, or through the sub-app wrapper Express made for it). */
+export function routerOfLayer(layer: ExpressLayer): object | undefined {
+  const handle = layerHandle(layer) as object;
+  return ROUTERS.has(handle) ? handle : MOUNTED_LAYERS.get(layer);
+}
+
+/** Whether `router` serves v0.3. */
+export const servesV03 = (router: object): boolean => ROUTERS.get(router) ?? true;
+
+/** The routers Connect mounted (each with the path Connect states on it: `route`), live ones only. */
+export function* connectMountedRouters(): Generator<{ router: object; route: string }> {
+  for (const ref of ALL_ROUTERS) {
+    const router = ref.deref();
+    if (router === undefined) ALL_ROUTERS.delete(ref);
+    else if (typeof (router as { route?: unknown }).route === 'string') yield { router, route: (router as { route: string }).route };
+  }
 }
 
 /**
@@ -97,7 +116,7 @@ function locate(stack: readonly ExpressLayer[], path: string, router: object, de
     const layer = stack[index];
     const prefix = matchedPrefix(layer, path);
     if (prefix === undefined) continue;
-    if (layerHandle(layer) === router || MOUNTED_LAYERS.get(layer) === router) return { stack, index, path };
+    if (routerOfLayer(layer) === router) return { stack, index, path };
     const inner = nestedLayers(layer);
     const found = inner && locate(inner, rest(path, prefix), router, depth + 1);
     if (found) return found;
@@ -162,7 +181,7 @@ function collectAfter(stack: readonly ExpressLayer[], from: number, path: string
     const handle = layerHandle(layer);
     const kind = a2aMiddlewareKind(handle);
     if (kind) found.add(kind);
-    else if ((ROUTERS.has(handle as object) && handle !== self) || (MOUNTED_LAYERS.has(layer) && MOUNTED_LAYERS.get(layer) !== self)) {
+    else if (routerOfLayer(layer) !== undefined && routerOfLayer(layer) !== self) {
       found.add('router');
     } else {
       const inner = nestedLayers(layer);
@@ -186,6 +205,46 @@ function mountedAfter(req: Request, router: object): Set<ShadowedKind> {
   }
   return found;
 }
+
+/** Every layer a request to `path` passes, in order, nested Routers followed. */
+function* layersOnPath(stack: readonly ExpressLayer[], path: string, depth = 0): Generator<ExpressLayer> {
+  for (const layer of stack) {
+    const prefix = matchedPrefix(layer, path);
+    if (prefix === undefined || depth > 8) continue;
+    yield layer;
+    const inner = routerOfLayer(layer) === undefined ? nestedLayers(layer) : undefined;
+    if (inner) yield* layersOnPath(inner, rest(path, prefix), depth + 1);
+  }
+}
+
+/**
+ * Where the errors of the app's auth in front of `router` go: undefined when an a2aAuthErrors
+ * answers them first; else the name of the app's error handler that does, or '' for Express's
+ * final handler (HTML). Undefined too for a stack it cannot read.
+ */
+function authErrorsMissed(req: Request, router: object): string | undefined {
+  try {
+    const stack = layersOf(req.app);
+    const full = `${mountPathOf(req)}/`;
+    if (!stack) return undefined;
+    let seen = false;
+    for (const layer of layersOnPath(stack, full)) {
+      seen ||= routerOfLayer(layer) === router;
+      const handle = layerHandle(layer) as ((...args: unknown[]) => unknown) | undefined;
+      if (!seen || typeof handle !== 'function' || handle.length !== 4) continue;
+      return AUTH_ERROR_HANDLERS.has(handle) ? undefined : handle.name || 'anonymous';
+    }
+    return seen ? '' : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What the app's own auth leaves on a request it let through (express-jwt, passport, express-openid-connect). */
+const appAuthRan = (req: Request): boolean => {
+  const fields = req as Request & { auth?: unknown; user?: unknown; oidc?: { user?: unknown } };
+  return fields.auth !== undefined || fields.user !== undefined || fields.oidc?.user !== undefined;
+};
 
 // ---------------------------------------------------------------------------------------------
 // Where the server listens
@@ -231,6 +290,7 @@ const AFTER_ROUTER: Record<ShadowedKind, string> = {
  */
 export function wiringReporter(logger: Logger, hasCallContext: boolean) {
   const warned = new Set<string>();
+  let authErrorsChecked = false;
   let exposure: string | null | undefined;
   const warnOnce = (code: string, fields: object, message: string): void => {
     if (warned.has(code)) return;
@@ -265,8 +325,20 @@ export function wiringReporter(logger: Logger, hasCallContext: boolean) {
         `${req.method} ${where} matches a route registered after the A2A router, which answers everything under its mount path itself (404/405). Register that route before the router, or create the router with unmatched: 'next'`,
       );
     },
-    /** Per JSON-RPC request, after the preset: what the middlewares noted, and who the caller is. */
-    checkRequest(req: Request): void {
+    /** Per A2A request, after the preset: what the middlewares noted, and who the caller is. */
+    checkRequest(req: Request, router: object): void {
+      if (!authErrorsChecked) {
+        authErrorsChecked = true;
+        const handler = appAuthRan(req) ? authErrorsMissed(req, router) : undefined;
+        if (handler !== undefined) {
+          const where = handler === '' ? "Express's final handler (an HTML page)" : `the app's error handler ${handler}`;
+          warnOnce(
+            'A2A_WIRING_AUTH_ERRORS',
+            { path: mountPathOf(req) || '/', handler: handler || 'final' },
+            `the app's own auth runs in front of the A2A router at ${mountPathOf(req) || '/'}, and its 401s and 403s there reach ${where} before any a2aAuthErrors: A2A clients get the app's error shape, without WWW-Authenticate. Mount app.use(a2aAuthErrors()) after the routes and before the app's own error handler`,
+          );
+        }
+      }
       const problems = requestWiringProblems(req);
       if (problems & AUTH_TWICE) {
         warnOnce(

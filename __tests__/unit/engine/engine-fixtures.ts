@@ -1,4 +1,5 @@
 /** Small builders for the engine's unit tests: a store, a bus, an Execution's deps, a turn host, messages, tasks. */
+import { ownerCall } from '../../../lib/context/request-state';
 import { InMemoryTaskStore } from '../../../lib/backends/memory/in-memory-task-store';
 import { InProcessTaskEventBus } from '../../../lib/engine/seams/task-event-bus';
 import type { TaskLease, TaskLeases, LeasedTask } from '../../../lib/engine/seams/task-leases';
@@ -105,10 +106,9 @@ export function recorder(): ExecutionObserver & { events: StreamResponse[]; ende
   return { events, ended: end.promise, onEvent: (event) => events.push(event), onEnd: (outcome) => end.resolve(outcome) };
 }
 
-/** What a message brings to its turn (a minimal context). */
+/** What a message brings to its turn (the call: the scope's owner). */
 export function turnRequest(message: Message, observer?: ExecutionObserver): TurnRequest {
-  const context = { userText: '', taskId: message.taskId!, contextId: message.contextId!, tenant: scope.tenant } as unknown as TurnRequest['context'];
-  return { message, observer, context };
+  return { message, observer, call: ownerCall(scope.owner, scope.tenant) };
 }
 
 /**

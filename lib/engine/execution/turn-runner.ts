@@ -73,16 +73,16 @@ export async function runTurn(host: TurnHost, turn: Turn): Promise<void> {
 export async function runResume(host: TurnHost, turn: Turn, text: string, reason: ResumeReason): Promise<void> {
   host.guard.listenForCancel();
   startDeadline(host, turn);
-  const { requestContext, caller, tenant } = turn.request.context;
+  const call = turn.request.call;
   const context: ResumeContext = {
     resumed: true,
     reason,
     task: copyOf(host.channel.task!),
     taskId: host.taskId,
     contextId: host.contextId,
-    caller,
-    tenant,
-    requestContext,
+    caller: call.caller,
+    tenant: call.tenant,
+    requestContext: call,
     get signal() {
       return turn.signal;
     },
@@ -91,7 +91,7 @@ export async function runResume(host: TurnHost, turn: Turn, text: string, reason
   const executor = host.deps.executor;
   host.logger.warn({ taskId: host.taskId, reason }, 'a task left mid-turn is resumed by executor.resume()');
   // Its writes run in the context it is called in (the channel's steps keep it).
-  await runWithA2AContext(requestContext, () => runAgent(host, turn, () => executor.resume!(context, events), 'resume()', text));
+  await runWithA2AContext(call, () => runAgent(host, turn, () => executor.resume!(context, events), 'resume()', text));
 }
 
 function startDeadline(host: TurnHost, turn: Turn): void {

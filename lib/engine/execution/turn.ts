@@ -3,8 +3,9 @@
  * once, with a Message reply, a task in an interrupted or terminal state, or an error.
  */
 import type { A2AError } from '../../errors.js';
-import type { A2ACaller, A2ARequestContext } from '../../context/carrier.js';
-import type { SendMessageConfiguration } from '../../protocol/requests.js';
+import type { A2ACaller } from '../../context/carrier.js';
+import type { CallContext } from '../../context/request-state.js';
+import type { SendMessageConfiguration, SendMessageRequest } from '../../protocol/requests.js';
 import type { Message, StreamResponse, Task } from '../../protocol/schemas.js';
 import type { ExecutionContext } from '../executor.js';
 
@@ -31,8 +32,20 @@ export interface ExecutionObserver {
 export interface TurnRequest {
   /** The incoming message with taskId/contextId filled in. */
   readonly message: Message;
-  readonly context: Omit<ExecutionContext, 'task' | 'signal' | 'userMessage'>;
+  /** The call that brought it: its request's record (a resumed turn's: the task's owner). */
+  readonly call: CallContext;
+  /** SendMessage's configuration and metadata (none for a resumed turn). */
+  readonly params?: Pick<SendMessageRequest, 'configuration' | 'metadata'>;
   readonly observer?: ExecutionObserver;
+}
+
+/** The text parts of a message joined with newlines. */
+function textOf(message: Message): string {
+  let text = '';
+  for (const part of message.parts) {
+    if ('text' in part && part.text !== undefined) text = text ? `${text}\n${part.text}` : part.text;
+  }
+  return text;
 }
 
 /** Something that publishes events into a task; once closed, what it publishes is refused. */
@@ -136,9 +149,9 @@ export class Turn implements Publisher {
 }
 
 /**
- * What execute() gets for `turn` (`task`: its copy of the task before the turn, undefined for a new
- * one). A class, not a spread literal with a `signal` getter: V8 builds such a literal in
- * dictionary mode, a map of its own per turn, and every read the agent makes of it is a lookup.
+ * What execute() gets for `turn`, built from its message and call (`task`: its copy of the task
+ * before the turn, undefined for a new one). A class, not a spread literal with a `signal` getter:
+ * V8 builds such a literal in dictionary mode, a map of its own per turn.
  */
 export class TurnExecutionContext implements ExecutionContext {
   readonly userMessage: Message;
@@ -151,22 +164,22 @@ export class TurnExecutionContext implements ExecutionContext {
   readonly configuration: SendMessageConfiguration | undefined;
   readonly metadata: Readonly<Record<string, unknown>> | undefined;
   readonly extensions: readonly string[];
-  readonly requestContext: A2ARequestContext;
+  readonly requestContext: CallContext;
   readonly #turn: Turn;
 
   constructor(turn: Turn, task: Task | undefined) {
-    const { message, context } = turn.request;
+    const { message, call, params } = turn.request;
     this.userMessage = message;
-    this.userText = context.userText;
+    this.userText = textOf(message);
     this.task = task;
-    this.taskId = context.taskId;
-    this.contextId = context.contextId;
-    this.caller = context.caller;
-    this.tenant = context.tenant;
-    this.configuration = context.configuration;
-    this.metadata = context.metadata;
-    this.extensions = context.extensions;
-    this.requestContext = context.requestContext;
+    this.taskId = message.taskId!;
+    this.contextId = message.contextId!;
+    this.caller = call.caller;
+    this.tenant = call.tenant;
+    this.configuration = params?.configuration;
+    this.metadata = params?.metadata;
+    this.extensions = call.extensions;
+    this.requestContext = call;
     this.#turn = turn;
   }
 
