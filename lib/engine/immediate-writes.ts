@@ -39,18 +39,3 @@ export function immediateReadOf(store: TaskStore): ImmediateWrites['getNow'] {
   const writes = (store as Offering)[IMMEDIATE_WRITES];
   return writes?.getNow && writes.get === store.get ? writes.getNow : undefined;
 }
-
-/** `wrapper` (a bounded copy of `store`) offers `store`'s immediate writes as its own: they never wait, so no deadline applies. */
-export function offerImmediateWrites(wrapper: TaskStore, store: TaskStore): void {
-  const writes = immediateWritesOf(store);
-  const getNow = immediateReadOf(store);
-  const own: ImmediateWrites | undefined = writes && {
-    create: wrapper.create,
-    update: wrapper.update,
-    createNow: writes.createNow,
-    updateNow: writes.updateNow,
-    ...(getNow ? { get: wrapper.get, getNow } : {}),
-  };
-  // Defined either way: the wrapper must not inherit the store's own offer (it is not the store).
-  Object.defineProperty(wrapper, IMMEDIATE_WRITES, { value: own });
-}

@@ -1,5 +1,6 @@
 /** Deadlines on seam calls: a call that never settles fails with SeamTimeoutError; the rest pass through untouched. */
-import { Deadlines, SeamTimeoutError, withDeadlines } from '../../../lib/engine/deadlines';
+import { Deadlines, deadlineHook, SeamTimeoutError } from '../../../lib/engine/deadlines';
+import { interceptSeam } from '../../../lib/engine/seams/intercept';
 
 const never = <T>(): Promise<T> => new Promise<T>(() => {});
 
@@ -43,7 +44,7 @@ describe('Deadlines', () => {
   });
 });
 
-describe('withDeadlines', () => {
+describe('the deadline hook', () => {
   class Store {
     #hits = 0;
     get hits(): number {
@@ -61,7 +62,7 @@ describe('withDeadlines', () => {
 
   it('bounds the named methods, runs every method on the original (private fields work), and reads getters from it', async () => {
     const store = new Store();
-    const bounded = withDeadlines(store, 'taskStore', ['get'], new Deadlines(20));
+    const bounded = interceptSeam(store, 'taskStore', [deadlineHook(new Deadlines(20))]);
     await expect(bounded.get('1')).resolves.toBe('task 1');
     await expect(bounded.get('hang')).rejects.toThrow('taskStore.get() did not answer within 20 ms');
     expect(bounded.hits).toBe(2);
