@@ -52,10 +52,11 @@ export class Deadlines {
    * Makes a call under the deadline. The deadline is the request's: once one of its calls timed
    * out, the calls it makes next (the engine's own FAILED after a hung create) fail at once without
    * being made, so its client waits one deadline in all; background work that inherited the
-   * request's context is bounded again once that deadline is `ms` old.
+   * request's context is bounded again once that deadline is `ms` old. A release is always made
+   * (it stops the lease's renewals, whatever the store answers).
    */
-  call(name: string, make: () => unknown, extraMs = 0): unknown {
-    const request = this.#anyExpired ? tryGetA2ARequestContext() : undefined;
+  call(name: string, make: () => unknown, extraMs = 0, refusable = true): unknown {
+    const request = this.#anyExpired && refusable ? tryGetA2ARequestContext() : undefined;
     const expiredAt = request && this.#expired.get(request);
     if (expiredAt !== undefined && performance.now() - expiredAt < this.#ms) {
       const error = new SeamTimeoutError(name, this.#ms);
@@ -161,7 +162,7 @@ export function deadlineHook(deadlines: Deadlines): SeamHook {
     skipsImmediate: true,
     wraps: () => true,
     around: (call: SeamCall, args: unknown[], next: SeamNext) =>
-      call.name === 'leases.acquire()' ? boundAcquire(deadlines, args, next) : deadlines.call(call.name, () => next(args)),
+      call.name === 'leases.acquire()' ? boundAcquire(deadlines, args, next) : deadlines.call(call.name, () => next(args), 0, call.seam !== 'lease'),
   };
 }
 

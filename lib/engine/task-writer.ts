@@ -12,6 +12,7 @@ import type { Message, StreamResponse, Task } from '../protocol/schemas.js';
 import {
   TaskExistsError,
   TaskNotFoundInStoreError,
+  TaskStoreError,
   TaskVersionConflictError,
   type TaskChange,
   type TaskScope,
@@ -84,6 +85,8 @@ export class TaskWriter {
   #committed: VersionedTask | undefined;
   /** The copy holds a fold whose write failed: read the task again before folding on it. */
   #stale = false;
+  /** A create failed without a store's answer: it may have committed, so a later "exists" is this task. */
+  #createUnsure = false;
   /** The store's writes made within the call, when it has them (see immediate-writes.ts). */
   readonly #immediate: ImmediateWrites | undefined;
   /** The fold's context of every event but the one that creates the task (built once). */
@@ -169,7 +172,9 @@ export class TaskWriter {
         // Folded in place (an artifact's parts, a status message in the shared history): the copy
         // now has an event the store does not.
         if (base && reduced.change.kind !== 'replace') this.#stale = true;
-        if (!(error instanceof TaskVersionConflictError) || attempt >= MAX_CONFLICT_RETRIES) throw error;
+        const ownCreate = !base && error instanceof TaskExistsError && this.#createUnsure;
+        if (!base && !(error instanceof TaskStoreError)) this.#createUnsure = true;
+        if (!(error instanceof TaskVersionConflictError || ownCreate) || attempt >= MAX_CONFLICT_RETRIES) throw error;
         await this.reload();
         const refusal = recheck?.(this.#committed!.task);
         if (refusal) throw refusal;

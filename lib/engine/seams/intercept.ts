@@ -92,9 +92,9 @@ function offerImmediate(wrapped: TaskStore, store: TaskStore, hooks: readonly Se
 
 /**
  * The leases, their calls through `hooks`, and the leases they grant too. Their `onWrites` is kept
- * only when `store` (the engine's, as given) is the one their writes ride on.
+ * only when `store` (as given) is the one their writes ride on, and then rides on `wrappedStore`.
  */
-function interceptLeases(leases: TaskLeases, hooks: readonly SeamHook[], store: TaskStore): TaskLeases {
+function interceptLeases(leases: TaskLeases, hooks: readonly SeamHook[], store: TaskStore, wrappedStore: TaskStore): TaskLeases {
   const lease = (granted: TaskLease): TaskLease => interceptSeam(granted, 'lease', hooks);
   const acquire = chain(callOf('leases', 'acquire'), hooks, ([key, task, waitMs]) =>
     leases.acquire(key as string, task as never, waitMs as number).then((granted) => granted && lease(granted)),
@@ -102,7 +102,7 @@ function interceptLeases(leases: TaskLeases, hooks: readonly SeamHook[], store: 
   const claimExpired = chain(callOf('leases', 'claimExpired'), hooks, () => leases.claimExpired());
   const onWrites = leases.onWrites?.store === store ? leases.onWrites : undefined;
   return {
-    onWrites: onWrites && { store, leaseOnCreate: (key, task) => lease(onWrites.leaseOnCreate(key, task)) },
+    onWrites: onWrites && { store: wrappedStore, leaseOnCreate: (key, task) => lease(onWrites.leaseOnCreate(key, task)) },
     get sweepIntervalMs() {
       return leases.sweepIntervalMs;
     },
@@ -114,11 +114,12 @@ function interceptLeases(leases: TaskLeases, hooks: readonly SeamHook[], store: 
 /** The engine's seams, each call through `hooks` (the one place they are wrapped). */
 export function interceptSeams<S extends { taskStore: TaskStore; bus?: TaskEventBus; leases?: TaskLeases }>(seams: S, hooks: readonly SeamHook[]): S {
   const { taskStore, bus, leases } = seams;
+  const wrappedStore = interceptSeam(taskStore, 'taskStore', hooks);
   return {
     ...seams,
-    taskStore: interceptSeam(taskStore, 'taskStore', hooks),
+    taskStore: wrappedStore,
     bus: bus && interceptSeam(bus, 'bus', hooks),
-    leases: leases && interceptLeases(leases, hooks, taskStore),
+    leases: leases && interceptLeases(leases, hooks, taskStore, wrappedStore),
   };
 }
 
