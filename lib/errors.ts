@@ -1,8 +1,4 @@
-/**
- * The kit's error hierarchy and its one table: every kind of error with its JSON-RPC code, HTTP
- * status, google.rpc status and reason; the middlewares' stable reasons are kinds of this table.
- * Handlers throw these; one writer (lib/context/reply.ts) turns them into replies.
- */
+/** The kit's errors and their one table (JSON-RPC code, HTTP status, google.rpc status, reason); one writer, lib/context/reply.ts, answers them. */
 
 const A2A_ERROR_DOMAIN = 'a2a-protocol.org';
 

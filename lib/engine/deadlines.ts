@@ -15,17 +15,12 @@ interface Pending {
   readonly call: string;
   readonly reject: (error: Error) => void;
   settled: boolean;
-  /** The request context the call was made in, if any. */
   readonly request: object | undefined;
   /** Its own timer (a call with extra time), cleared when it settles. */
   timer?: NodeJS.Timeout;
 }
 
-/**
- * One timer for every call in flight: all calls get the same `ms`, so their deadlines fall in the
- * order they were made, and a FIFO queue with one timer armed for its head bounds them all (no
- * timer per call on the hot path).
- */
+/** One timer for all calls in flight: with one `ms`, deadlines fall in call order, so a FIFO queue armed for its head bounds them all. */
 export class Deadlines {
   readonly #ms: number;
   readonly #outage: StoreOutage | undefined;
@@ -49,11 +44,9 @@ export class Deadlines {
   }
 
   /**
-   * Makes a call under the deadline. The deadline is the request's: once one of its calls timed
-   * out, the calls it makes next (the engine's own FAILED after a hung create) fail at once without
-   * being made, so its client waits one deadline in all; background work that inherited the
-   * request's context is bounded again once that deadline is `ms` old. A release is always made
-   * (it stops the lease's renewals, whatever the store answers).
+   * A call under the request's deadline: after one of its calls timed out, its next ones (the FAILED
+   * after a hung create) fail unmade for `ms`, so its client waits one deadline in all. A release is
+   * always made (it stops the lease's renewals).
    */
   call(name: string, make: () => unknown, extraMs = 0, refusable = true): unknown {
     const request = this.#anyExpired && refusable ? tryGetA2ARequestContext() : undefined;

@@ -1,8 +1,4 @@
-/**
- * Task writes (and reads) a store can make within the call (the in-memory store): the engine's
- * writer then skips the promise, the seam deadline and the awaits an async write costs, on every
- * event, and a read (GetTask, a follow-up) skips the deadline's promise and timer.
- */
+/** Task writes and reads a store makes within the call (the in-memory store): no promise, deadline or await for them. */
 import type { Task } from '../protocol/schemas.js';
 import type { TaskChange, TaskScope, TaskStore, VersionedTask } from './seams/task-store.js';
 

@@ -1,7 +1,4 @@
-/**
- * How an A2ARequestHandler is configured: the agent, its card, the seams it runs on (store, bus,
- * registry, leases, push) and its time limits. createA2ARouter fills it from the router's options.
- */
+/** How an A2ARequestHandler is configured: agent, card, seams, time limits (createA2ARouter fills it from its options). */
 import type { A2ACaller } from '../context/carrier.js';
 import type { Logger } from '../logger.js';
 import type { AgentCard } from '../protocol/schemas.js';

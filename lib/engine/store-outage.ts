@@ -1,7 +1,4 @@
-/**
- * One account of a seam outage: its start is logged once (error, with its cause), later failures
- * are counted, and its end once (info, with the count) when no call has failed for a settling time.
- */
+/** One account of a seam outage: its start logged once (error), later failures counted, its end once (info) after a quiet second. */
 import { A2AError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { PushConfigLimitError } from './seams/push-config-store.js';

@@ -1,11 +1,4 @@
-/**
- * Writes one task's events: folds each with the reducer and stores the result compare-and-set on
- * the version last read or written here. A conflict means another request or process wrote: the
- * task is read again and the event folded again on what it now is, never written over it.
- * The writer owns its copy of the task and folds artifact and status events into it in place (see
- * foldTaskInPlace), so a streamed chunk costs what the chunk costs; a write that fails leaves that
- * copy ahead of the store, so it is read again before the next fold.
- */
+/** One task's events folded by the reducer and written compare-and-set on the version last seen; a conflict re-reads and folds again. */
 import { A2AError, taskNotFound } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Message, StreamResponse, Task } from '../protocol/schemas.js';

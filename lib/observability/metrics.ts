@@ -1,8 +1,4 @@
-/**
- * The kit's OpenTelemetry metrics, each defined once here (name, unit, attributes): fed by the
- * engine's events, the router's live gauges and the task store wrapper. Names and units follow the
- * OpenTelemetry semantic conventions (dotted lowercase names, durations in seconds, `{thing}` counts).
- */
+/** The kit's OpenTelemetry metrics, each defined once (name, unit, attributes, per the semantic conventions), fed by engine events, live gauges and the store hook. */
 import type { Logger } from '../logger.js';
 import type { EngineEvents } from '../engine/engine-events.js';
 import {

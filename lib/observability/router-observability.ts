@@ -1,8 +1,4 @@
-/**
- * What createA2ARouter's `metrics`, `traces` and `onTaskEvent` options turn into: one guarded engine
- * listener (carrying the engine's spans), the seam hooks (store metrics, store and lease traces), the push
- * observer, the operation spans and the live gauges. With none of them, nothing is wrapped or listened to.
- */
+/** What the `metrics`, `traces` and `onTaskEvent` options turn into: one engine listener, seam hooks, push observer, operation spans, gauges; none of it when off. */
 import type { Logger } from '../logger.js';
 import type { StreamResponse, Task } from '../protocol/schemas.js';
 import { combineEngineEvents, type EngineEvents } from '../engine/engine-events.js';

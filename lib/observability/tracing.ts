@@ -1,8 +1,4 @@
-/**
- * The router's `traces` option: OpenTelemetry spans for its operations, turns, cancels and webhook
- * requests, with store and lease calls as events on them. Off by default, and then nothing is
- * wrapped, started or looked up.
- */
+/** The router's `traces` option: OpenTelemetry spans for operations, turns, cancels and webhooks; off by default, and then nothing is wrapped or started. */
 import type { Logger } from '../logger.js';
 import type { EngineTracing } from '../engine/engine-tracing.js';
 import type { TaskScope, TaskStore } from '../engine/seams/task-store.js';

@@ -20,7 +20,6 @@ export type SeamName = keyof typeof SEAM_METHODS;
 export interface SeamCall {
   readonly seam: SeamName;
   readonly method: string;
-  /** `seam.method()`, as logs and errors name it. */
   readonly name: string;
 }
 
@@ -45,11 +44,7 @@ function chain(call: SeamCall, hooks: readonly SeamHook[], inner: SeamNext): Sea
 
 const callOf = (seam: SeamName, method: string): SeamCall => ({ seam, method, name: `${seam}.${method}()` });
 
-/**
- * `target` with its calls through `hooks`: a copy whose other methods are bound to it and whose
- * getters read it (classes with private fields work as they are); `target` itself when no hook
- * wraps any of its methods.
- */
+/** `target` with its calls through `hooks` (other methods bound to it, getters read from it), or itself when no hook applies. */
 export function interceptSeam<T extends object>(target: T, seam: SeamName, hooks: readonly SeamHook[]): T {
   const source = target as Record<string, unknown>;
   const chains = new Map<string, SeamNext>();
@@ -70,11 +65,7 @@ export function interceptSeam<T extends object>(target: T, seam: SeamName, hooks
   return wrapped as T;
 }
 
-/**
- * The store's writes (and read) made within the call stay on offer through the copy while every
- * hook wrapping create and update (get) skips them; defined either way, so the copy never offers
- * the store's own by inheritance.
- */
+/** Within-call writes (read) stay on offer while every hook on create and update (get) skips them; always defined, never inherited. */
 function offerImmediate(wrapped: TaskStore, store: TaskStore, hooks: readonly SeamHook[]): void {
   const skipped = (...methods: string[]): boolean =>
     hooks.every((hook) => hook.skipsImmediate || methods.every((method) => !hook.wraps(callOf('taskStore', method))));
@@ -90,10 +81,7 @@ function offerImmediate(wrapped: TaskStore, store: TaskStore, hooks: readonly Se
   Object.defineProperty(wrapped, IMMEDIATE_WRITES, { value: own });
 }
 
-/**
- * The leases, their calls through `hooks`, and the leases they grant too. Their `onWrites` is kept
- * only when `store` (as given) is the one their writes ride on, and then rides on `wrappedStore`.
- */
+/** The leases and the leases they grant through `hooks`; `onWrites` kept only when it rides on `store`, then on `wrappedStore`. */
 function interceptLeases(leases: TaskLeases, hooks: readonly SeamHook[], store: TaskStore, wrappedStore: TaskStore): TaskLeases {
   const lease = (granted: TaskLease): TaskLease => interceptSeam(granted, 'lease', hooks);
   const acquire = chain(callOf('leases', 'acquire'), hooks, ([key, task, waitMs]) =>
