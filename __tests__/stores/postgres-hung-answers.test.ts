@@ -91,8 +91,11 @@ const executor: AgentExecutor = {
     }
     expect((await a2aClient('rest', server.url).call('SendMessage', userMessage('after'))).result.task.status.state).toBe('TASK_STATE_COMPLETED');
     await until(() => logger.lines.some((l) => l.message === 'the store answers again'), 'the end of the outage logged', 15_000);
-    const loud = logger.lines.filter((l) => l.level === 'error' || l.level === 'warn').map((l) => l.message);
-    expect(loud).toEqual(['a store is failing; further failures are counted until it answers again']);
+    const errors = logger.lines.filter((l) => l.level === 'error').map((l) => l.message);
+    expect(errors).toEqual(['a store is failing; further failures are counted until it answers again']);
+    // Warnings: at most the sweep's, one per task it settles (a task whose lease lapsed in the pause).
+    const warnings = logger.lines.filter((l) => l.level === 'warn').map((l) => l.message);
+    expect(warnings.filter((m) => m !== 'a task was left mid-turn by a process that stopped; it is resumed or failed')).toEqual([]);
     expect(logger.lines.filter((l) => l.message === 'the store answers again')).toHaveLength(1);
   }, 60_000);
 
