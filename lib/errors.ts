@@ -1,8 +1,4 @@
-/**
- * The kit's error hierarchy and its one table: every kind of error with its JSON-RPC code, HTTP
- * status, google.rpc status and reason; the middlewares' stable reasons are kinds of this table.
- * Handlers throw these; one writer (lib/context/reply.ts) turns them into replies.
- */
+/** The kit's errors and their one table (JSON-RPC code, HTTP status, google.rpc status, reason); one writer, lib/context/reply.ts, answers them. */
 
 const A2A_ERROR_DOMAIN = 'a2a-protocol.org';
 
@@ -113,6 +109,8 @@ export interface FieldViolation {
 }
 
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
+/** Every 503 says when to try again: soon, since an outage or a drain is answered within one store deadline. */
+const RETRY_HEADERS: Readonly<Record<string, string>> = Object.freeze({ 'Retry-After': '1' });
 
 /** An error the client may see: its message is safe to send. */
 export class A2AError extends Error {
@@ -150,7 +148,7 @@ export class A2AError extends Error {
     this.fieldViolations = extra?.fieldViolations;
     this.reason = extra?.reason ?? ERROR_TABLE[kind].reason;
     this.domain = extra?.domain ?? A2A_ERROR_DOMAIN;
-    this.headers = extra?.headers ?? NO_HEADERS;
+    this.headers = extra?.headers ?? (kind === 'Unavailable' ? RETRY_HEADERS : NO_HEADERS);
   }
 }
 
@@ -206,13 +204,6 @@ export function acceptsNoMoreMessages(taskId: string, state = 'a terminal state'
 }
 
 /**
- * `Retry-After` of the shutdown 503, in seconds: soon, since another replica (or this one,
- * restarted) takes the request; a client that meets the drain again is told again.
- */
-const SHUTDOWN_RETRY_AFTER_SECONDS = 1;
-const SHUTDOWN_HEADERS: Readonly<Record<string, string>> = Object.freeze({ 'Retry-After': String(SHUTDOWN_RETRY_AFTER_SECONDS) });
-
-/**
  * What a message or subscription gets while the server shuts down (router.close()): 503 in every
  * binding, with `Retry-After` and an ErrorInfo `A2A_SHUTTING_DOWN` in the kit's domain (A2A has no
  * reason for it), so that a client can tell a drain from a store outage.
@@ -221,7 +212,6 @@ export function shuttingDown(): A2AError {
   return new A2AError('Unavailable', 'This agent is shutting down; send the message again later', {
     reason: 'A2A_SHUTTING_DOWN',
     domain: A2A_KIT_ERROR_DOMAIN,
-    headers: SHUTDOWN_HEADERS,
   });
 }
 
@@ -230,9 +220,21 @@ export function invalidParams(violations: FieldViolation[]): A2AError {
   return new A2AError('InvalidParams', `Invalid params: ${text}`, { fieldViolations: violations });
 }
 
-/** Any thrown value as an A2AError; unexpected ones become a generic Internal error (no text leaks). */
+/** A seam call that did not answer within its deadline (storeTimeoutMs); answered as unavailable. */
+export class SeamTimeoutError extends Error {
+  constructor(
+    readonly call: string,
+    readonly ms: number,
+  ) {
+    super(`${call} did not answer within ${ms} ms`);
+    this.name = 'SeamTimeoutError';
+  }
+}
+
+/** Any thrown value as an A2AError; a seam's timeout is unavailable, other unexpected ones a generic Internal error (no text leaks). */
 export function toA2AError(error: unknown): A2AError {
-  return error instanceof A2AError ? error : new A2AError('Internal');
+  if (error instanceof A2AError) return error;
+  return new A2AError(error instanceof SeamTimeoutError ? 'Unavailable' : 'Internal');
 }
 
 /** The `error.data` array of a JSON-RPC error: google.rpc detail objects, each with `@type`. */

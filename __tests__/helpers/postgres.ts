@@ -9,7 +9,7 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { chownSync, closeSync, existsSync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { chownSync, closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -77,6 +77,8 @@ export interface TestPostgresServer {
   start(): void;
   /** Removes the data directory (after the last stop). */
   remove(): void;
+  /** Sends `signal` to every process of the server (SIGSTOP / SIGCONT: a hung database, its connections open). */
+  signal(signal: NodeJS.Signals): void;
 }
 
 /** Starts a cluster of its own (not A2A_TEST_PG_URL's): for tests that stop and restart the server. */
@@ -118,6 +120,14 @@ export async function startPostgresServer(): Promise<TestPostgresServer> {
     remove: () => {
       process.removeListener('exit', killOnExit);
       rmSync(dir, { recursive: true, force: true });
+    },
+    signal: (signal) => {
+      const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+      const children = spawnSync('pgrep', ['-P', String(postmaster)], { encoding: 'utf8' })
+        .stdout.split('\n')
+        .filter(Boolean)
+        .map(Number);
+      for (const pid of [postmaster, ...children]) process.kill(pid, signal);
     },
   };
 }

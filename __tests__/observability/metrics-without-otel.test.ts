@@ -1,5 +1,7 @@
 /** metrics: true in an app without @opentelemetry/api: one warning, nothing recorded, nothing broken. */
 import type { Logger } from '../../lib';
+import { interceptSeam } from '../../lib/engine/seams/intercept';
+import type { TaskStore } from '../../lib/engine/seams/task-store';
 
 jest.mock('@opentelemetry/api', () => {
   throw new Error("Cannot find module '@opentelemetry/api'");
@@ -20,11 +22,15 @@ it('warns once that @opentelemetry/api is missing; the metrics wiring stays iner
   const metrics = routerMetrics(true, logger)!;
   await metrics.ready;
   metrics.events.taskFinished?.({ taskId: 't', tenant: '', state: 'TASK_STATE_COMPLETED' });
-  const store = metrics.instrumentStore({
-    get: async () => undefined,
-    create: async () => 1,
-    update: async () => 2,
-    list: async () => ({ tasks: [], nextPageToken: '', totalSize: 0 }),
-  });
+  const store = interceptSeam<TaskStore>(
+    {
+      get: async () => undefined,
+      create: async () => 1,
+      update: async () => 2,
+      list: async () => ({ tasks: [], nextPageToken: '', totalSize: 0 }),
+    },
+    'taskStore',
+    [metrics.seamHook],
+  );
   await expect(store.create({ tenant: '', owner: 'a' }, { id: 't', contextId: 'c', status: { state: 'TASK_STATE_WORKING' } })).resolves.toBe(1);
 });

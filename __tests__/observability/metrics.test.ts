@@ -9,6 +9,7 @@ import { deferred, until } from '../helpers/async';
 import { startAgent, testCard, type TestServer } from '../helpers/fixtures';
 import { rpc, userMessage } from '../helpers/http';
 import { testMeter } from './helpers';
+import { interceptSeam } from '../../lib/engine/seams/intercept';
 
 /** The text of the message picks what the agent does. */
 function scriptedAgent() {
@@ -150,18 +151,18 @@ describe('metrics', () => {
     }
   });
 
-  it('is off by default: no listener, the store is not wrapped', () => {
+  it('is off by default: no listener, no hook, so the store is not wrapped for it', () => {
     const store = { get: jest.fn(), create: jest.fn(), update: jest.fn(), list: jest.fn() };
     const off = routerObservability({}, console);
     expect(off.events).toBeUndefined();
-    expect(off.taskStore(store)).toBe(store);
+    expect(interceptSeam(store, 'taskStore', off.seamHooks(store))).toBe(store);
     const disabled = routerObservability({ metrics: false }, console);
     expect(disabled.events).toBeUndefined();
-    expect(disabled.taskStore(store)).toBe(store);
+    expect(interceptSeam(store, 'taskStore', disabled.seamHooks(store))).toBe(store);
     // Metrics listen only to what they count: no per-event call.
     const on = routerObservability({ metrics: { meter: testMeter().meter } }, console);
     expect(Object.keys(on.events!).sort()).toEqual(['cancelAnswered', 'taskFinished', 'turnEnded']);
-    expect(on.taskStore(store)).not.toBe(store);
+    expect(interceptSeam(store, 'taskStore', on.seamHooks(store))).not.toBe(store);
   });
 
   it('refuses a metrics option that is not true, false or { meter }', () => {

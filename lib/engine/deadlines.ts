@@ -1,35 +1,26 @@
-/**
- * Deadlines on the calls the engine makes to its seams (task store, event bus history, leases, push
- * stores): a store that never answers (a paused Redis, a hung database, a user's store with a lost
- * promise) fails the call after `ms` instead of hanging the request for the whole outage.
- */
+/** The deadline hook (storeTimeoutMs): a seam that never answers fails its call, and its request, within one deadline. */
+import { tryGetA2ARequestContext } from '../context/carrier.js';
+import { SeamTimeoutError } from '../errors.js';
+import type { SeamCall, SeamHook, SeamNext } from './seams/intercept.js';
+import type { TaskLease } from './seams/task-leases.js';
 import type { StoreOutage } from './store-outage.js';
 
-/** A seam call that did not settle within its deadline; the engine answers it as unavailable. */
-export class SeamTimeoutError extends Error {
-  constructor(
-    readonly call: string,
-    readonly ms: number,
-  ) {
-    super(`${call} did not answer within ${ms} ms`);
-    this.name = 'SeamTimeoutError';
-  }
-}
+export { SeamTimeoutError };
+
+/** The default deadline of a request's seam calls. */
+export const DEFAULT_STORE_TIMEOUT_MS = 5_000;
 
 interface Pending {
   readonly at: number;
   readonly call: string;
   readonly reject: (error: Error) => void;
   settled: boolean;
+  readonly request: object | undefined;
   /** Its own timer (a call with extra time), cleared when it settles. */
   timer?: NodeJS.Timeout;
 }
 
-/**
- * One timer for every call in flight: all calls get the same `ms`, so their deadlines fall in the
- * order they were made, and a FIFO queue with one timer armed for its head bounds them all (no
- * timer per call on the hot path).
- */
+/** One timer for all calls in flight: with one `ms`, deadlines fall in call order, so a FIFO queue armed for its head bounds them all. */
 export class Deadlines {
   readonly #ms: number;
   readonly #outage: StoreOutage | undefined;
@@ -38,6 +29,9 @@ export class Deadlines {
   #timer: NodeJS.Timeout | undefined;
   /** Calls in the queue not settled yet: at 0 the timer is cleared, so nothing is left behind when idle. */
   #unsettled = 0;
+  /** When a call of a request (its context) timed out: its later calls within `ms` are refused unmade. */
+  readonly #expired = new WeakMap<object, number>();
+  #anyExpired = false;
 
   /** `ms` <= 0: no deadline (calls are only watched by `outage`, which hears every call's end). */
   constructor(ms: number, outage?: StoreOutage) {
@@ -49,10 +43,27 @@ export class Deadlines {
     return this.#ms;
   }
 
+  /**
+   * A call under the request's deadline: after one of its calls timed out, its next ones (the FAILED
+   * after a hung create) fail unmade for `ms`, so its client waits one deadline in all. A release is
+   * always made (it stops the lease's renewals).
+   */
+  call(name: string, make: () => unknown, extraMs = 0, refusable = true): unknown {
+    const request = this.#anyExpired && refusable ? tryGetA2ARequestContext() : undefined;
+    const expiredAt = request && this.#expired.get(request);
+    if (expiredAt !== undefined && performance.now() - expiredAt < this.#ms) {
+      const error = new SeamTimeoutError(name, this.#ms);
+      this.#outage?.failed(name, error);
+      return Promise.reject(error);
+    }
+    const result = make() as PromiseLike<unknown> | undefined;
+    return typeof result?.then === 'function' ? this.bound(Promise.resolve(result), name, extraMs) : result;
+  }
+
   /** `promise`, or a SeamTimeoutError naming `call` once `extraMs` + the deadline have passed. */
   bound<T>(promise: Promise<T>, call: string, extraMs = 0): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const pending: Pending = { at: performance.now() + this.#ms + extraMs, call, reject, settled: false };
+      const pending: Pending = { at: performance.now() + this.#ms + extraMs, call, reject, settled: false, request: tryGetA2ARequestContext() };
       const outage = this.#outage;
       promise.then(
         (value) => {
@@ -129,46 +140,34 @@ export class Deadlines {
     pending.settled = true;
     if (pending.timer === undefined) this.#unsettled--;
     const error = new SeamTimeoutError(pending.call, this.#ms);
+    if (pending.request) {
+      this.#expired.set(pending.request, performance.now());
+      this.#anyExpired = true;
+    }
     this.#outage?.failed(pending.call, error);
     pending.reject(error);
   }
 }
 
-/**
- * `target` with every method bound to it, and the methods named in `bounded` under the deadline
- * (the others, such as close(), pass through). Methods keep running on the original object, so
- * classes with private fields work as they are.
- */
-export function withDeadlines<T extends object>(target: T, label: string, bounded: readonly (keyof T & string)[], deadlines: Deadlines): T {
-  const wrapped = Object.create(target) as Record<string, unknown>;
-  const source = target as Record<string, unknown>;
-  for (const [name, kind] of members(target)) {
-    if (kind === 'accessor') {
-      // Getters read the original (its private fields are not on the wrapper).
-      Object.defineProperty(wrapped, name, { get: () => source[name], enumerable: true });
-      continue;
-    }
-    const method = source[name] as (...args: unknown[]) => unknown;
-    wrapped[name] = (bounded as readonly string[]).includes(name)
-      ? (...args: unknown[]) => {
-          const result = method.apply(target, args) as PromiseLike<unknown> | undefined;
-          return typeof result?.then === 'function' ? deadlines.bound(Promise.resolve(result), `${label}.${name}()`) : result;
-        }
-      : method.bind(target);
-  }
-  return wrapped as T;
+/** storeTimeoutMs as a seam hook: every wrapped call is bounded; acquire() gets its wait on top. */
+export function deadlineHook(deadlines: Deadlines): SeamHook {
+  return {
+    skipsImmediate: true,
+    wraps: () => true,
+    around: (call: SeamCall, args: unknown[], next: SeamNext) =>
+      call.name === 'leases.acquire()' ? boundAcquire(deadlines, args, next) : deadlines.call(call.name, () => next(args), 0, call.seam !== 'lease'),
+  };
 }
 
-/** Methods and getters along the prototype chain, below Object.prototype. */
-function members(target: object): Map<string, 'method' | 'accessor'> {
-  const found = new Map<string, 'method' | 'accessor'>();
-  for (let proto: object | null = target; proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
-    for (const name of Object.getOwnPropertyNames(proto)) {
-      if (name === 'constructor' || found.has(name)) continue;
-      const descriptor = Object.getOwnPropertyDescriptor(proto, name)!;
-      if (descriptor.get) found.set(name, 'accessor');
-      else if (typeof descriptor.value === 'function') found.set(name, 'method');
-    }
-  }
-  return found;
+/** A lease granted after its call timed out is given back at once (nobody holds it to release it, and it would be renewed for ever). */
+function boundAcquire(deadlines: Deadlines, args: unknown[], next: SeamNext): unknown {
+  let timedOut = false;
+  const granted = () =>
+    (next(args) as Promise<TaskLease | undefined>).then((lease) => {
+      if (lease && timedOut) void lease.release().catch(() => undefined);
+      return lease;
+    });
+  const bounded = deadlines.call('leases.acquire()', granted, args[2] as number) as Promise<unknown>;
+  bounded.catch(() => (timedOut = true));
+  return bounded;
 }

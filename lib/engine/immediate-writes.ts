@@ -1,8 +1,4 @@
-/**
- * Task writes (and reads) a store can make within the call (the in-memory store): the engine's
- * writer then skips the promise, the seam deadline and the awaits an async write costs, on every
- * event, and a read (GetTask, a follow-up) skips the deadline's promise and timer.
- */
+/** Task writes and reads a store makes within the call (the in-memory store): no promise, deadline or await for them. */
 import type { Task } from '../protocol/schemas.js';
 import type { TaskChange, TaskScope, TaskStore, VersionedTask } from './seams/task-store.js';
 
@@ -38,19 +34,4 @@ export function immediateWritesOf(store: TaskStore): ImmediateWrites | undefined
 export function immediateReadOf(store: TaskStore): ImmediateWrites['getNow'] {
   const writes = (store as Offering)[IMMEDIATE_WRITES];
   return writes?.getNow && writes.get === store.get ? writes.getNow : undefined;
-}
-
-/** `wrapper` (a bounded copy of `store`) offers `store`'s immediate writes as its own: they never wait, so no deadline applies. */
-export function offerImmediateWrites(wrapper: TaskStore, store: TaskStore): void {
-  const writes = immediateWritesOf(store);
-  const getNow = immediateReadOf(store);
-  const own: ImmediateWrites | undefined = writes && {
-    create: wrapper.create,
-    update: wrapper.update,
-    createNow: writes.createNow,
-    updateNow: writes.updateNow,
-    ...(getNow ? { get: wrapper.get, getNow } : {}),
-  };
-  // Defined either way: the wrapper must not inherit the store's own offer (it is not the store).
-  Object.defineProperty(wrapper, IMMEDIATE_WRITES, { value: own });
 }

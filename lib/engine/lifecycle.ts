@@ -86,7 +86,7 @@ export class EngineLifecycle {
     try {
       expired = await leases.claimExpired();
     } catch (error) {
-      this.#deps.logger.error({ err: error }, 'could not look for expired task leases');
+      this.#deps.logger.debug({ err: error }, 'could not look for expired task leases'); // an outage is logged once
       return;
     }
     for (const task of expired) await this.settleOrphan(task, REPLICA_LOST_TEXT, 'replica-lost');
@@ -104,7 +104,7 @@ export class EngineLifecycle {
       if (!stored || executions.get(key)) return; // gone, or running here: not an orphan
       await executions.open(key, scope, taskId, stored.task.contextId ?? '', stored).settleOrphan(text, reason);
     } catch (error) {
-      logger.error({ err: error, taskId }, 'could not settle a task left mid-turn');
+      logger.debug({ err: error, taskId }, 'could not settle a task left mid-turn'); // an outage is logged once
     }
   }
 

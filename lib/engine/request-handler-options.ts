@@ -1,7 +1,4 @@
-/**
- * How an A2ARequestHandler is configured: the agent, its card, the seams it runs on (store, bus,
- * registry, leases, push) and its time limits. createA2ARouter fills it from the router's options.
- */
+/** How an A2ARequestHandler is configured: agent, card, seams, time limits (createA2ARouter fills it from its options). */
 import type { A2ACaller } from '../context/carrier.js';
 import type { Logger } from '../logger.js';
 import type { AgentCard } from '../protocol/schemas.js';
@@ -13,6 +10,7 @@ import type { PushNotificationService } from './push/push-service.js';
 import type { ExecutionRegistry } from './seams/execution-registry.js';
 import type { TaskEventBus } from './seams/task-event-bus.js';
 import type { TaskLeases } from './seams/task-leases.js';
+import type { SeamHook } from './seams/intercept.js';
 import type { TaskStore } from './seams/task-store.js';
 
 export type ExtendedAgentCardProvider = AgentCardInput | ((caller: A2ACaller) => AgentCardInput | Promise<AgentCardInput>);
@@ -39,8 +37,10 @@ export interface RequestHandlerOptions {
   /** Push notification configs and delivery; absent: the push methods answer PushNotificationNotSupported. */
   readonly push?: PushNotificationService;
   /**
-   * How long any call to the task store, the bus's history, the leases (plus their wait) or the push
-   * stores may take before the request answers unavailable (503 / -32603). Default 5000 ms; 0: none.
+   * How long a request may wait for the task store, the bus's history, the leases (plus their wait)
+   * or the push stores before it answers unavailable (503 / -32603), in all. Default 5000 ms; 0: none.
    */
   readonly storeTimeoutMs?: number;
+  /** More hooks on the seams' calls (the router's metrics and traces), inside the deadline's. */
+  readonly seamHooks?: readonly SeamHook[];
 }

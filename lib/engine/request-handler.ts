@@ -26,8 +26,8 @@ import { BlockingAnswer } from './blocking-answer.js';
 import type { CallContext, StreamObserver } from './call-context.js';
 import { Executions } from './executions.js';
 import { extendedAgentCard } from './extended-card.js';
-import { boundBus, boundLeases, boundStore, DEFAULT_STORE_TIMEOUT_MS } from './bounded-seams.js';
-import { Deadlines } from './deadlines.js';
+import { Deadlines, deadlineHook, DEFAULT_STORE_TIMEOUT_MS } from './deadlines.js';
+import { interceptSeams } from './seams/intercept.js';
 import { StoreOutage } from './store-outage.js';
 import { OwedWrites } from './owed-writes.js';
 import { EngineLifecycle } from './lifecycle.js';
@@ -59,16 +59,12 @@ export class A2ARequestHandler {
   readonly #bus: TaskEventBus;
 
   constructor(options: RequestHandlerOptions) {
-    // Every seam call the engine makes goes through one Deadlines (one promise per call), which
-    // also tells the outage account how each call ended.
+    // The one place the seams are wrapped: the deadline (which tells the outage account how each
+    // call ended) outermost, then the router's hooks.
     const deadlines = new Deadlines(options.storeTimeoutMs ?? DEFAULT_STORE_TIMEOUT_MS, new StoreOutage(options.logger));
-    options = {
-      ...options,
-      taskStore: boundStore(options.taskStore, deadlines),
-      bus: options.bus && boundBus(options.bus, deadlines),
-      leases: options.leases && boundLeases(options.leases, deadlines, options.taskStore),
-    };
-    options.push?.useDeadlines(deadlines);
+    const hooks = [deadlineHook(deadlines), ...(options.seamHooks ?? [])];
+    options = interceptSeams(options, hooks);
+    options.push?.useSeamHooks(hooks);
     this.#options = options;
     const { taskStore: store, logger, leases } = options;
     const bus = (this.#bus = options.bus ?? new InProcessTaskEventBus());

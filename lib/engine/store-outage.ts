@@ -1,8 +1,4 @@
-/**
- * One account of a seam outage instead of a log line per failed call: the first failure is logged
- * once (error, with its cause), later ones are counted, and the first call that answers again logs
- * the end (info, with the count). The engine's per-request lines for store failures are debug.
- */
+/** One account of a seam outage: its start logged once (error), later failures counted, its end once (info) after a quiet second. */
 import { A2AError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { PushConfigLimitError } from './seams/push-config-store.js';
@@ -18,18 +14,24 @@ const READS = /\.(get|list|findUnfinished|history|pending|claimExpired)\(/;
 /** A seam and a kind of call ("taskStore write"): an outage of it ends when such a call answers. */
 const sideOf = (call: string): string => `${call.slice(0, call.indexOf('.'))} ${READS.test(call) ? 'read' : 'write'}`;
 
+/** How long every side must answer before the outage is over: a store that answers a call mid-stall is still the same outage. */
+const SETTLE_MS = 1_000;
+
 export class StoreOutage {
   readonly #logger: Logger;
   /** The seams' sides failing now (see sideOf). */
   readonly #failing = new Set<string>();
+  /** The start was logged and the end not yet. */
+  #logged = false;
   #since = 0;
   #failures = 0;
+  #settling: NodeJS.Timeout | undefined;
 
   constructor(logger: Logger) {
     this.#logger = logger;
   }
 
-  /** An outage is going on (a call failed and no call of its kind has answered since). */
+  /** A call failed and no call of its kind has answered since. */
   get ongoing(): boolean {
     return this.#failing.size > 0;
   }
@@ -38,9 +40,11 @@ export class StoreOutage {
   failed(call: string, error: unknown): void {
     if (!isStoreOutage(error)) return;
     this.#failures++;
-    const starts = this.#failing.size === 0;
     this.#failing.add(sideOf(call));
-    if (!starts) return;
+    clearTimeout(this.#settling);
+    this.#settling = undefined;
+    if (this.#logged) return;
+    this.#logged = true;
     this.#since = performance.now();
     this.#logger.error({ err: error, call }, 'a store is failing; further failures are counted until it answers again');
   }
@@ -48,7 +52,14 @@ export class StoreOutage {
   /** A seam call answered (call it only while `ongoing`). */
   answered(call: string): void {
     if (!this.#failing.delete(sideOf(call)) || this.#failing.size > 0) return;
-    const durationMs = Math.round(performance.now() - this.#since);
+    this.#settling = setTimeout(() => this.#ended(call), SETTLE_MS);
+    this.#settling.unref();
+  }
+
+  #ended(call: string): void {
+    this.#settling = undefined;
+    this.#logged = false;
+    const durationMs = Math.round(performance.now() - SETTLE_MS - this.#since);
     this.#logger.info({ failures: this.#failures, durationMs, call }, 'the store answers again');
     this.#failures = 0;
   }

@@ -1,17 +1,11 @@
-/**
- * Writes one task's events: folds each with the reducer and stores the result compare-and-set on
- * the version last read or written here. A conflict means another request or process wrote: the
- * task is read again and the event folded again on what it now is, never written over it.
- * The writer owns its copy of the task and folds artifact and status events into it in place (see
- * foldTaskInPlace), so a streamed chunk costs what the chunk costs; a write that fails leaves that
- * copy ahead of the store, so it is read again before the next fold.
- */
+/** One task's events folded by the reducer and written compare-and-set on the version last seen; a conflict re-reads and folds again. */
 import { A2AError, taskNotFound } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Message, StreamResponse, Task } from '../protocol/schemas.js';
 import {
   TaskExistsError,
   TaskNotFoundInStoreError,
+  TaskStoreError,
   TaskVersionConflictError,
   type TaskChange,
   type TaskScope,
@@ -84,6 +78,8 @@ export class TaskWriter {
   #committed: VersionedTask | undefined;
   /** The copy holds a fold whose write failed: read the task again before folding on it. */
   #stale = false;
+  /** A create failed without a store's answer: it may have committed, so a later "exists" is this task. */
+  #createUnsure = false;
   /** The store's writes made within the call, when it has them (see immediate-writes.ts). */
   readonly #immediate: ImmediateWrites | undefined;
   /** The fold's context of every event but the one that creates the task (built once). */
@@ -169,7 +165,9 @@ export class TaskWriter {
         // Folded in place (an artifact's parts, a status message in the shared history): the copy
         // now has an event the store does not.
         if (base && reduced.change.kind !== 'replace') this.#stale = true;
-        if (!(error instanceof TaskVersionConflictError) || attempt >= MAX_CONFLICT_RETRIES) throw error;
+        const ownCreate = !base && error instanceof TaskExistsError && this.#createUnsure;
+        if (!base && !(error instanceof TaskStoreError)) this.#createUnsure = true;
+        if (!(error instanceof TaskVersionConflictError || ownCreate) || attempt >= MAX_CONFLICT_RETRIES) throw error;
         await this.reload();
         const refusal = recheck?.(this.#committed!.task);
         if (refusal) throw refusal;

@@ -49,9 +49,8 @@ export interface AssemblyTap {
 export function assemble(settings: RouterSettings, logger: Logger, tap?: AssemblyTap): Assembly {
   const card = servedCard(settings);
   const observability = routerObservability(settings, logger);
-  const rawStore = settings.taskStore ?? new InMemoryTaskStore();
-  const stopRetention = retentionOf(settings, rawStore, logger);
-  const taskStore = observability.taskStore(rawStore);
+  const taskStore = settings.taskStore ?? new InMemoryTaskStore();
+  const stopRetention = retentionOf(settings, taskStore, logger);
   const push = settings.pushNotifications
     ? createPushNotifications(settings.pushNotifications, {
         taskStore,
@@ -66,7 +65,8 @@ export function assemble(settings: RouterSettings, logger: Logger, tap?: Assembl
     taskStore,
     push: push?.service,
     bus: settings.eventBus,
-    leases: observability.taskLeases(settings.taskLeases),
+    leases: settings.taskLeases,
+    seamHooks: observability.seamHooks(taskStore),
     leaseWaitMs: settings.leaseWaitMs,
     events:
       push || tap
@@ -101,7 +101,7 @@ function pushObserverBoth(first: PushDeliveryObserver | undefined, second: PushD
 
 const NO_RETENTION: StopRetention = async () => {};
 
-/** The retention sweeper on the store as given (not its metrics wrapper), when the option asks for one. */
+/** The retention sweeper on the store as given (unmeasured), when the option asks for one. */
 function retentionOf(settings: RouterSettings, store: TaskStore, logger: Logger): StopRetention {
   const retention = settings.retention;
   if (!retention) return NO_RETENTION;

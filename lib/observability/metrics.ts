@@ -1,11 +1,6 @@
-/**
- * The kit's OpenTelemetry metrics, each defined once here (name, unit, attributes): fed by the
- * engine's events, the router's live gauges and the task store wrapper. Names and units follow the
- * OpenTelemetry semantic conventions (dotted lowercase names, durations in seconds, `{thing}` counts).
- */
+/** The kit's OpenTelemetry metrics, each defined once (name, unit, attributes, per the semantic conventions), fed by engine events, live gauges and the store hook. */
 import type { Logger } from '../logger.js';
 import type { EngineEvents } from '../engine/engine-events.js';
-import type { TaskStore } from '../engine/seams/task-store.js';
 import {
   globalMeter,
   isMeterLike,
@@ -15,7 +10,8 @@ import {
   type MeterSlot,
   type MetricAttributesLike,
 } from './meter.js';
-import { measureTaskStore, storeInstruments, type StoreInstruments } from './task-store-metrics.js';
+import { storeInstruments, storeMetricsHook, type StoreInstruments } from './task-store-metrics.js';
+import type { SeamHook } from '../engine/seams/intercept.js';
 import type { PushDeliveryObserver } from '../engine/push/push-dispatcher-deps.js';
 import { PUSH_METRICS, pushInstruments, pushMetricsObserver, type PushInstruments } from './push-metrics.js';
 
@@ -140,8 +136,8 @@ function metricsListener(current: () => EngineInstruments | undefined): EngineEv
 interface RouterMetrics {
   /** The engine listener (combine it with the others). */
   readonly events: EngineEvents;
-  /** The store, measured. */
-  instrumentStore(store: TaskStore): TaskStore;
+  /** The hook measuring store calls. */
+  readonly seamHook: SeamHook;
   /** Reports the router's live gauges at each collection. */
   observe(gauges: LiveGauges): void;
   /** The push dispatcher's observer (attempts, durations, failures). */
@@ -170,7 +166,7 @@ export function routerMetrics(option: A2AMetricsOption | undefined, logger: Logg
   ensure();
   return {
     events: metricsListener(() => engine),
-    instrumentStore: (taskStore) => measureTaskStore(taskStore, () => store),
+    seamHook: storeMetricsHook(() => store),
     observe(live) {
       gauges = live;
       if (engine) observeGauges(engine.meter, live);

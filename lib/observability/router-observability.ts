@@ -1,14 +1,10 @@
-/**
- * What createA2ARouter's `metrics`, `traces` and `onTaskEvent` options turn into: one guarded engine
- * listener (carrying the engine's spans), the measured and traced store and leases, the push
- * observer, the operation spans and the live gauges. With none of them, nothing is wrapped or listened to.
- */
+/** What the `metrics`, `traces` and `onTaskEvent` options turn into: one engine listener, seam hooks, push observer, operation spans, gauges; none of it when off. */
 import type { Logger } from '../logger.js';
 import type { StreamResponse, Task } from '../protocol/schemas.js';
 import { combineEngineEvents, type EngineEvents } from '../engine/engine-events.js';
 import type { TaskScope, TaskStore } from '../engine/seams/task-store.js';
 import type { PushDeliveryObserver } from '../engine/push/push-dispatcher-deps.js';
-import type { TaskLeases } from '../engine/seams/task-leases.js';
+import type { SeamHook } from '../engine/seams/intercept.js';
 import type { PushAttemptTracing } from '../engine/push/push-deliverer.js';
 import { routerMetrics, type A2AMetricsOption, type LiveGauges } from './metrics.js';
 import { routerTracing, type A2ATracesOption } from './tracing.js';
@@ -33,8 +29,8 @@ export type A2ATaskEventHook = (info: A2ATaskEventInfo) => void;
 
 interface RouterObservability {
   readonly events: EngineEvents | undefined;
-  taskStore(store: TaskStore): TaskStore;
-  taskLeases(leases: TaskLeases | undefined): TaskLeases | undefined;
+  /** The hooks of the engine's seam calls (none with traces and metrics off); `store` as given keeps traces' origins. */
+  seamHooks(store: TaskStore): SeamHook[];
   observe(gauges: LiveGauges): void;
   /** Push delivery metrics and spans (undefined with both off). */
   readonly push: (PushDeliveryObserver & PushAttemptTracing) | undefined;
@@ -57,11 +53,7 @@ export function routerObservability(
   if (hook) listeners.push({ taskEvent: (info) => hook(info) });
   return {
     events: combineEngineEvents(listeners, logger),
-    taskStore(store) {
-      const traced = tracing ? tracing.instrumentStore(store) : store;
-      return metrics ? metrics.instrumentStore(traced) : traced;
-    },
-    taskLeases: (leases) => (tracing && leases ? tracing.instrumentLeases(leases) : leases),
+    seamHooks: (store) => [metrics?.seamHook, tracing?.seamHook(store)].filter((hook) => hook !== undefined),
     observe: (gauges) => metrics?.observe(gauges),
     push: metrics || tracing ? { ...metrics?.push, ...tracing?.push } : undefined,
     operations: tracing?.operations,

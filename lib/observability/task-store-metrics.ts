@@ -1,20 +1,12 @@
-/**
- * instrumentTaskStore(store, meter): a TaskStore that measures every call of the one it wraps
- * (latency by operation, failures by operation and kind) and otherwise behaves exactly like it.
- */
+/** Task store metrics (latency by operation, failures by kind): a seam hook, and instrumentTaskStore(store, meter) for a store used elsewhere. */
+import { interceptSeam, type SeamHook } from '../engine/seams/intercept.js';
 import {
   InvalidPageTokenError,
   TaskExistsError,
   TaskNotFoundInStoreError,
   TaskVersionConflictError,
-  type ListTasksQuery,
-  type TaskChange,
-  type TaskPage,
-  type TaskScope,
   type TaskStore,
-  type VersionedTask,
 } from '../engine/seams/task-store.js';
-import type { Task } from '../protocol/schemas.js';
 import type { CounterLike, HistogramLike, MeterLike, MetricAttributesLike } from './meter.js';
 
 /** Names repeated here (not imported from metrics.ts) so the two files do not import each other. */
@@ -68,78 +60,33 @@ export function storeInstruments(meter: MeterLike): StoreInstruments {
   };
 }
 
-class MeasuredTaskStore implements TaskStore {
-  readonly #inner: TaskStore;
-  readonly #instruments: () => StoreInstruments | undefined;
-
-  constructor(inner: TaskStore, instruments: () => StoreInstruments | undefined) {
-    this.#inner = inner;
-    this.#instruments = instruments;
-  }
-
-  get(scope: TaskScope, taskId: string): Promise<VersionedTask | undefined> {
-    return this.#measure('get', () => this.#inner.get(scope, taskId));
-  }
-
-  create(scope: TaskScope, task: Task): Promise<number> {
-    return this.#measure('create', () => this.#inner.create(scope, task));
-  }
-
-  update(scope: TaskScope, task: Task, expectedVersion: number, change?: TaskChange): Promise<number> {
-    return this.#measure('update', () => this.#inner.update(scope, task, expectedVersion, change));
-  }
-
-  list(scope: TaskScope, query: ListTasksQuery): Promise<TaskPage> {
-    return this.#measure('list', () => this.#inner.list(scope, query));
-  }
-  // The optional methods, passed through unmeasured (start-up and shutdown only).
-  get findUnfinished(): TaskStore['findUnfinished'] {
-    const inner = this.#inner;
-    return inner.findUnfinished ? () => inner.findUnfinished!() : undefined;
-  }
-
-  get close(): TaskStore['close'] {
-    const inner = this.#inner;
-    return inner.close ? () => inner.close!() : undefined;
-  }
-
-  // Tracing's, so that a store measured by the app itself still keeps a task's trace context.
-  get saveTraceContext(): TaskStore['saveTraceContext'] {
-    const inner = this.#inner;
-    return inner.saveTraceContext ? (scope, taskId, traceparent) => inner.saveTraceContext!(scope, taskId, traceparent) : undefined;
-  }
-
-  get loadTraceContext(): TaskStore['loadTraceContext'] {
-    const inner = this.#inner;
-    return inner.loadTraceContext ? (scope, taskId) => inner.loadTraceContext!(scope, taskId) : undefined;
-  }
-
-  #measure<T>(operation: Operation, call: () => Promise<T>): Promise<T> {
-    const instruments = this.#instruments();
-    if (!instruments) return call();
-    const start = performance.now();
-    const failed = (error: unknown): never => {
-      const attributes = FAILED[operation][taskStoreErrorKind(error)];
-      instruments.duration.record((performance.now() - start) / 1000, attributes);
-      instruments.errors.add(1, attributes);
-      throw error;
-    };
-    let pending: Promise<T>;
-    try {
-      pending = call();
-    } catch (error) {
-      return failed(error);
-    }
-    return pending.then((value) => {
-      instruments.duration.record((performance.now() - start) / 1000, SUCCEEDED[operation]);
-      return value;
-    }, failed);
-  }
-}
-
-/** Used by the router, whose meter may arrive after start-up. */
-export function measureTaskStore(store: TaskStore, instruments: () => StoreInstruments | undefined): TaskStore {
-  return new MeasuredTaskStore(store, instruments);
+/** Store metrics as a seam hook; with no instruments yet (the meter still loading), calls pass through. */
+export function storeMetricsHook(instruments: () => StoreInstruments | undefined): SeamHook {
+  return {
+    wraps: (call) => call.seam === 'taskStore' && (OPERATIONS as readonly string[]).includes(call.method),
+    around(call, args, next) {
+      const measured = instruments();
+      if (!measured) return next(args);
+      const operation = call.method as Operation;
+      const start = performance.now();
+      const failed = (error: unknown): never => {
+        const attributes = FAILED[operation][taskStoreErrorKind(error)];
+        measured.duration.record((performance.now() - start) / 1000, attributes);
+        measured.errors.add(1, attributes);
+        throw error;
+      };
+      let pending: Promise<unknown>;
+      try {
+        pending = next(args) as Promise<unknown>;
+      } catch (error) {
+        return failed(error);
+      }
+      return pending.then((value) => {
+        measured.duration.record((performance.now() - start) / 1000, SUCCEEDED[operation]);
+        return value;
+      }, failed);
+    },
+  };
 }
 
 /**
@@ -149,5 +96,5 @@ export function measureTaskStore(store: TaskStore, instruments: () => StoreInstr
  */
 export function instrumentTaskStore(store: TaskStore, meter: MeterLike): TaskStore {
   const instruments = storeInstruments(meter);
-  return new MeasuredTaskStore(store, () => instruments);
+  return interceptSeam(store, 'taskStore', [storeMetricsHook(() => instruments)]);
 }

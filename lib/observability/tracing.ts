@@ -1,12 +1,8 @@
-/**
- * The router's `traces` option: OpenTelemetry spans for its operations, turns, cancels and webhook
- * requests, with store and lease calls as events on them. Off by default, and then nothing is
- * wrapped, started or looked up.
- */
+/** The router's `traces` option: OpenTelemetry spans for operations, turns, cancels and webhooks; off by default, and then nothing is wrapped or started. */
 import type { Logger } from '../logger.js';
 import type { EngineTracing } from '../engine/engine-tracing.js';
 import type { TaskScope, TaskStore } from '../engine/seams/task-store.js';
-import type { TaskLeases } from '../engine/seams/task-leases.js';
+import type { SeamHook } from '../engine/seams/intercept.js';
 import type { PushAttemptTracing } from '../engine/push/push-deliverer.js';
 import { engineSpans, publisherSpan } from './engine-spans.js';
 import { operationTracing, type OperationTracing } from './operation-span.js';
@@ -20,7 +16,7 @@ import {
   type TraceApiSlot,
   type TracerLike,
 } from './trace-api.js';
-import { traceTaskLeases, traceTaskStore } from './traced-seams.js';
+import { tracingHook } from './traced-seams.js';
 import { TracingCore } from './tracing-core.js';
 
 /**
@@ -36,9 +32,8 @@ interface RouterTracing {
   readonly engine: EngineTracing;
   readonly operations: OperationTracing;
   readonly push: PushAttemptTracing;
-  /** The store with its calls recorded and tasks' origins kept (when it can keep them). */
-  instrumentStore(store: TaskStore): TaskStore;
-  instrumentLeases(leases: TaskLeases): TaskLeases;
+  /** The hook recording store and lease calls; tasks' origins are kept in `store` (when it can keep them). */
+  seamHook(store: TaskStore): SeamHook;
   /** router.openTaskPublisher() in a span linked to the request that started the task. */
   openPublisher<T>(scope: TaskScope, taskId: string, open: () => Promise<T>): Promise<T>;
   /** Settles once the API is known (at once for `{ api }`). */
@@ -57,8 +52,10 @@ export function routerTracing(option: A2ATracesOption | undefined, logger: Logge
     engine: engineSpans(core),
     operations: operationTracing(core),
     push: pushSpans(core),
-    instrumentStore: (store) => traceTaskStore(store, core),
-    instrumentLeases: (leases) => traceTaskLeases(leases, core),
+    seamHook(store) {
+      core.store = store;
+      return tracingHook(core);
+    },
     openPublisher: (scope, taskId, open) => publisherSpan(core, scope, taskId, open),
     ready: slot.ready,
   };

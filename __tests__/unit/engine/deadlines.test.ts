@@ -1,5 +1,9 @@
-/** Deadlines on seam calls: a call that never settles fails with SeamTimeoutError; the rest pass through untouched. */
-import { Deadlines, SeamTimeoutError, withDeadlines } from '../../../lib/engine/deadlines';
+/** The seam interceptor and its deadline hook: a call that never settles fails with SeamTimeoutError, once per request; the rest pass through untouched. */
+import { Deadlines, deadlineHook, SeamTimeoutError } from '../../../lib/engine/deadlines';
+import { interceptSeam, type SeamCall, type SeamHook } from '../../../lib/engine/seams/intercept';
+import { immediateReadOf, immediateWritesOf } from '../../../lib/engine/immediate-writes';
+import { InMemoryTaskStore } from '../../../lib/backends/memory/in-memory-task-store';
+import { runWithA2AContext } from '../../../lib/context/carrier';
 
 const never = <T>(): Promise<T> => new Promise<T>(() => {});
 
@@ -43,7 +47,7 @@ describe('Deadlines', () => {
   });
 });
 
-describe('withDeadlines', () => {
+describe('the deadline hook', () => {
   class Store {
     #hits = 0;
     get hits(): number {
@@ -61,7 +65,7 @@ describe('withDeadlines', () => {
 
   it('bounds the named methods, runs every method on the original (private fields work), and reads getters from it', async () => {
     const store = new Store();
-    const bounded = withDeadlines(store, 'taskStore', ['get'], new Deadlines(20));
+    const bounded = interceptSeam(store, 'taskStore', [deadlineHook(new Deadlines(20))]);
     await expect(bounded.get('1')).resolves.toBe('task 1');
     await expect(bounded.get('hang')).rejects.toThrow('taskStore.get() did not answer within 20 ms');
     expect(bounded.hits).toBe(2);
@@ -69,5 +73,64 @@ describe('withDeadlines', () => {
     const closing = bounded.close();
     expect(bounded.hits).toBe(-1);
     expect(closing).toBeInstanceOf(Promise);
+  });
+
+  it("is the request's: after one of its calls timed out, its next calls fail unmade; another request's are made", async () => {
+    const store = new Store();
+    const bounded = interceptSeam(store, 'taskStore', [deadlineHook(new Deadlines(20))]);
+    const request = { caller: { id: 'a', authenticated: false }, tenant: '' };
+    const other = { caller: { id: 'b', authenticated: false }, tenant: '' };
+    await runWithA2AContext(request, async () => {
+      await expect(bounded.get('hang')).rejects.toBeInstanceOf(SeamTimeoutError);
+      // The second call of the same request: refused at once, never made, so the request waits one deadline in all.
+      await expect(bounded.get('1')).rejects.toBeInstanceOf(SeamTimeoutError);
+    });
+    expect(store.hits).toBe(1);
+    await runWithA2AContext(other, () => expect(bounded.get('1')).resolves.toBe('task 1'));
+    expect(store.hits).toBe(2);
+  });
+});
+
+describe('interceptSeam', () => {
+  const order: string[] = [];
+  const named = (name: string, wraps: (call: SeamCall) => boolean): SeamHook => ({
+    wraps,
+    around: (call, args, next) => {
+      order.push(`${name} ${call.name}`);
+      return next(args);
+    },
+  });
+
+  it('returns the seam itself when no hook wraps any of its methods', () => {
+    const store = new InMemoryTaskStore();
+    expect(interceptSeam(store, 'taskStore', [])).toBe(store);
+    expect(interceptSeam(store, 'taskStore', [named('push only', (call) => call.seam === 'pushOutbox')])).toBe(store);
+  });
+
+  it('runs the hooks that wrap a call, outermost first, each once per call', async () => {
+    order.length = 0;
+    const store = interceptSeam(new InMemoryTaskStore(), 'taskStore', [
+      named('outer', () => true),
+      named('reads', (call) => call.method === 'get'),
+      named('inner', () => true),
+    ]);
+    await store.get({ tenant: '', owner: 'o' }, 'missing');
+    await store.list({ tenant: '', owner: 'o' }, { pageSize: 10 });
+    expect(order).toEqual([
+      'outer taskStore.get()',
+      'reads taskStore.get()',
+      'inner taskStore.get()',
+      'outer taskStore.list()',
+      'inner taskStore.list()',
+    ]);
+  });
+
+  it("keeps the in-memory store's within-call writes on offer only while every hook on them skips them", () => {
+    const store = new InMemoryTaskStore();
+    expect(immediateWritesOf(interceptSeam(store, 'taskStore', [deadlineHook(new Deadlines(20))]))).toBeDefined();
+    expect(immediateReadOf(interceptSeam(store, 'taskStore', [deadlineHook(new Deadlines(20))]))).toBeDefined();
+    const measured = interceptSeam(store, 'taskStore', [deadlineHook(new Deadlines(20)), named('metrics', () => true)]);
+    expect(immediateWritesOf(measured)).toBeUndefined();
+    expect(immediateReadOf(measured)).toBeUndefined();
   });
 });

@@ -1,6 +1,6 @@
 /** Reads the in-memory store makes within the call: no seam deadline for them, and a store whose get() was replaced is called as it is. */
-import { Deadlines } from '../../../lib/engine/deadlines';
-import { boundStore } from '../../../lib/engine/bounded-seams';
+import { Deadlines, deadlineHook } from '../../../lib/engine/deadlines';
+import { interceptSeam } from '../../../lib/engine/seams/intercept';
 import type { EngineLifecycle } from '../../../lib/engine/lifecycle';
 import { TaskReader } from '../../../lib/engine/task-reader';
 import { InMemoryTaskStore } from '../../../lib/backends/memory/in-memory-task-store';
@@ -21,7 +21,7 @@ const settled = { recovering: undefined } as unknown as EngineLifecycle;
 
 function readerOver(store: InMemoryTaskStore): { reader: TaskReader; deadlines: CountingDeadlines } {
   const deadlines = new CountingDeadlines(5_000);
-  return { reader: new TaskReader(boundStore(store, deadlines), settled, silentLogger), deadlines };
+  return { reader: new TaskReader(interceptSeam(store, 'taskStore', [deadlineHook(deadlines)]), settled, silentLogger), deadlines };
 }
 
 describe('immediate reads of the in-memory store', () => {

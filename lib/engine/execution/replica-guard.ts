@@ -80,9 +80,10 @@ export class ReplicaGuard {
     }
     let lease: TaskLease | undefined;
     try {
-      lease = await leases!.acquire(this.#key, { scope: this.#scope, taskId: this.#taskId }, leaseWaitMs);
+      // A task not created yet has no holder to wait for: its client waits one store deadline at most.
+      lease = await leases!.acquire(this.#key, { scope: this.#scope, taskId: this.#taskId }, channel.task ? leaseWaitMs : 0);
     } catch (error) {
-      logger.error({ err: error, taskId: this.#taskId }, 'the task lease store failed');
+      logger.debug({ err: error, taskId: this.#taskId }, 'the task lease store failed'); // the outage is logged once
       return new A2AError('Unavailable');
     }
     if (!lease) return busyElsewhere(this.#taskId);
@@ -177,6 +178,6 @@ export class ReplicaGuard {
     this.#lease = undefined;
     lease
       .release()
-      .catch((error: unknown) => this.#deps.logger.warn({ err: error, taskId: this.#taskId }, 'could not release the task lease; it expires'));
+      .catch((error: unknown) => this.#deps.logger.debug({ err: error, taskId: this.#taskId }, 'could not release the task lease; it expires'));
   }
 }

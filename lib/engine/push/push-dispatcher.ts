@@ -1,12 +1,11 @@
 /** Committed events to webhooks: per task in commit order, one outbox delivery per config, in the event's async context. */
 // What a durable outbox holds is queued first; a task's configs go after its terminal event; empty per-task state is dropped.
-import type { Deadlines } from '../deadlines.js';
 import type { StreamResponse, Task } from '../../protocol/schemas.js';
 import type { PushDelivery } from '../seams/push-outbox.js';
 import type { TaskScope } from '../seams/task-store.js';
 import { taskKey } from '../task-key.js';
 import { isTerminal } from '../task-state.js';
-import { boundPushConfigs, boundPushOutbox } from './bounded-push-stores.js';
+import { interceptSeam, type SeamHook } from '../seams/intercept.js';
 import { DeliveryQueues, type RunIn } from './delivery-queues.js';
 import { asCommitted, eventDeliveries } from './event-deliveries.js';
 import { HostLimiter } from './host-limiter.js';
@@ -44,9 +43,9 @@ export class PushDispatcher {
     this.#queues = new DeliveryQueues({ deliverer: this.#deliverer, outbox: deps.outbox, logger: deps.logger, signal: this.#abort.signal, owner });
   }
 
-  useDeadlines(deadlines: Deadlines): void {
+  useSeamHooks(hooks: readonly SeamHook[]): void {
     const deps = this.#deps;
-    this.#deps = { ...deps, configs: boundPushConfigs(deps.configs, deadlines), outbox: boundPushOutbox(deps.outbox, deadlines) };
+    this.#deps = { ...deps, configs: interceptSeam(deps.configs, 'pushConfigStore', hooks), outbox: interceptSeam(deps.outbox, 'pushOutbox', hooks) };
     this.#queues.useOutbox(this.#deps.outbox);
   }
 

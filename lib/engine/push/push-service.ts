@@ -17,9 +17,7 @@ import type { EngineEvents } from '../engine-events.js';
 import type { TaskScope, TaskStore, VersionedTask } from '../seams/task-store.js';
 import { PushConfigLimitError, type PushConfigStore, type PushProtocol, type StoredPushConfig } from '../seams/push-config-store.js';
 import type { PushDispatcher } from './push-dispatcher.js';
-import { boundPushConfigs } from './bounded-push-stores.js';
-import { boundStore } from '../bounded-seams.js';
-import type { Deadlines } from '../deadlines.js';
+import { interceptSeam, type SeamHook } from '../seams/intercept.js';
 import { WebhookRefusedError, type SsrfGuard } from './ssrf-guard.js';
 
 /** What Get and List answer instead of a config's credentials (§13.2: they are secrets). */
@@ -72,11 +70,15 @@ export class PushNotificationService {
     };
   }
 
-  /** Puts every push store and task store call under `deadlines` (the engine's storeTimeoutMs). */
-  useDeadlines(deadlines: Deadlines): void {
+  /** Puts every push store and task store call through the engine's seam hooks. */
+  useSeamHooks(hooks: readonly SeamHook[]): void {
     const deps = this.#deps;
-    this.#deps = { ...deps, taskStore: boundStore(deps.taskStore, deadlines), configs: boundPushConfigs(deps.configs, deadlines) };
-    deps.dispatcher.useDeadlines(deadlines);
+    this.#deps = {
+      ...deps,
+      taskStore: interceptSeam(deps.taskStore, 'taskStore', hooks),
+      configs: interceptSeam(deps.configs, 'pushConfigStore', hooks),
+    };
+    deps.dispatcher.useSeamHooks(hooks);
   }
 
   /**
