@@ -1,6 +1,6 @@
 /**
  * The inspector in a real browser (Debian's chromium through playwright-core): each view driven as a
- * developer would, against an agent over real HTTP on loopback; the run writes docs/images/inspector-*.png.
+ * developer would, against an agent over real HTTP on loopback; with A2A_SCREENSHOTS=1 the run writes docs/images/inspector-*.png.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,7 +16,10 @@ if (!present && process.env.CI) throw new Error(`the inspector's browser tests n
 if (!present) process.stderr.write(`inspector browser tests skipped: no ${CHROMIUM} (apt-get install chromium)\n`);
 
 const root = resolve(__dirname, '..', '..');
-const shot = (page: Page, name: string) => page.screenshot({ path: join(root, 'docs', 'images', `inspector-${name}.png`) });
+// The docs' screenshots come from this run, on request only: a plain `npm test` leaves the tree as it was.
+const shot = async (page: Page, name: string) => {
+  if (process.env.A2A_SCREENSHOTS === '1') await page.screenshot({ path: join(root, 'docs', 'images', `inspector-${name}.png`) });
+};
 
 (present ? describe : describe.skip)('the inspector in chromium', () => {
   let agent: InspectedAgent;
