@@ -10,7 +10,6 @@ import type { ResumeReason } from './executor.js';
 import type { Executions } from './executions.js';
 import type { LeasedTask, TaskLeases } from './seams/task-leases.js';
 import type { TaskStore } from './seams/task-store.js';
-import type { OwedWrite, OwedWrites } from './owed-writes.js';
 import { taskKey } from './task-key.js';
 
 interface LifecycleDeps {
@@ -19,8 +18,6 @@ interface LifecycleDeps {
   readonly logger: Logger;
   /** Per-task leases (several replicas on one store); none for one process. */
   readonly leases?: TaskLeases;
-  /** The final writes a store outage refused, tried again while the process lives. */
-  readonly owed?: OwedWrites;
 }
 
 export const RESTARTED_TEXT = 'The server restarted before the agent finished this task.';
@@ -31,7 +28,6 @@ export class EngineLifecycle {
   /** Open SubscribeToTask streams (their end, by the key of the task they follow), so that close() can end them. */
   readonly #subscriptions = new Map<() => void, string>();
   #closing = false;
-  #drained: (() => void) | undefined;
   /** Start-up settlement of tasks a previous process left mid-turn; requests wait for it. */
   #recovering: Promise<void> | undefined;
   /** The periodic claim of expired leases (several replicas). */
@@ -108,21 +104,6 @@ export class EngineLifecycle {
     }
   }
 
-  /**
-   * A final write a store outage refused (see OwedWrites): made by a fresh execution of the task,
-   * unless one is live here (it owns the task; the write stays owed until it is idle). Rejects
-   * when the store still fails.
-   */
-  async settleOwed(write: OwedWrite): Promise<void> {
-    const { key, scope, taskId, contextId, state, text } = write;
-    const { executions, owed } = this.#deps;
-    if (executions.get(key)) {
-      owed?.owe(write);
-      return;
-    }
-    await executions.open(key, scope, taskId, contextId).settleOwed(state, text);
-  }
-
   /** Keeps an open stream's `end` (it follows the task under `key`) until it is forgotten: close() calls it. */
   trackSubscription(key: string, end: () => void): void {
     this.#subscriptions.set(end, key);
@@ -130,11 +111,6 @@ export class EngineLifecycle {
 
   forgetSubscription(end: () => void): void {
     this.#subscriptions.delete(end);
-  }
-
-  /** An execution went idle: during a close, the last one lets it go on. */
-  executionIdle(): void {
-    if (this.#closing && this.#deps.executions.size === 0) this.#drained?.();
   }
 
   /**
@@ -145,18 +121,18 @@ export class EngineLifecycle {
   async close(graceMs: number): Promise<void> {
     this.#closing = true;
     clearInterval(this.#sweeper);
-    this.#deps.owed?.close();
     const executions = this.#deps.executions;
+    executions.owed.close();
     // Streams of tasks with nothing running here (parked ones) would wait out the grace period for
     // nothing: they end now; a running task's stream ends after its last event, below.
     for (const [end, key] of [...this.#subscriptions]) if (!executions.get(key)) end();
     if (executions.size > 0) {
       let timer: NodeJS.Timeout | undefined;
-      await new Promise<void>((resolve) => {
-        this.#drained = resolve;
+      const graceOver = new Promise<void>((resolve) => {
         timer = setTimeout(resolve, graceMs);
         timer.unref();
       });
+      await Promise.race([executions.drained(), graceOver]);
       clearTimeout(timer);
       await Promise.all([...executions.values()].map((execution) => execution.shutdown()));
     }

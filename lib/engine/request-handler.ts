@@ -29,7 +29,6 @@ import { extendedAgentCard } from './extended-card.js';
 import { boundBus, boundLeases, boundStore, DEFAULT_STORE_TIMEOUT_MS } from './bounded-seams.js';
 import { Deadlines } from './deadlines.js';
 import { StoreOutage } from './store-outage.js';
-import { OwedWrites } from './owed-writes.js';
 import { EngineLifecycle } from './lifecycle.js';
 import { MessageIntake, scopeOf } from './message-intake.js';
 import type { RequestHandlerOptions } from './request-handler-options.js';
@@ -73,17 +72,16 @@ export class A2ARequestHandler {
     const { taskStore: store, logger, leases } = options;
     const bus = (this.#bus = options.bus ?? new InProcessTaskEventBus());
     const registry = options.registry ?? new LocalExecutionRegistry<Execution>();
-    const owed = new OwedWrites({ logger, leases, settle: (write) => this.#lifecycle.settleOwed(write) });
-    const deps = { store, bus, executor: options.executor, logger, events: options.events, leases, owed };
+    const deps = { store, bus, executor: options.executor, logger, events: options.events, leases };
     const timing = {
       turnTimeoutMs: options.turnTimeoutMs ?? 0,
       leaseWaitMs: options.leaseWaitMs ?? 30_000,
       cancelGraceMs: options.cancelGracePeriodMs,
     };
-    const executions = (this.#executions = new Executions(registry, { ...deps, ...timing }, () => this.#lifecycle.executionIdle()));
+    const executions = (this.#executions = new Executions(registry, { ...deps, ...timing }));
     const card = options.agentCard;
     const inputModes = new MediaTypeFilter([...card.defaultInputModes, ...card.skills.flatMap((s) => s.inputModes ?? [])]);
-    const lifecycle = (this.#lifecycle = new EngineLifecycle({ store, executions, logger, leases, owed }));
+    const lifecycle = (this.#lifecycle = new EngineLifecycle({ store, executions, logger, leases }));
     const reader = (this.#reader = new TaskReader(store, lifecycle, logger));
     const pushService = () => this.#pushService();
     this.#intake = new MessageIntake({ executions, lifecycle, reader, inputModes, pushService, leased: leases !== undefined });

@@ -8,8 +8,7 @@ import type { ExecutionDeps, Execution } from '../../../lib/engine/execution/exe
 import { Turn, type ExecutionObserver, type TurnOutcome, type TurnRequest } from '../../../lib/engine/execution/turn';
 import { TaskChannel, type ChannelListener } from '../../../lib/engine/execution/task-channel';
 import { ReplicaGuard } from '../../../lib/engine/execution/replica-guard';
-import { LiveSink } from '../../../lib/engine/execution/live-sink';
-import type { TurnHost } from '../../../lib/engine/execution/turn-runner';
+import { LiveSink, type TurnHost } from '../../../lib/engine/execution/turn-runner';
 import { TaskEvents } from '../../../lib/engine/task-events';
 import { endsTurn } from '../../../lib/engine/task-state';
 import { silentLogger } from '../../../lib/logger';
@@ -119,6 +118,8 @@ export function turnHost(store: InMemoryTaskStore, executor: AgentExecutor, extr
   const { stored, ...rest } = extra;
   const deps = { store, bus: new InProcessTaskEventBus(), executor, logger: silentLogger, turnTimeoutMs: 0, leaseWaitMs: 0, ...rest };
   let current: Turn | undefined;
+  /** A CancelTask runs "here" (what an Execution's cancelling phase tells its runner). */
+  const cancel = { running: false };
   const ends: TurnOutcome[] = [];
   const listener: ChannelListener<Turn | undefined> = {
     openingMessage: () => current?.request.message,
@@ -145,8 +146,8 @@ export function turnHost(store: InMemoryTaskStore, executor: AgentExecutor, extr
     logger: deps.logger,
     deps,
     guard,
-    busy: false,
     channel,
+    cancelState: (turn) => (cancel.running ? (turn.canceled ? 'aborted-here' : 'running') : turn.canceled ? 'asked' : 'none'),
     runningTurn: () => current,
     endTurn: (turn, outcome) => {
       if (current === turn) current = undefined;
@@ -160,5 +161,5 @@ export function turnHost(store: InMemoryTaskStore, executor: AgentExecutor, extr
   };
   /** A turn for `request`, made the running one (as TurnQueue does before it starts a turn). */
   const start = (request: TurnRequest): Turn => (current = new Turn(request));
-  return { host, start, ends, deps };
+  return { host, start, ends, deps, cancel };
 }

@@ -12,10 +12,8 @@ function engine(store: InMemoryTaskStore, executor: AgentExecutor, leases?: Fake
   const { deps } = executionDeps(store, executor, { leases });
   const registry = new LocalExecutionRegistry<Execution>();
   const { onIdle: _unused, ...rest } = deps;
-  // eslint-disable-next-line prefer-const -- read by the idle callback above, assigned once below
-  let lifecycle: EngineLifecycle | undefined;
-  const executions = new Executions(registry, rest, () => lifecycle?.executionIdle());
-  lifecycle = new EngineLifecycle({ store, executions, logger: deps.logger, leases });
+  const executions = new Executions(registry, rest);
+  const lifecycle = new EngineLifecycle({ store, executions, logger: deps.logger, leases });
   return { lifecycle, executions };
 }
 

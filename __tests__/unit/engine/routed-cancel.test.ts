@@ -3,7 +3,7 @@
  * touches, and a turn ended by an end committed before the bus was followed. (The end heard from the
  * bus and the grace period are in resume-and-routed-cancel.test.ts, through an Execution.)
  */
-import { cancelRoutedHere } from '../../../lib/engine/execution/routed-cancel';
+import { cancelRoutedHere } from '../../../lib/engine/execution/cancel';
 import { runTurn } from '../../../lib/engine/execution/turn-runner';
 import type { AgentExecutor } from '../../../lib/engine/executor';
 import { aborted, deferred } from '../../helpers/async';

@@ -1,11 +1,10 @@
 /**
- * A task's cancel, in the canceller's async context (the CancelTask request): executor.cancel()
- * bounded by the grace period, then the turn's AbortSignal, then CANCELED written by the engine
- * unless another terminal state won; and the answer: the CANCELED task or TaskNotCancelable.
+ * A task's cancel: the CancelTask's (executor.cancel() within the grace period, the turn's signal,
+ * CANCELED unless another end won, the answer) and one routed here from another process.
  */
 import { A2AError, taskNotCancelable, taskNotFound } from '../../errors.js';
 import type { Logger } from '../../logger.js';
-import type { Task } from '../../protocol/schemas.js';
+import type { StreamResponse, Task } from '../../protocol/schemas.js';
 import type { EngineEvents } from '../engine-events.js';
 import type { AgentExecutor, CancelContext } from '../executor.js';
 import type { TaskEvents } from '../task-events.js';
@@ -13,7 +12,8 @@ import { CANCELED_TEXT, isTerminal } from '../task-state.js';
 import type { TaskChannel } from './task-channel.js';
 import type { TaskScope } from '../seams/task-store.js';
 import { InvalidAgentEventError } from '../agent-event-error.js';
-import { CancelPublisher, type Publisher, type Turn } from './turn.js';
+import type { ReplicaGuard } from './replica-guard.js';
+import { CancelPublisher, type Publisher, type Turn, type TurnOutcome } from './turn.js';
 
 /** What a cancel() hook is told, less what the execution fills in. */
 export type CancelRequest = Omit<CancelContext, 'task' | 'running'>;
@@ -31,6 +31,13 @@ export interface CancelTarget {
   routeCancel(): void;
   /** The TaskEvents a cancel() hook publishes with. */
   eventsFor(publisher: Publisher): TaskEvents;
+}
+
+/** The execution a cancel routed from another process works on. */
+interface RoutedCancelTarget extends CancelTarget {
+  readonly contextId: string;
+  readonly guard: Pick<ReplicaGuard, 'watchForEnd'>;
+  endTurn(turn: Turn, outcome: TurnOutcome): void;
 }
 
 export interface CancelDeps {
@@ -161,4 +168,43 @@ export function answerFinished(task: Task, events: EngineEvents | undefined, ten
   const canceled = task.status.state === 'TASK_STATE_CANCELED';
   events?.cancelAnswered?.({ taskId: task.id, tenant, outcome: canceled ? 'canceled' : 'not-cancelable' });
   return cancelAnswer(task);
+}
+
+/**
+ * Another process asked for a cancel (a CancelTask served there writes CANCELED there): the turn
+ * here is aborted and ends with the end committed, as soon as the bus brings it (or it is found
+ * stored already), or with the engine's CANCELED once the grace period is over, like a local
+ * cancel. Its later events are refused (its publisher is closed). A handed-off turn follows the
+ * bus already; a turn this process aborted itself is decided by whoever aborted it.
+ */
+export function cancelRoutedHere(host: RoutedCancelTarget): void {
+  const turn = host.runningTurn();
+  if (!turn || turn.canceled || turn.closed) return;
+  turn.cancel();
+  if (turn.handedOff) return;
+  const channel = host.channel;
+  host.guard.watchForEnd(
+    // In the channel's order: an event of the turn's own already on its way lands (or is refused) first.
+    ({ task, event, version }) => void channel.enqueue(() => endWith(host, turn, task, event, version)),
+    // Nothing committed within the grace period: CANCELED is written here (or the end found stored ends the turn).
+    () => void channel.enqueue(() => (turn.closed ? undefined : channel.commitEngineStatus('TASK_STATE_CANCELED', CANCELED_TEXT))).catch(noop),
+  );
+  // The end may have been committed before the bus was followed: read the task once.
+  void channel
+    .enqueue(async () => {
+      if (turn.closed) return;
+      await channel.reload();
+      const task = channel.task;
+      if (task && isTerminal(task.status.state)) {
+        endWith(host, turn, task, { statusUpdate: { taskId: host.taskId, contextId: host.contextId, status: task.status } }, channel.version);
+      }
+    })
+    .catch(noop);
+}
+
+/** The turn's observer hears the end committed elsewhere, and the turn ends with it. */
+function endWith(host: RoutedCancelTarget, turn: Turn, task: Task, event: StreamResponse, version?: number): void {
+  if (turn.closed) return;
+  turn.notify(event, version);
+  host.endTurn(turn, { kind: 'task', task });
 }

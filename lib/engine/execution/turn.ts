@@ -1,12 +1,14 @@
 /**
- * One message's turn: who waits on it (its observer), its AbortSignal and its end. A turn ends
- * once, with a Message reply, a task in an interrupted or terminal state, or an error.
+ * One message's turn (its observer, AbortSignal and end), the queue of a task's turns, and the pure
+ * decision of who writes the end of a turn its agent left unfinished, and which.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { A2AError } from '../../errors.js';
 import type { A2ACaller, A2ARequestContext } from '../../context/carrier.js';
 import type { SendMessageConfiguration } from '../../protocol/requests.js';
 import type { Message, StreamResponse, Task } from '../../protocol/schemas.js';
 import type { ExecutionContext } from '../executor.js';
+import type { TaskScope } from '../seams/task-store.js';
 
 /** How a turn ended, as seen by whoever waits on it. */
 export type TurnOutcome =
@@ -14,7 +16,7 @@ export type TurnOutcome =
   | { readonly kind: 'task'; readonly task: Task }
   | { readonly kind: 'error'; readonly error: A2AError };
 
-/** A turn's span, when tracing is on (lib/engine/engine-tracing.ts): it ends with the turn. */
+/** A turn's span, when tracing is on: it ends with the turn. */
 interface TurnTrace {
   end(outcome: TurnOutcome): void;
 }
@@ -51,10 +53,7 @@ export class Turn implements Publisher {
   #ended = false;
   /** A cancel asked for this turn to stop (its signal fires, now or when first read). */
   canceled = false;
-  /**
-   * execute() handed the work off (events.handOff()): its return does not end the turn, and the
-   * observer follows the task's committed events on the bus, whoever writes them.
-   */
+  /** execute() handed the work off (events.handOff()): its return does not end the turn; its observer follows the bus. */
   handedOff = false;
   /** performance.now() when execute() was called, kept only when something measures turns. */
   startedAt: number | undefined;
@@ -135,11 +134,7 @@ export class Turn implements Publisher {
   }
 }
 
-/**
- * What execute() gets for `turn` (`task`: its copy of the task before the turn, undefined for a new
- * one). A class, not a spread literal with a `signal` getter: V8 builds such a literal in
- * dictionary mode, a map of its own per turn, and every read the agent makes of it is a lookup.
- */
+/** What execute() gets for `turn` (`task`: its copy of the task before the turn); a class: a literal with a getter is a dictionary per turn. */
 export class TurnExecutionContext implements ExecutionContext {
   readonly userMessage: Message;
   readonly userText: string;
@@ -174,4 +169,129 @@ export class TurnExecutionContext implements ExecutionContext {
   get signal(): AbortSignal {
     return this.#turn.signal;
   }
+}
+
+interface QueuedTurn {
+  readonly turn: Turn;
+  /** The carrying request's AsyncLocalStorage snapshot, taken when the message was queued. */
+  readonly runInRequestContext: <R>(fn: () => R) => R;
+}
+
+/**
+ * A task's turns in the order their messages arrived: one runs at a time; the others wait, each with
+ * the AsyncLocalStorage snapshot of the request that brought it, and start in that context.
+ */
+export class TurnQueue {
+  /** The turn running now. */
+  #current: Turn | undefined;
+  #pending: QueuedTurn[] = [];
+  readonly #start: (turn: Turn) => void;
+
+  /** `start` runs a turn (in the async context it is called in); it is called once per turn. */
+  constructor(start: (turn: Turn) => void) {
+    this.#start = start;
+  }
+
+  get current(): Turn | undefined {
+    return this.#current;
+  }
+
+  /** Turns waiting behind the running one. */
+  get waiting(): number {
+    return this.#pending.length;
+  }
+
+  /** Observers of the running turn and of queued ones. */
+  get observerCount(): number {
+    let count = this.#current?.observer ? 1 : 0;
+    for (const { turn } of this.#pending) if (turn.observer) count++;
+    return count;
+  }
+
+  /** A turn for `request`: started now when nothing runs and `mayStart`, else queued in its request's context. */
+  submit(request: TurnRequest, mayStart: boolean): Turn {
+    const turn = new Turn(request);
+    if (mayStart && this.#current === undefined && this.#pending.length === 0) {
+      this.#current = turn;
+      this.#start(turn);
+    } else {
+      this.#pending.push({ turn, runInRequestContext: AsyncLocalStorage.snapshot() });
+    }
+    return turn;
+  }
+
+  /** A turn for `request` started now with `run` instead of the usual start, ahead of any queued (nothing may run). */
+  startOwn(request: TurnRequest, run: (turn: Turn) => void): Turn {
+    const turn = new Turn(request);
+    this.#current = turn;
+    run(turn);
+    return turn;
+  }
+
+  /** Starts the oldest queued turn in its request's context; false when none waits. */
+  startNext(): boolean {
+    const next = this.#pending.shift();
+    if (!next) return false;
+    this.#current = next.turn;
+    next.runInRequestContext(() => this.#start(next.turn));
+    return true;
+  }
+
+  /** Ends `turn` (no longer the running one); its observer hears `outcome`. */
+  end(turn: Turn, outcome: TurnOutcome): void {
+    if (this.#current === turn) this.#current = undefined;
+    turn.end(outcome);
+  }
+
+  /** Ends every queued turn with `refusal()` (one error each). */
+  refuseWaiting(refusal: () => A2AError): void {
+    const refused = this.#pending;
+    this.#pending = [];
+    for (const { turn } of refused) turn.end({ kind: 'error', error: refusal() });
+  }
+}
+
+/**
+ * What a resumed turn (executor.resume()) is queued as: no request brought it, so the task's owner
+ * and tenant are its context, and the task's last message stands in for the one a request carries.
+ */
+export function resumeRequest(scope: TaskScope, task: Task, taskId: string, contextId: string): TurnRequest {
+  const { owner, tenant } = scope;
+  const caller = { id: owner, authenticated: false };
+  const requestContext = { caller, tenant };
+  // Never read for a resume (the task exists; no history is joined).
+  const message = task.history?.at(-1) ?? { role: 'ROLE_USER' as const, parts: [], messageId: `resume-${taskId}`, taskId, contextId };
+  const context = { userText: '', taskId, contextId, caller, tenant, configuration: undefined, metadata: undefined, extensions: [], requestContext };
+  return { message, context };
+}
+
+/** How the agent's code left a turn that had not ended: it returned, it threw, or the turn's deadline passed. */
+export type AgentEnd = 'returned' | 'threw' | 'timed-out';
+
+/**
+ * The cancel's state as the turn's execution knows it: none asked; a CancelTask runs here, before
+ * (`running`) or after (`aborted-here`) it aborted the turn; or the turn was aborted by a cancel
+ * asked elsewhere (`asked`: another process, or a cancel here that is over).
+ */
+export type CancelState = 'none' | 'running' | 'aborted-here' | 'asked';
+
+/** Who writes the end of an unfinished turn: the turn (FAILED or CANCELED), or the cancel running here (CANCELED). */
+export type FinalWrite =
+  | { readonly by: 'turn'; readonly state: 'TASK_STATE_FAILED' | 'TASK_STATE_CANCELED' }
+  | { readonly by: 'cancel'; readonly state: 'TASK_STATE_CANCELED' };
+
+const TURN_FAILS: FinalWrite = { by: 'turn', state: 'TASK_STATE_FAILED' };
+const TURN_CANCELS: FinalWrite = { by: 'turn', state: 'TASK_STATE_CANCELED' };
+const CANCEL_CANCELS: FinalWrite = { by: 'cancel', state: 'TASK_STATE_CANCELED' };
+
+/**
+ * Who writes the final state of a turn its agent left unfinished, and which. The CancelTask running
+ * here writes CANCELED in its own request's context once it aborted the turn, and a deadline that
+ * passes while it runs leaves the end to it; a turn aborted by a cancel asked elsewhere ends
+ * CANCELED; anything else (the agent returned or threw before any abort, or the deadline passed) FAILED.
+ */
+export function finalWrite(end: AgentEnd, cancel: CancelState): FinalWrite {
+  if (cancel === 'aborted-here') return CANCEL_CANCELS;
+  if (end === 'timed-out') return cancel === 'running' ? CANCEL_CANCELS : TURN_FAILS;
+  return cancel === 'asked' ? TURN_CANCELS : TURN_FAILS;
 }
