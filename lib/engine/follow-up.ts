@@ -4,7 +4,7 @@
  */
 import { acceptsNoMoreMessages, busyElsewhere, invalidParams } from '../errors.js';
 import type { Execution } from './execution/execution.js';
-import type { Executions } from './executions.js';
+import type { Executions } from './lifecycle.js';
 import type { TaskScope, VersionedTask } from './seams/task-store.js';
 import { taskKey } from './task-key.js';
 import { isInterrupted, isTerminal } from './task-state.js';

@@ -1,17 +1,15 @@
 /**
- * Where an incoming message becomes a turn: checked (role, media types, shutdown), given its task
- * (a new one, or an existing one through routeFollowUp) and submitted to the task's execution.
- * A new interaction stays synchronous up to the submit (the hot path); only a follow-up awaits.
+ * Where an incoming message becomes a turn (checked, given its task, submitted to its execution),
+ * and the observer a blocking SendMessage waits with.
  */
 import { randomUUID } from 'node:crypto';
 import { A2AError, invalidParams } from '../errors.js';
-import type { Message } from '../protocol/schemas.js';
+import type { Message, StreamResponse } from '../protocol/schemas.js';
 import type { SendMessageRequest } from '../protocol/requests.js';
 import type { Execution } from './execution/execution.js';
-import type { ExecutionObserver, Turn } from './execution/turn.js';
-import type { Executions } from './executions.js';
+import type { ExecutionObserver, Turn, TurnOutcome } from './execution/turn.js';
 import { routeFollowUp, type FollowUpDeps } from './follow-up.js';
-import type { EngineLifecycle } from './lifecycle.js';
+import type { EngineLifecycle, Executions } from './lifecycle.js';
 import type { MediaTypeFilter } from './media-types.js';
 import type { PushNotificationService } from './push/push-service.js';
 import type { TaskScope } from './seams/task-store.js';
@@ -57,7 +55,7 @@ export class MessageIntake {
     return this.#deps.pushService().withInline(scopeOf(call), inline, taskId, () => this.#beginTurn(call, params, observer));
   }
 
-  /** Starts the turn; synchronous for a new interaction (the hot path), async only for a follow-up. */
+  /** Starts the turn; synchronous up to the submit for a new interaction (the hot path), async only for a follow-up. */
   #beginTurn(call: CallContext, params: SendMessageRequest, observer: ExecutionObserver): Turn | Promise<Turn> {
     this.#deps.lifecycle.refuseWhenClosing();
     const message = params.message;
@@ -106,5 +104,48 @@ export class MessageIntake {
         throw new A2AError('ContentTypeNotSupported', `Media type ${part.mediaType} of message.parts[${index}] is not accepted by this agent`);
       }
     }
+  }
+}
+
+/**
+ * The observer of a blocking SendMessage: it resolves `outcome` when the turn ends (or, with
+ * returnImmediately, at the first task), and stops waiting when the client leaves.
+ */
+export class BlockingAnswer implements ExecutionObserver {
+  readonly outcome: Promise<TurnOutcome>;
+  /** The turn answered, once submitted (the client leaving detaches it). */
+  turn: Turn | undefined;
+  #settle!: (outcome: TurnOutcome) => void;
+  readonly #returnImmediately: boolean;
+  readonly #call: CallContext;
+  #watching = false;
+
+  constructor(call: CallContext, returnImmediately: boolean) {
+    this.#call = call;
+    this.#returnImmediately = returnImmediately;
+    this.outcome = new Promise<TurnOutcome>((resolve) => (this.#settle = resolve));
+  }
+
+  onEvent(event: StreamResponse): void {
+    if (!('task' in event)) return;
+    if (this.#returnImmediately) this.#settle({ kind: 'task', task: event.task });
+    else if (!this.#watching) {
+      // A task to wait for (a Message reply needs no watch): a client that leaves stops
+      // waiting, and the turn goes on without an observer.
+      this.#watching = true;
+      const left = (): void => {
+        this.turn?.detach();
+        this.#settle({ kind: 'error', error: new A2AError('Internal', 'The client closed the request') });
+      };
+      // The connection's close when the binding offers it: the request's AbortSignal (made on first
+      // use) costs an AbortController and an EventTarget listener per request.
+      const onClientClose = this.#call.onClientClose;
+      if (onClientClose) onClientClose(left);
+      else this.#call.requestContext.signal?.addEventListener('abort', left, { once: true });
+    }
+  }
+
+  onEnd(outcome: TurnOutcome): void {
+    this.#settle(outcome);
   }
 }

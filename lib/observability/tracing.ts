@@ -4,7 +4,7 @@
  * wrapped, started or looked up.
  */
 import type { Logger } from '../logger.js';
-import type { EngineTracing } from '../engine/engine-tracing.js';
+import type { EngineTracing } from '../engine/engine-events.js';
 import type { TaskScope, TaskStore } from '../engine/seams/task-store.js';
 import type { TaskLeases } from '../engine/seams/task-leases.js';
 import type { PushAttemptTracing } from '../engine/push/push-deliverer.js';

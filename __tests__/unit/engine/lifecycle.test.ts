@@ -1,6 +1,5 @@
 /** The engine lifecycle alone: start-up settlement, the lease sweep, and the graceful close. */
-import { EngineLifecycle, REPLICA_LOST_TEXT, RESTARTED_TEXT } from '../../../lib/engine/lifecycle';
-import { Executions } from '../../../lib/engine/executions';
+import { EngineLifecycle, Executions, REPLICA_LOST_TEXT, RESTARTED_TEXT } from '../../../lib/engine/lifecycle';
 import { LocalExecutionRegistry } from '../../../lib/engine/seams/execution-registry';
 import type { Execution } from '../../../lib/engine/execution/execution';
 import type { AgentExecutor } from '../../../lib/engine/executor';

@@ -1,6 +1,6 @@
 /** ListTasks without HTTP: the caller's tasks only, trimmed as asked, after start-up settlement; a foreign page token is InvalidParams. And historyLength's trimming. */
 import { listTasks } from '../../../lib/engine/task-listing';
-import { withHistoryLength } from '../../../lib/engine/task-shape';
+import { withHistoryLength } from '../../../lib/engine/task-state';
 import { TaskReader } from '../../../lib/engine/task-reader';
 import type { EngineLifecycle } from '../../../lib/engine/lifecycle';
 import { A2AError } from '../../../lib/errors';

@@ -4,14 +4,55 @@
  * in the order it was published. A live execution and a hand-off publisher both write through it.
  */
 import type { A2AError } from '../../errors.js';
-import type { Message, Task } from '../../protocol/schemas.js';
+import type { Logger } from '../../logger.js';
+import type { Message, StreamResponse, Task } from '../../protocol/schemas.js';
+import type { EngineEvents } from '../engine-events.js';
+import type { TaskEventBus } from '../seams/task-event-bus.js';
 import { InvalidAgentEventError } from '../agent-event-error.js';
-import { announceCommit, type AnnounceDeps, type AnnouncedTask } from '../announce.js';
 import type { TaskScope, TaskStore, VersionedTask } from '../seams/task-store.js';
 import type { TaskEvent } from '../task-reducer.js';
 import type { OwedWrites } from '../owed-writes.js';
-import { GENERIC_FAILURE_TEXT, engineStatus } from '../task-state.js';
+import { GENERIC_FAILURE_TEXT, engineStatus, isTerminal } from '../task-state.js';
 import { TaskWriter, writeFailure, type Commit } from '../task-writer.js';
+
+export interface AnnounceDeps {
+  readonly bus: TaskEventBus;
+  readonly logger: Logger;
+  readonly events?: EngineEvents;
+}
+
+/** Which task: its key, scope and id (one object per writer, built once). */
+export interface AnnouncedTask {
+  readonly key: string;
+  readonly scope: TaskScope;
+  readonly taskId: string;
+}
+
+/** A stored event of that task. */
+interface StoredEvent {
+  readonly event: StreamResponse;
+  readonly task: Task;
+  readonly version: number;
+}
+
+/**
+ * What every writer of a task does once an event is stored (a live execution and a hand-off
+ * publisher alike): publishes it on the bus and reports it to the engine's listeners, in the
+ * caller's async context. Returns the bus's promise when it has one (a failure is logged here).
+ */
+export function announceCommit(deps: AnnounceDeps, of: AnnouncedTask, stored: StoredEvent): void | Promise<void> {
+  const { key, scope, taskId } = of;
+  const { event, task, version } = stored;
+  const published = deps.bus.publish(key, { event, task, version });
+  if (published) published.catch((error: unknown) => deps.logger.error({ err: error, taskId }, 'the event bus failed to publish an event'));
+  const events = deps.events;
+  if (events) {
+    const info = { taskId, tenant: scope.tenant };
+    events.taskEvent?.({ ...info, owner: scope.owner, event, task, version });
+    if (isTerminal(task.status.state)) events.taskFinished?.({ ...info, state: task.status.state });
+  }
+  return published;
+}
 
 export interface ChannelDeps extends AnnounceDeps {
   readonly store: TaskStore;
