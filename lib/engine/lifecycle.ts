@@ -18,7 +18,6 @@ export class Executions {
   readonly #deps: ExecutionDeps;
   /** The engine's final writes (FAILED, CANCELED) a store outage refused, tried again while the process lives. */
   readonly owed: OwedWrites;
-  /** Resolves the drained() promise handed out, once no execution is live. */
   #drained: (() => void) | undefined;
 
   constructor(registry: ExecutionRegistry<Execution>, deps: Omit<ExecutionDeps, 'onIdle' | 'owed'>) {
@@ -46,7 +45,6 @@ export class Executions {
     return execution;
   }
 
-  /** The live execution of `key`, or a new one (see open). */
   getOrOpen(key: string, scope: TaskScope, taskId: string, contextId: string, stored?: VersionedTask): Execution {
     return this.#registry.get(key) ?? this.open(key, scope, taskId, contextId, stored);
   }
@@ -67,10 +65,7 @@ export class Executions {
     if (this.#registry.size === 0) this.#drained?.();
   }
 
-  /**
-   * An owed write, made by a fresh execution of the task unless one is live here (it owns the task;
-   * the write stays owed until it is idle). Rejects when the store still fails.
-   */
+  /** An owed write, made by a fresh execution unless one is live here (then still owed); rejects while the store fails. */
   async #settleOwed(write: OwedWrite): Promise<void> {
     const { key, scope, taskId, contextId, state, text } = write;
     if (this.#registry.get(key)) {
@@ -99,7 +94,6 @@ export class EngineLifecycle {
   #closing = false;
   /** Start-up settlement of tasks a previous process left mid-turn; requests wait for it. */
   #recovering: Promise<void> | undefined;
-  /** The periodic claim of expired leases (several replicas). */
   #sweeper: NodeJS.Timeout | undefined;
 
   /** Starts the lease sweep (with leases) or the start-up settlement (a store that can find unfinished tasks). */
@@ -182,18 +176,13 @@ export class EngineLifecycle {
     this.#subscriptions.delete(end);
   }
 
-  /**
-   * Graceful shutdown: refuses new messages and subscriptions from now on, lets running turns end
-   * within `graceMs`, then aborts the rest (their tasks FAILED with the reason), and ends every
-   * open subscription. Resolves when nothing runs. Reads and CancelTask are still served meanwhile.
-   */
+  /** See A2ARequestHandler.close. */
   async close(graceMs: number): Promise<void> {
     this.#closing = true;
     clearInterval(this.#sweeper);
     const executions = this.#deps.executions;
     executions.owed.close();
-    // Streams of tasks with nothing running here (parked ones) would wait out the grace period for
-    // nothing: they end now; a running task's stream ends after its last event, below.
+    // Streams of parked tasks end now; a running task's stream ends after its last event, below.
     for (const [end, key] of [...this.#subscriptions]) if (!executions.get(key)) end();
     if (executions.size > 0) {
       let timer: NodeJS.Timeout | undefined;

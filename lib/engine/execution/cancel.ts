@@ -23,13 +23,11 @@ export interface CancelTarget {
   readonly taskId: string;
   readonly scope: TaskScope;
   readonly channel: TaskChannel<unknown>;
-  /** The turn running here now, if any. */
   runningTurn(): Turn | undefined;
   /** Stops the turn (its signal fires; handed-off work is told through the bus). */
   abortTurn(turn: Turn): void;
   /** Asks another process that may run a turn of the task to stop it. */
   routeCancel(): void;
-  /** The TaskEvents a cancel() hook publishes with. */
   eventsFor(publisher: Publisher): TaskEvents;
 }
 
@@ -43,7 +41,6 @@ interface RoutedCancelTarget extends CancelTarget {
 export interface CancelDeps {
   readonly executor: AgentExecutor;
   readonly logger: Logger;
-  /** Its `tracing`, when on, puts each cancel in a span. */
   readonly events?: EngineEvents;
 }
 
@@ -51,10 +48,7 @@ const GRACE_OVER = Symbol('grace over');
 const noop = (): void => {};
 const RESOLVED: Promise<void> = Promise.resolve();
 
-/**
- * The agent's own copy of the task (it may mutate it freely). A JSON round trip: tasks are JSON data,
- * it is what stores keep and clients see, and V8 does it faster than structuredClone.
- */
+/** The agent's own copy of the task: a JSON round trip (tasks are JSON data; faster than structuredClone in V8). */
 export const copyOf = (task: Task): Task => JSON.parse(JSON.stringify(task)) as Task;
 
 /** Runs one cancel of `target`; resolves with the CANCELED task, rejects with TaskNotCancelable when another end won. */
@@ -113,9 +107,7 @@ async function cancelOnce(
       if (!turn.closed && (await Promise.race([turn.whenSettled(), graceOver])) === GRACE_OVER) note('grace');
       await channel.enqueue(() => commitCanceled(channel));
     } else {
-      // A turn of this task may run in another process: ask it to stop once the end is committed,
-      // so what it writes after its signal meets a finished task and is refused (asked first, its
-      // write could land before CANCELED on a store where the request travels faster).
+      // A turn may run in another process: asked only once CANCELED is committed, so its later writes are refused.
       await channel.enqueue(() => commitCanceled(channel)).finally(() => target.routeCancel());
     }
     return cancelAnswer(channel.task!);
@@ -171,11 +163,8 @@ export function answerFinished(task: Task, events: EngineEvents | undefined, ten
 }
 
 /**
- * Another process asked for a cancel (a CancelTask served there writes CANCELED there): the turn
- * here is aborted and ends with the end committed, as soon as the bus brings it (or it is found
- * stored already), or with the engine's CANCELED once the grace period is over, like a local
- * cancel. Its later events are refused (its publisher is closed). A handed-off turn follows the
- * bus already; a turn this process aborted itself is decided by whoever aborted it.
+ * Another process asked for a cancel (and writes CANCELED there): the turn here is aborted and ends
+ * with the end as the bus brings it or as stored, or with CANCELED written here after the grace period.
  */
 export function cancelRoutedHere(host: RoutedCancelTarget): void {
   const turn = host.runningTurn();

@@ -101,10 +101,7 @@ export class Execution {
     }
   }
 
-  /**
-   * The task's turn died with the process that ran it (see ReplicaGuard.claimOrphan): resumed by
-   * executor.resume() when there is one (a turn of its own, holding the lease), else FAILED with `text`.
-   */
+  /** The task's turn died with its process (see ReplicaGuard.claimOrphan): resumed by executor.resume() if any, else FAILED with `text`. */
   async settleOrphan(text: string, reason: ResumeReason): Promise<void> {
     if (!this.#maySettle()) return;
     let resume = false;
@@ -126,11 +123,7 @@ export class Execution {
     }
   }
 
-  /**
-   * A final write the store refused (see OwedWrites), made now on the task as stored unless it
-   * ended meanwhile. With leases, only while holding the task's lease (a replica that holds it
-   * runs the task now). A store failure rejects (and the write is owed again).
-   */
+  /** A final write the store refused (see OwedWrites), made now unless the task ended meanwhile (with leases, only holding its lease); rejects while the store fails. */
   async settleOwed(state: 'TASK_STATE_FAILED' | 'TASK_STATE_CANCELED', text: string): Promise<void> {
     if (!this.#maySettle()) return;
     try {
@@ -156,10 +149,7 @@ export class Execution {
     return true;
   }
 
-  /**
-   * Server shutdown: queued turns are refused, the running turn is aborted and its task FAILED with
-   * the reason (one process owns its turns; nothing else would ever finish them). Resolves once written.
-   */
+  /** Server shutdown: queued turns refused, the running one aborted and its task FAILED (nothing else would finish it). */
   shutdown(): Promise<void> {
     this.#queue.refuseWaiting(shuttingDown);
     const turn = this.#queue.current;
@@ -214,7 +204,7 @@ export class Execution {
     return turn.canceled ? 'asked' : 'none';
   }
 
-  /** What the channel tells this execution: the running turn hears its events first and may end with them. */
+  /** The running turn hears the channel's events first and may end with them. */
   #listener(): ChannelListener<Turn | undefined> {
     return {
       openingMessage: () => this.#queue.current?.request.message,
@@ -246,7 +236,6 @@ export class Execution {
     };
   }
 
-  /** The execution as its sinks, its cancel and its turns see it (one object, built once). */
   #hostPort(): TurnHost {
     return {
       taskId: this.taskId,

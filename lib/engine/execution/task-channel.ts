@@ -1,7 +1,6 @@
 /**
- * One task's serial write chain: each event is folded by the reducer, written compare-and-set
- * through TaskWriter, then fanned out (the listener's direct observer, the bus, the engine's hooks),
- * in the order it was published. A live execution and a hand-off publisher both write through it.
+ * One task's serial write chain, for a live execution and a hand-off publisher alike: reduce, write
+ * compare-and-set through TaskWriter, fan out (direct observer, bus, engine hooks), in publish order.
  */
 import type { A2AError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
@@ -21,25 +20,19 @@ export interface AnnounceDeps {
   readonly events?: EngineEvents;
 }
 
-/** Which task: its key, scope and id (one object per writer, built once). */
 export interface AnnouncedTask {
   readonly key: string;
   readonly scope: TaskScope;
   readonly taskId: string;
 }
 
-/** A stored event of that task. */
 interface StoredEvent {
   readonly event: StreamResponse;
   readonly task: Task;
   readonly version: number;
 }
 
-/**
- * What every writer of a task does once an event is stored (a live execution and a hand-off
- * publisher alike): publishes it on the bus and reports it to the engine's listeners, in the
- * caller's async context. Returns the bus's promise when it has one (a failure is logged here).
- */
+/** Publishes a stored event on the bus and to the engine's listeners; returns the bus's promise if any (its failure logged here). */
 export function announceCommit(deps: AnnounceDeps, of: AnnouncedTask, stored: StoredEvent): void | Promise<void> {
   const { key, scope, taskId } = of;
   const { event, task, version } = stored;
@@ -60,7 +53,6 @@ export interface ChannelDeps extends AnnounceDeps {
   readonly owed?: OwedWrites;
 }
 
-/** A stored event, as the channel fans it out. */
 export type Committed = Extract<Commit, { kind: 'committed' }>;
 
 /**
@@ -69,10 +61,7 @@ export type Committed = Extract<Commit, { kind: 'committed' }>;
  * `announced`, which runs after them (the event may end the writer's turn).
  */
 export interface ChannelListener<Target = void> {
-  /**
-   * The message that opens the task when a write creates it (undefined: the task exists already).
-   * A method, not a getter: a literal with a getter is built in dictionary mode, per execution.
-   */
+  /** The message that opens the task when a write creates it (a method: a literal with a getter is a dictionary). */
   openingMessage(): Message | undefined;
   /** The task's first write (its creation) is stored. */
   created(): void;
@@ -106,7 +95,6 @@ export class TaskChannel<Target = void> {
   readonly #writer: TaskWriter;
   readonly #listener: ChannelListener<Target>;
   readonly #wording: ChannelWording;
-  /** The task as announced with each event (built once). */
   readonly #announced: AnnouncedTask;
   /** The last step queued: folding and writing keep generation order. */
   #tail: Promise<unknown> | undefined;
@@ -136,12 +124,10 @@ export class TaskChannel<Target = void> {
     return this.#writer.task;
   }
 
-  /** Its store version. */
   get version(): number | undefined {
     return this.#writer.version;
   }
 
-  /** The last step queued (undefined when nothing was ever queued). */
   get tail(): Promise<unknown> | undefined {
     return this.#tail;
   }
@@ -216,10 +202,7 @@ export class TaskChannel<Target = void> {
     else if (result.kind === 'ended') this.#listener.endedElsewhere(result.task);
   }
 
-  /**
-   * Writes `event` without fanning it out (see TaskWriter.commit); store failures reject as the
-   * store's errors (thrown when the write was immediate).
-   */
+  /** Writes `event` without fanning it out (see TaskWriter.commit); store failures reject (or throw, immediate) as the store's. */
   commit(event: TaskEvent, recheck?: (fresh: Task) => A2AError | undefined): Commit | Promise<Commit> {
     const created = this.#writer.task === undefined;
     const result = this.#writer.commit(event, created ? this.#listener.openingMessage() : undefined, recheck);

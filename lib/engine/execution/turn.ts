@@ -31,7 +31,6 @@ export interface ExecutionObserver {
 
 /** What a message brings to its turn. */
 export interface TurnRequest {
-  /** The incoming message with taskId/contextId filled in. */
   readonly message: Message;
   readonly context: Omit<ExecutionContext, 'task' | 'signal' | 'userMessage'>;
   readonly observer?: ExecutionObserver;
@@ -57,7 +56,6 @@ export class Turn implements Publisher {
   handedOff = false;
   /** performance.now() when execute() was called, kept only when something measures turns. */
   startedAt: number | undefined;
-  /** The turn's span, when tracing is on; it ends with the turn. */
   trace: TurnTrace | undefined;
   #observer: ExecutionObserver | undefined;
   #abort: AbortController | undefined;
@@ -120,7 +118,6 @@ export class Turn implements Publisher {
     this.settle();
   }
 
-  /** execute() returned or threw. */
   settle(): void {
     this.#settled = true;
     this.#markSettled?.();
@@ -165,7 +162,6 @@ export class TurnExecutionContext implements ExecutionContext {
     this.#turn = turn;
   }
 
-  /** The turn's AbortSignal, made on first read. */
   get signal(): AbortSignal {
     return this.#turn.signal;
   }
@@ -173,16 +169,11 @@ export class TurnExecutionContext implements ExecutionContext {
 
 interface QueuedTurn {
   readonly turn: Turn;
-  /** The carrying request's AsyncLocalStorage snapshot, taken when the message was queued. */
   readonly runInRequestContext: <R>(fn: () => R) => R;
 }
 
-/**
- * A task's turns in the order their messages arrived: one runs at a time; the others wait, each with
- * the AsyncLocalStorage snapshot of the request that brought it, and start in that context.
- */
+/** A task's turns in arrival order: one runs; the others wait and start in their request's AsyncLocalStorage snapshot. */
 export class TurnQueue {
-  /** The turn running now. */
   #current: Turn | undefined;
   #pending: QueuedTurn[] = [];
   readonly #start: (turn: Turn) => void;
@@ -196,12 +187,10 @@ export class TurnQueue {
     return this.#current;
   }
 
-  /** Turns waiting behind the running one. */
   get waiting(): number {
     return this.#pending.length;
   }
 
-  /** Observers of the running turn and of queued ones. */
   get observerCount(): number {
     let count = this.#current?.observer ? 1 : 0;
     for (const { turn } of this.#pending) if (turn.observer) count++;
@@ -237,13 +226,11 @@ export class TurnQueue {
     return true;
   }
 
-  /** Ends `turn` (no longer the running one); its observer hears `outcome`. */
   end(turn: Turn, outcome: TurnOutcome): void {
     if (this.#current === turn) this.#current = undefined;
     turn.end(outcome);
   }
 
-  /** Ends every queued turn with `refusal()` (one error each). */
   refuseWaiting(refusal: () => A2AError): void {
     const refused = this.#pending;
     this.#pending = [];
@@ -251,15 +238,11 @@ export class TurnQueue {
   }
 }
 
-/**
- * What a resumed turn (executor.resume()) is queued as: no request brought it, so the task's owner
- * and tenant are its context, and the task's last message stands in for the one a request carries.
- */
+/** A resumed turn's request: the task's owner and tenant are its context, its last message stands in for one. */
 export function resumeRequest(scope: TaskScope, task: Task, taskId: string, contextId: string): TurnRequest {
   const { owner, tenant } = scope;
   const caller = { id: owner, authenticated: false };
   const requestContext = { caller, tenant };
-  // Never read for a resume (the task exists; no history is joined).
   const message = task.history?.at(-1) ?? { role: 'ROLE_USER' as const, parts: [], messageId: `resume-${taskId}`, taskId, contextId };
   const context = { userText: '', taskId, contextId, caller, tenant, configuration: undefined, metadata: undefined, extensions: [], requestContext };
   return { message, context };
@@ -268,11 +251,7 @@ export function resumeRequest(scope: TaskScope, task: Task, taskId: string, cont
 /** How the agent's code left a turn that had not ended: it returned, it threw, or the turn's deadline passed. */
 export type AgentEnd = 'returned' | 'threw' | 'timed-out';
 
-/**
- * The cancel's state as the turn's execution knows it: none asked; a CancelTask runs here, before
- * (`running`) or after (`aborted-here`) it aborted the turn; or the turn was aborted by a cancel
- * asked elsewhere (`asked`: another process, or a cancel here that is over).
- */
+/** A CancelTask runs here before (`running`) or after (`aborted-here`) aborting the turn, or a cancel from elsewhere aborted it (`asked`). */
 export type CancelState = 'none' | 'running' | 'aborted-here' | 'asked';
 
 /** Who writes the end of an unfinished turn: the turn (FAILED or CANCELED), or the cancel running here (CANCELED). */
@@ -285,10 +264,9 @@ const TURN_CANCELS: FinalWrite = { by: 'turn', state: 'TASK_STATE_CANCELED' };
 const CANCEL_CANCELS: FinalWrite = { by: 'cancel', state: 'TASK_STATE_CANCELED' };
 
 /**
- * Who writes the final state of a turn its agent left unfinished, and which. The CancelTask running
- * here writes CANCELED in its own request's context once it aborted the turn, and a deadline that
- * passes while it runs leaves the end to it; a turn aborted by a cancel asked elsewhere ends
- * CANCELED; anything else (the agent returned or threw before any abort, or the deadline passed) FAILED.
+ * Who writes the final state of an unfinished turn, and which: the CancelTask running here (CANCELED,
+ * in its own request's context) once it aborted the turn or when the deadline passes meanwhile; the
+ * turn CANCELED when a cancel from elsewhere aborted it; else the turn FAILED.
  */
 export function finalWrite(end: AgentEnd, cancel: CancelState): FinalWrite {
   if (cancel === 'aborted-here') return CANCEL_CANCELS;
