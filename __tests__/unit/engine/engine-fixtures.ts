@@ -8,8 +8,7 @@ import type { ExecutionDeps, Execution } from '../../../lib/engine/execution/exe
 import { Turn, type ExecutionObserver, type TurnOutcome, type TurnRequest } from '../../../lib/engine/execution/turn';
 import { TaskChannel, type ChannelListener } from '../../../lib/engine/execution/task-channel';
 import { ReplicaGuard } from '../../../lib/engine/execution/replica-guard';
-import { LiveSink, type TurnHost } from '../../../lib/engine/execution/turn-runner';
-import { TaskEvents } from '../../../lib/engine/task-events';
+import type { TurnHost } from '../../../lib/engine/execution/turn-runner';
 import { endsTurn } from '../../../lib/engine/task-state';
 import { silentLogger } from '../../../lib/logger';
 import type { Message, StreamResponse, Task, TaskState } from '../../../lib/protocol/schemas';
@@ -155,9 +154,6 @@ export function turnHost(store: InMemoryTaskStore, executor: AgentExecutor, extr
       turn.end(outcome);
     },
     follow: () => undefined,
-    abortTurn: (turn) => turn.cancel(),
-    routeCancel: () => undefined,
-    eventsFor: (publisher) => new TaskEvents(new LiveSink(host, publisher)),
   };
   /** A turn for `request`, made the running one (as TurnQueue does before it starts a turn). */
   const start = (request: TurnRequest): Turn => (current = new Turn(request));

@@ -7,36 +7,15 @@ import type { Logger } from '../../logger.js';
 import type { StreamResponse, Task } from '../../protocol/schemas.js';
 import type { EngineEvents } from '../engine-events.js';
 import type { AgentExecutor, CancelContext } from '../executor.js';
-import type { TaskEvents } from '../task-events.js';
+import { TaskEvents } from '../task-events.js';
 import { CANCELED_TEXT, isTerminal } from '../task-state.js';
-import type { TaskChannel } from './task-channel.js';
-import type { TaskScope } from '../seams/task-store.js';
 import { InvalidAgentEventError } from '../agent-event-error.js';
-import type { ReplicaGuard } from './replica-guard.js';
-import { CancelPublisher, type Publisher, type Turn, type TurnOutcome } from './turn.js';
+import type { TaskChannel } from './task-channel.js';
+import { LiveSink, type TurnHost } from './turn-runner.js';
+import { CancelPublisher, copyOf, type Turn } from './turn.js';
 
 /** What a cancel() hook is told, less what the execution fills in. */
 export type CancelRequest = Omit<CancelContext, 'task' | 'running'>;
-
-/** The execution a cancel works on. */
-export interface CancelTarget {
-  readonly taskId: string;
-  readonly scope: TaskScope;
-  readonly channel: TaskChannel<unknown>;
-  runningTurn(): Turn | undefined;
-  /** Stops the turn (its signal fires; handed-off work is told through the bus). */
-  abortTurn(turn: Turn): void;
-  /** Asks another process that may run a turn of the task to stop it. */
-  routeCancel(): void;
-  eventsFor(publisher: Publisher): TaskEvents;
-}
-
-/** The execution a cancel routed from another process works on. */
-interface RoutedCancelTarget extends CancelTarget {
-  readonly contextId: string;
-  readonly guard: Pick<ReplicaGuard, 'watchForEnd'>;
-  endTurn(turn: Turn, outcome: TurnOutcome): void;
-}
 
 export interface CancelDeps {
   readonly executor: AgentExecutor;
@@ -48,11 +27,8 @@ const GRACE_OVER = Symbol('grace over');
 const noop = (): void => {};
 const RESOLVED: Promise<void> = Promise.resolve();
 
-/** The agent's own copy of the task: a JSON round trip (tasks are JSON data; faster than structuredClone in V8). */
-export const copyOf = (task: Task): Task => JSON.parse(JSON.stringify(task)) as Task;
-
 /** Runs one cancel of `target`; resolves with the CANCELED task, rejects with TaskNotCancelable when another end won. */
-export function runCancel(target: CancelTarget, deps: CancelDeps, request: CancelRequest, graceMs: number): Promise<Task> {
+export function runCancel(target: TurnHost, deps: CancelDeps, request: CancelRequest, graceMs: number): Promise<Task> {
   const tracing = deps.events?.tracing;
   if (!tracing) return cancelOnce(target, deps, request, graceMs, noop);
   return tracing.traceCancel({ taskId: target.taskId, contextId: request.contextId, scope: target.scope }, (note) =>
@@ -61,7 +37,7 @@ export function runCancel(target: CancelTarget, deps: CancelDeps, request: Cance
 }
 
 async function cancelOnce(
-  target: CancelTarget,
+  target: TurnHost,
   deps: CancelDeps,
   request: CancelRequest,
   graceMs: number,
@@ -87,7 +63,9 @@ async function cancelOnce(
     const { executor, logger } = deps;
     if (executor.cancel) {
       try {
-        const hook = Promise.resolve(executor.cancel({ ...request, task: copyOf(task), running: turn !== undefined }, target.eventsFor(publisher)));
+        const hook = Promise.resolve(
+          executor.cancel({ ...request, task: copyOf(task), running: turn !== undefined }, new TaskEvents(new LiveSink(target, publisher))),
+        );
         if ((await Promise.race([hook, graceOver])) !== GRACE_OVER) note('hook');
         else {
           hook.catch(noop);
@@ -103,12 +81,12 @@ async function cancelOnce(
       }
     }
     if (turn) {
-      target.abortTurn(turn);
+      target.guard.abort(turn);
       if (!turn.closed && (await Promise.race([turn.whenSettled(), graceOver])) === GRACE_OVER) note('grace');
       await channel.enqueue(() => commitCanceled(channel));
     } else {
       // A turn may run in another process: asked only once CANCELED is committed, so its later writes are refused.
-      await channel.enqueue(() => commitCanceled(channel)).finally(() => target.routeCancel());
+      await channel.enqueue(() => commitCanceled(channel)).finally(() => target.guard.routeCancel());
     }
     return cancelAnswer(channel.task!);
   } finally {
@@ -166,7 +144,7 @@ export function answerFinished(task: Task, events: EngineEvents | undefined, ten
  * Another process asked for a cancel (and writes CANCELED there): the turn here is aborted and ends
  * with the end as the bus brings it or as stored, or with CANCELED written here after the grace period.
  */
-export function cancelRoutedHere(host: RoutedCancelTarget): void {
+export function cancelRoutedHere(host: TurnHost): void {
   const turn = host.runningTurn();
   if (!turn || turn.canceled || turn.closed) return;
   turn.cancel();
@@ -192,7 +170,7 @@ export function cancelRoutedHere(host: RoutedCancelTarget): void {
 }
 
 /** The turn's observer hears the end committed elsewhere, and the turn ends with it. */
-function endWith(host: RoutedCancelTarget, turn: Turn, task: Task, event: StreamResponse, version?: number): void {
+function endWith(host: TurnHost, turn: Turn, task: Task, event: StreamResponse, version?: number): void {
   if (turn.closed) return;
   turn.notify(event, version);
   host.endTurn(turn, { kind: 'task', task });

@@ -7,12 +7,11 @@ import type { Task } from '../../protocol/schemas.js';
 import type { ResumeReason } from '../executor.js';
 import { tracedTurns } from '../engine-events.js';
 import type { TaskScope, VersionedTask } from '../seams/task-store.js';
-import { TaskEvents } from '../task-events.js';
 import { endsTurn, isTerminal } from '../task-state.js';
 import { cancelRoutedHere, reportCancelAnswer, runCancel, type CancelDeps, type CancelRequest } from './cancel.js';
 import { ReplicaGuard, type ReplicaGuardDeps } from './replica-guard.js';
 import { TaskChannel, type ChannelDeps, type ChannelListener, type ChannelWording } from './task-channel.js';
-import { LiveSink, runResume, runTurn, type TurnHost, type TurnRunnerDeps } from './turn-runner.js';
+import { runResume, runTurn, type TurnHost, type TurnRunnerDeps } from './turn-runner.js';
 import { TurnQueue, resumeRequest, type CancelState, type Turn, type TurnOutcome } from './turn.js';
 
 export interface ExecutionDeps extends ChannelDeps, ReplicaGuardDeps, TurnRunnerDeps, CancelDeps {
@@ -154,15 +153,9 @@ export class Execution {
     this.#queue.refuseWaiting(shuttingDown);
     const turn = this.#queue.current;
     if (!turn) return RESOLVED;
-    this.#abortTurn(turn);
+    this.#guard.abort(turn);
     const channel = this.#channel;
     return channel.enqueue(() => (turn.closed ? undefined : channel.commitEngineStatus('TASK_STATE_FAILED', SHUTDOWN_TEXT))).then(noop, noop);
-  }
-
-  /** Aborts the turn; handed-off work is told through the bus (its publisher may be in another process). */
-  #abortTurn(turn: Turn): void {
-    turn.cancel();
-    if (turn.handedOff) this.#guard.routeCancel();
   }
 
   #endTurn(turn: Turn, outcome: TurnOutcome): void {
@@ -250,9 +243,6 @@ export class Execution {
       endTurn: (turn, outcome) => this.#endTurn(turn, outcome),
       // What the observer was told directly before the hand-off is not told again.
       follow: (turn) => this.#guard.follow(turn, this.#channel.version ?? 0, (ended, task) => this.#endTurn(ended, { kind: 'task', task })),
-      abortTurn: (turn) => this.#abortTurn(turn),
-      routeCancel: () => this.#guard.routeCancel(),
-      eventsFor: (publisher) => new TaskEvents(new LiveSink(this.#host, publisher)),
     };
   }
 }

@@ -111,6 +111,12 @@ export class ReplicaGuard {
     this.#stopCancelListener ??= this.#deps.bus.onCancelRequest(this.#key, this.#onCancelRequest);
   }
 
+  /** Aborts `turn` (its signal fires); handed-off work is told through the bus (its publisher may be elsewhere). */
+  abort(turn: Turn): void {
+    turn.cancel();
+    if (turn.handedOff) this.routeCancel();
+  }
+
   /** Asks whichever process runs the task's turn to stop it. */
   routeCancel(): void {
     this.#deps.bus.requestCancel(this.#key);

@@ -14,10 +14,9 @@ import { TaskEvents, type EventSink, type HandOff } from '../task-events.js';
 import type { TaskEvent } from '../task-reducer.js';
 import { CANCELED_TEXT, GENERIC_FAILURE_TEXT, isInterrupted, isTerminal, now } from '../task-state.js';
 import type { Commit } from '../task-writer.js';
-import { copyOf, type CancelTarget } from './cancel.js';
 import type { ReplicaGuard } from './replica-guard.js';
 import type { TaskChannel } from './task-channel.js';
-import { TurnExecutionContext, finalWrite, type AgentEnd, type CancelState, type Publisher, type Turn, type TurnOutcome } from './turn.js';
+import { TurnExecutionContext, copyOf, finalWrite, type AgentEnd, type CancelState, type Publisher, type Turn, type TurnOutcome } from './turn.js';
 
 /** What running a turn needs of the agent and the engine. */
 export interface TurnRunnerDeps {
@@ -29,8 +28,11 @@ export interface TurnRunnerDeps {
   readonly turnTimeoutMs: number;
 }
 
-/** The execution a turn runs in, as its runner, its sinks and its cancel see it (built once per execution; nothing in it is written from outside). */
-export interface TurnHost extends LiveTask, CancelTarget {
+/**
+ * The execution as its runner, sinks and cancel see it (built once, never written from outside): its
+ * parts, two queries (runningTurn, cancelState) and two events it hears (endTurn, follow).
+ */
+export interface TurnHost extends LiveTask {
   readonly channel: TaskChannel<Turn | undefined>;
   readonly deps: TurnRunnerDeps;
   readonly guard: ReplicaGuard;
@@ -132,7 +134,7 @@ async function agentFailed(host: TurnHost, turn: Turn, error: unknown, hook: str
 function timedOut(host: TurnHost, turn: Turn, timeoutMs: number): void {
   if (turn.closed || finalWrite('timed-out', host.cancelState(turn)).by === 'cancel') return;
   host.logger.warn({ taskId: host.taskId, turnTimeoutMs: timeoutMs }, 'a turn did not end within turnTimeoutMs; the task is failed');
-  host.abortTurn(turn);
+  host.guard.abort(turn);
   const text = `The agent did not finish within ${timeoutMs} ms.`;
   const channel = host.channel;
   void channel.enqueue(() => (turn.closed ? undefined : channel.commitEngineStatus('TASK_STATE_FAILED', text))).catch(noop);

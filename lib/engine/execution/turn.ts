@@ -10,6 +10,9 @@ import type { Message, StreamResponse, Task } from '../../protocol/schemas.js';
 import type { ExecutionContext } from '../executor.js';
 import type { TaskScope } from '../seams/task-store.js';
 
+/** The agent's own copy of the task: a JSON round trip (tasks are JSON data; faster than structuredClone in V8). */
+export const copyOf = (task: Task): Task => JSON.parse(JSON.stringify(task)) as Task;
+
 /** How a turn ended, as seen by whoever waits on it. */
 export type TurnOutcome =
   | { readonly kind: 'message'; readonly message: Message }
