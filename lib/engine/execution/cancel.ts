@@ -25,7 +25,6 @@ export interface CancelDeps {
 
 const GRACE_OVER = Symbol('grace over');
 const noop = (): void => {};
-const RESOLVED: Promise<void> = Promise.resolve();
 
 /** Runs one cancel of `target`; resolves with the CANCELED task, rejects with TaskNotCancelable when another end won. */
 export function runCancel(target: TurnHost, deps: CancelDeps, request: CancelRequest, graceMs: number): Promise<Task> {
@@ -103,10 +102,9 @@ function endedFirst(state: string): string {
     : `the task ended ${name} before the cancel; it stays ${name}`;
 }
 
-function commitCanceled(channel: TaskChannel<unknown>): Promise<void> {
+async function commitCanceled(channel: TaskChannel<unknown>): Promise<void> {
   const task = channel.task;
-  if (task && isTerminal(task.status.state)) return RESOLVED;
-  return channel.commitEngineStatus('TASK_STATE_CANCELED', CANCELED_TEXT);
+  if (!task || !isTerminal(task.status.state)) await channel.commitEngineStatus('TASK_STATE_CANCELED', CANCELED_TEXT);
 }
 
 /** CANCELED answers the CancelTask; any other end means something else won the race. */

@@ -22,7 +22,6 @@ export interface ExecutionDeps extends ChannelDeps, ReplicaGuardDeps, TurnRunner
 const WORDING: ChannelWording = { refused: 'the agent published an invalid event; the task is failed', endedBy: 'by another request' };
 const SHUTDOWN_TEXT = 'The server shut down before the agent finished this task.';
 const noop = (): void => {};
-const RESOLVED: Promise<void> = Promise.resolve();
 
 /**
  * Where a live execution is. idle: nothing runs (a submitted message starts a turn). turn: a turn
@@ -149,13 +148,13 @@ export class Execution {
   }
 
   /** Server shutdown: queued turns refused, the running one aborted and its task FAILED (nothing else would finish it). */
-  shutdown(): Promise<void> {
+  async shutdown(): Promise<void> {
     this.#queue.refuseWaiting(shuttingDown);
     const turn = this.#queue.current;
-    if (!turn) return RESOLVED;
+    if (!turn) return;
     this.#guard.abort(turn);
     const channel = this.#channel;
-    return channel.enqueue(() => (turn.closed ? undefined : channel.commitEngineStatus('TASK_STATE_FAILED', SHUTDOWN_TEXT))).then(noop, noop);
+    await channel.enqueue(() => (turn.closed ? undefined : channel.commitEngineStatus('TASK_STATE_FAILED', SHUTDOWN_TEXT))).catch(noop);
   }
 
   #endTurn(turn: Turn, outcome: TurnOutcome): void {
