@@ -77,16 +77,3 @@ export interface EngineTracing {
   /** Runs a cancel inside its span; `run` notes its steps: the cancel() hook returned, the grace period ran out. */
   traceCancel<T>(task: TracedTask, run: (note: (step: 'hook' | 'grace') => void) => Promise<T>): Promise<T>;
 }
-
-/**
- * How an execution starts its turns: `start` itself when tracing is off (nothing added per turn),
- * else each turn inside a span of its own. `resumed`: the reason of a turn run by executor.resume().
- */
-export function tracedTurns(
-  tracing: EngineTracing | undefined,
-  task: TracedTask,
-  start: (turn: Turn) => void,
-  resumed?: string,
-): (turn: Turn) => void {
-  return tracing ? (turn) => tracing.startTurn(task, turn, resumed, start) : start;
-}

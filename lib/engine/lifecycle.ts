@@ -1,11 +1,12 @@
 /**
- * The executions live in this process (Executions) and the engine's life around them: start-up and
- * lease-sweep settlement of orphaned tasks, owed final writes, and the graceful close.
+ * The executions live in this process (Executions) and the engine's life around them: settlement of
+ * orphaned tasks and owed final writes, reads that wait for start-up settlement, the graceful close.
  */
-import { shuttingDown } from '../errors.js';
+import { A2AError, shuttingDown, taskNotFound } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { Execution, type ExecutionDeps } from './execution/execution.js';
 import type { ResumeReason } from './executor.js';
+import { immediateReadOf } from './immediate-writes.js';
 import { OwedWrites, type OwedWrite } from './owed-writes.js';
 import type { ExecutionRegistry } from './seams/execution-registry.js';
 import type { LeasedTask, TaskLeases } from './seams/task-leases.js';
@@ -195,5 +196,49 @@ export class EngineLifecycle {
       await Promise.all([...executions.values()].map((execution) => execution.shutdown()));
     }
     for (const end of [...this.#subscriptions.keys()]) end();
+  }
+}
+
+/** Reads a task in the caller's scope: after start-up settlement; a store failure is Unavailable, another scope's task TaskNotFound. */
+export class TaskReader {
+  readonly #store: TaskStore;
+  readonly #lifecycle: EngineLifecycle;
+  readonly #logger: Logger;
+  /** The store's reads made within the call, when it has them: no deadline promise or timer per read. */
+  readonly #readNow: ((scope: TaskScope, taskId: string) => VersionedTask | undefined) | undefined;
+
+  constructor(store: TaskStore, lifecycle: EngineLifecycle, logger: Logger) {
+    this.#store = store;
+    this.#lifecycle = lifecycle;
+    this.#logger = logger;
+    this.#readNow = immediateReadOf(store);
+  }
+
+  /** Resolves once start-up settlement is over (undefined when there is none to wait for). */
+  get recovering(): Promise<void> | undefined {
+    return this.#lifecycle.recovering;
+  }
+
+  /** The task if `scope` may see it; TaskNotFound otherwise (same answer as a missing id). */
+  async read(scope: TaskScope, taskId: string): Promise<VersionedTask> {
+    const recovering = this.#lifecycle.recovering;
+    if (recovering) await recovering;
+    let stored: VersionedTask | undefined;
+    try {
+      const readNow = this.#readNow;
+      stored = readNow ? readNow(scope, taskId) : await this.#store.get(scope, taskId);
+    } catch (error) {
+      throw this.storeFailure(error);
+    }
+    if (!stored) throw taskNotFound(taskId);
+    return stored;
+  }
+
+  /** A store that failed: logged, and answered as unavailable (never its own text). */
+  storeFailure(error: unknown): A2AError {
+    if (error instanceof A2AError) return error;
+    // An outage is logged once by the engine's StoreOutage account; here one debug line per request.
+    this.#logger.debug({ err: error }, 'the task store failed');
+    return new A2AError('Unavailable');
   }
 }

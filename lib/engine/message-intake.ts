@@ -8,13 +8,12 @@ import type { Message, StreamResponse } from '../protocol/schemas.js';
 import type { SendMessageRequest } from '../protocol/requests.js';
 import type { Execution } from './execution/execution.js';
 import type { ExecutionObserver, Turn, TurnOutcome } from './execution/turn.js';
-import type { EngineLifecycle, Executions } from './lifecycle.js';
+import type { EngineLifecycle, Executions, TaskReader } from './lifecycle.js';
 import type { MediaTypeFilter } from './media-types.js';
 import type { PushNotificationService } from './push/push-service.js';
 import type { TaskScope, VersionedTask } from './seams/task-store.js';
 import { isInterrupted, isTerminal } from './task-state.js';
 import { taskKey } from './task-key.js';
-import type { TaskReader } from './task-reader.js';
 import type { CallContext } from './call-context.js';
 
 interface MessageIntakeDeps {

@@ -5,7 +5,7 @@
 import { A2AError, acceptsNoMoreMessages, shuttingDown } from '../../errors.js';
 import type { Task } from '../../protocol/schemas.js';
 import type { ResumeReason } from '../executor.js';
-import { tracedTurns } from '../engine-events.js';
+import type { EngineTracing, TracedTask } from '../engine-events.js';
 import type { TaskScope, VersionedTask } from '../seams/task-store.js';
 import { endsTurn, isTerminal } from '../task-state.js';
 import { cancelRoutedHere, reportCancelAnswer, runCancel, type CancelDeps, type CancelRequest } from './cancel.js';
@@ -244,4 +244,12 @@ export class Execution {
       follow: (turn) => this.#guard.follow(turn, this.#channel.version ?? 0, (ended, task) => this.#endTurn(ended, { kind: 'task', task })),
     };
   }
+}
+
+/**
+ * How an execution starts its turns: `start` itself when tracing is off (nothing added per turn),
+ * else each turn inside a span of its own. `resumed`: the reason of a turn run by executor.resume().
+ */
+function tracedTurns(tracing: EngineTracing | undefined, task: TracedTask, start: (turn: Turn) => void, resumed?: string): (turn: Turn) => void {
+  return tracing ? (turn) => tracing.startTurn(task, turn, resumed, start) : start;
 }
