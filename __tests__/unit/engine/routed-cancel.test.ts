@@ -32,7 +32,7 @@ describe('cancelRoutedHere', () => {
   it('only aborts a handed-off turn: it follows the bus for its end already', async () => {
     const { host, start, ends, deps } = turnHost(await storeWith(), { execute: jest.fn() });
     const turn = start(turnRequest(userMessage('go')));
-    turn.handedOff = true;
+    turn.handOff();
     cancelRoutedHere(host);
     expect(turn.signal.aborted).toBe(true);
     expect(deps.bus.subscriberCount).toBe(0); // no watch for the end

@@ -285,7 +285,7 @@ export class LiveSink implements EventSink {
         await live.channel.publish({ statusUpdate: { taskId: live.taskId, contextId: live.contextId, status } });
         if (turn.closed) throw new InvalidAgentEventError(over);
       }
-      turn.handedOff = true;
+      turn.handOff();
       live.follow(turn);
     }
     return { taskId: live.taskId, contextId: live.contextId, scope: { tenant: live.scope.tenant, owner: live.scope.owner } };

@@ -53,10 +53,8 @@ const CANCELED = (): Error => new Error('task canceled');
 
 export class Turn implements Publisher {
   #ended = false;
-  /** A cancel asked for this turn to stop (its signal fires, now or when first read). */
-  canceled = false;
-  /** execute() handed the work off (events.handOff()): its return does not end the turn; its observer follows the bus. */
-  handedOff = false;
+  #canceled = false;
+  #handedOff = false;
   /** performance.now() when execute() was called, kept only when something measures turns. */
   startedAt: number | undefined;
   trace: TurnTrace | undefined;
@@ -83,15 +81,29 @@ export class Turn implements Publisher {
   get signal(): AbortSignal {
     if (!this.#abort) {
       this.#abort = new AbortController();
-      if (this.canceled) this.#abort.abort(CANCELED());
+      if (this.#canceled) this.#abort.abort(CANCELED());
     }
     return this.#abort.signal;
   }
 
+  /** A cancel asked for this turn to stop (its signal fires, now or when first read). */
+  get canceled(): boolean {
+    return this.#canceled;
+  }
+
   cancel(): void {
-    if (this.canceled) return;
-    this.canceled = true;
+    if (this.#canceled) return;
+    this.#canceled = true;
     this.#abort?.abort(CANCELED());
+  }
+
+  /** execute() handed the work off (events.handOff()): its return does not end the turn; its observer follows the bus. */
+  get handedOff(): boolean {
+    return this.#handedOff;
+  }
+
+  handOff(): void {
+    this.#handedOff = true;
   }
 
   /** Calls `onExpiry` if the turn has not ended after `ms` (the timer never keeps the process alive). */
