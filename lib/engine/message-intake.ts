@@ -98,15 +98,15 @@ export class MessageIntake {
   }
 
   /** Starts the message's turn, with an inline push config (SendMessageConfiguration) attached when one is given. */
-  begin(call: CallContext, params: SendMessageRequest, observer: ExecutionObserver): Turn | Promise<Turn> {
+  async begin(call: CallContext, params: SendMessageRequest, observer: ExecutionObserver): Promise<Turn> {
     const inline = params.configuration?.taskPushNotificationConfig;
     if (!inline) return this.#beginTurn(call, params, observer);
     const taskId = params.message.taskId || undefined;
     return this.#deps.pushService().withInline(scopeOf(call), inline, taskId, () => this.#beginTurn(call, params, observer));
   }
 
-  /** Starts the turn; synchronous up to the submit for a new interaction (the hot path), async only for a follow-up. */
-  #beginTurn(call: CallContext, params: SendMessageRequest, observer: ExecutionObserver): Turn | Promise<Turn> {
+  /** Starts the turn: a new interaction reaches the submit within the call (no await before it); a follow-up awaits its read. */
+  async #beginTurn(call: CallContext, params: SendMessageRequest, observer: ExecutionObserver): Promise<Turn> {
     this.#deps.lifecycle.refuseWhenClosing();
     const message = params.message;
     if (message.role !== 'ROLE_USER') {

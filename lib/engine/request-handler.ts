@@ -120,8 +120,7 @@ export class A2ARequestHandler {
 
   async sendMessage(call: CallContext, params: SendMessageRequest): Promise<SendMessageResponse> {
     const answer = new BlockingAnswer(call, params.configuration?.returnImmediately === true);
-    const begun = this.#intake.begin(call, params, answer);
-    answer.turn = begun instanceof Promise ? await begun : begun;
+    answer.turn = await this.#intake.begin(call, params, answer);
     const result = await answer.outcome;
     if (result.kind === 'error') throw result.error;
     if (result.kind === 'message') return { message: result.message };

@@ -139,26 +139,13 @@ export class TaskChannel<Target = void> {
     return result;
   }
 
-  /**
-   * Writes and fans out one event; a refused event fails the task, an ended task refuses it. Call it
-   * inside a step. Synchronous when the write was (a store with immediate writes): then a failure throws.
-   */
-  publish(event: TaskEvent): void | Promise<void> {
-    let result: Commit | Promise<Commit>;
-    try {
-      result = this.commit(event);
-    } catch (error) {
-      // The store failed: the publisher hears it; its turn goes on (its end decides what follows).
-      throw this.asClientError(error);
-    }
-    return result instanceof Promise ? this.#publishWhenWritten(result) : this.#afterWrite(result);
-  }
-
-  async #publishWhenWritten(written: Promise<Commit>): Promise<void> {
+  /** Writes and fans out one event (call it inside a step); a refused event fails the task, an ended task refuses it. */
+  async publish(event: TaskEvent): Promise<void> {
     let result: Commit;
     try {
-      result = await written;
+      result = await this.commit(event);
     } catch (error) {
+      // The store failed: the publisher hears it; its turn goes on (its end decides what follows).
       throw this.asClientError(error);
     }
     return this.#afterWrite(result);
@@ -202,13 +189,11 @@ export class TaskChannel<Target = void> {
     else if (result.kind === 'ended') this.#listener.endedElsewhere(result.task);
   }
 
-  /** Writes `event` without fanning it out (see TaskWriter.commit); store failures reject (or throw, immediate) as the store's. */
-  commit(event: TaskEvent, recheck?: (fresh: Task) => A2AError | undefined): Commit | Promise<Commit> {
+  /** Writes `event` without fanning it out (see TaskWriter.commit); store failures reject as the store's. */
+  commit(event: TaskEvent, recheck?: (fresh: Task) => A2AError | undefined): Promise<Commit> {
     const created = this.#writer.task === undefined;
     const result = this.#writer.commit(event, created ? this.#listener.openingMessage() : undefined, recheck);
-    if (!created) return result;
-    if (result instanceof Promise) return result.then((written) => this.#afterCreate(written));
-    return this.#afterCreate(result);
+    return created ? result.then((written) => this.#afterCreate(written)) : result;
   }
 
   #afterCreate(result: Commit): Commit {

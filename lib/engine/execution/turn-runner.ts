@@ -215,9 +215,8 @@ export class LiveSink implements EventSink {
   accept(event: StreamResponse): Promise<void> {
     const applied: Promise<void> = this.#live.channel.enqueue(() => {
       // An agent that does not await publish() must not crash the process with an unhandled
-      // rejection; awaiting callers still see the error. Refusals are logged by the channel. The
-      // handler is attached only when the step may fail (it threw, or still waits for the store),
-      // before the step's promise settles: an event written at once costs no extra promise.
+      // rejection; awaiting callers still see the error (refusals are logged by the channel). The
+      // handler is attached, before the step's promise settles, only when the step may fail.
       let result: void | Promise<void>;
       try {
         result = this.#apply(event);
