@@ -1,13 +1,11 @@
 /**
- * What the engine reports as it works: the seam for metrics and lifecycle hooks. Every method is
- * optional and called synchronously on the engine's path, so an implementation must be cheap and
- * must not throw (a throw is caught and logged, never allowed to break a task).
+ * What the engine reports as it works (metrics and lifecycle hooks, cheap and synchronous, never
+ * throwing) and what it asks of tracing (a span per turn and per cancel, nothing when off).
  */
 import type { StreamResponse, Task, TaskState } from '../protocol/schemas.js';
 import type { Logger } from '../logger.js';
-import type { EngineTracing } from './engine-tracing.js';
-
-export { tracedTurns, type EngineTracing } from './engine-tracing.js';
+import type { TaskScope } from './seams/task-store.js';
+import type { Turn } from './execution/turn.js';
 
 export interface EngineEvents {
   /** A message's turn starts running `execute()`. */
@@ -63,4 +61,19 @@ export function combineEngineEvents(listeners: readonly EngineEvents[], logger: 
     };
   }
   return combined as EngineEvents;
+}
+
+/** The task a turn or cancel works on. */
+export interface TracedTask {
+  readonly taskId: string;
+  readonly contextId: string;
+  readonly scope: TaskScope;
+}
+
+/** Implemented by lib/observability/tracing.ts; absent when tracing is off, and then the engine makes no call at all. */
+export interface EngineTracing {
+  /** Starts `turn`'s span and runs `start` (the whole turn: lease, history, execute()) inside it. */
+  startTurn(task: TracedTask, turn: Turn, resumed: string | undefined, start: (turn: Turn) => void): void;
+  /** Runs a cancel inside its span; `run` notes its steps: the cancel() hook returned, the grace period ran out. */
+  traceCancel<T>(task: TracedTask, run: (note: (step: 'hook' | 'grace') => void) => Promise<T>): Promise<T>;
 }

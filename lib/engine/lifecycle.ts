@@ -1,17 +1,81 @@
 /**
- * The engine's life around its requests: the start-up settlement of tasks a previous process left
- * mid-turn, the periodic sweep of expired leases (several replicas), the settling of those orphans
- * (resumed by executor.resume() when the agent has it, else failed), and the graceful close (new
- * turns refused, running ones let finish or failed, streams ended).
+ * The executions live in this process (Executions) and the engine's life around them: settlement of
+ * orphaned tasks and owed final writes, reads that wait for start-up settlement, the graceful close.
  */
-import { shuttingDown } from '../errors.js';
+import { A2AError, shuttingDown, taskNotFound } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { Execution, type ExecutionDeps } from './execution/execution.js';
 import type { ResumeReason } from './executor.js';
-import type { Executions } from './executions.js';
+import { immediateReadOf } from './immediate-writes.js';
+import { OwedWrites, type OwedWrite } from './owed-writes.js';
+import type { ExecutionRegistry } from './seams/execution-registry.js';
 import type { LeasedTask, TaskLeases } from './seams/task-leases.js';
-import type { TaskStore } from './seams/task-store.js';
-import type { OwedWrite, OwedWrites } from './owed-writes.js';
+import type { TaskStore, TaskScope, VersionedTask } from './seams/task-store.js';
 import { taskKey } from './task-key.js';
+
+/** The executions live in this process, by task key; one is forgotten as soon as it goes idle. */
+export class Executions {
+  readonly #registry: ExecutionRegistry<Execution>;
+  readonly #deps: ExecutionDeps;
+  /** The engine's final writes (FAILED, CANCELED) a store outage refused, tried again while the process lives. */
+  readonly owed: OwedWrites;
+  #drained: (() => void) | undefined;
+
+  constructor(registry: ExecutionRegistry<Execution>, deps: Omit<ExecutionDeps, 'onIdle' | 'owed'>) {
+    this.#registry = registry;
+    this.owed = new OwedWrites({ logger: deps.logger, leases: deps.leases, settle: (write) => this.#settleOwed(write) });
+    this.#deps = { ...deps, owed: this.owed, onIdle: (execution) => this.#forget(execution) };
+  }
+
+  get size(): number {
+    return this.#registry.size;
+  }
+
+  get(key: string): Execution | undefined {
+    return this.#registry.get(key);
+  }
+
+  values(): Iterable<Execution> {
+    return this.#registry.values();
+  }
+
+  /** A new execution of the task, registered under `key` (`stored`: the task as read, absent for a new one). */
+  open(key: string, scope: TaskScope, taskId: string, contextId: string, stored?: VersionedTask): Execution {
+    const execution = new Execution(this.#deps, key, scope, taskId, contextId, stored);
+    this.#registry.add(key, execution);
+    return execution;
+  }
+
+  getOrOpen(key: string, scope: TaskScope, taskId: string, contextId: string, stored?: VersionedTask): Execution {
+    return this.#registry.get(key) ?? this.open(key, scope, taskId, contextId, stored);
+  }
+
+  /** What the publishers of handed-off work write with (store, bus, logger, hooks). */
+  get deps(): ExecutionDeps {
+    return this.#deps;
+  }
+
+  /** Resolves once no execution is live (at once when none is). */
+  drained(): Promise<void> {
+    if (this.#registry.size === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => (this.#drained = resolve));
+  }
+
+  #forget(execution: Execution): void {
+    this.#registry.remove(execution.key, execution);
+    if (this.#registry.size === 0) this.#drained?.();
+  }
+
+  /** An owed write, made by a fresh execution unless one is live here (then still owed); rejects while the store fails. */
+  async #settleOwed(write: OwedWrite): Promise<void> {
+    const { key, scope, taskId, contextId, state, text } = write;
+    if (this.#registry.get(key)) {
+      this.owed.owe(write);
+      return;
+    }
+    await this.open(key, scope, taskId, contextId).settleOwed(state, text);
+  }
+}
 
 interface LifecycleDeps {
   readonly store: TaskStore;
@@ -19,8 +83,6 @@ interface LifecycleDeps {
   readonly logger: Logger;
   /** Per-task leases (several replicas on one store); none for one process. */
   readonly leases?: TaskLeases;
-  /** The final writes a store outage refused, tried again while the process lives. */
-  readonly owed?: OwedWrites;
 }
 
 export const RESTARTED_TEXT = 'The server restarted before the agent finished this task.';
@@ -31,10 +93,8 @@ export class EngineLifecycle {
   /** Open SubscribeToTask streams (their end, by the key of the task they follow), so that close() can end them. */
   readonly #subscriptions = new Map<() => void, string>();
   #closing = false;
-  #drained: (() => void) | undefined;
   /** Start-up settlement of tasks a previous process left mid-turn; requests wait for it. */
   #recovering: Promise<void> | undefined;
-  /** The periodic claim of expired leases (several replicas). */
   #sweeper: NodeJS.Timeout | undefined;
 
   /** Starts the lease sweep (with leases) or the start-up settlement (a store that can find unfinished tasks). */
@@ -108,21 +168,6 @@ export class EngineLifecycle {
     }
   }
 
-  /**
-   * A final write a store outage refused (see OwedWrites): made by a fresh execution of the task,
-   * unless one is live here (it owns the task; the write stays owed until it is idle). Rejects
-   * when the store still fails.
-   */
-  async settleOwed(write: OwedWrite): Promise<void> {
-    const { key, scope, taskId, contextId, state, text } = write;
-    const { executions, owed } = this.#deps;
-    if (executions.get(key)) {
-      owed?.owe(write);
-      return;
-    }
-    await executions.open(key, scope, taskId, contextId).settleOwed(state, text);
-  }
-
   /** Keeps an open stream's `end` (it follows the task under `key`) until it is forgotten: close() calls it. */
   trackSubscription(key: string, end: () => void): void {
     this.#subscriptions.set(end, key);
@@ -132,34 +177,68 @@ export class EngineLifecycle {
     this.#subscriptions.delete(end);
   }
 
-  /** An execution went idle: during a close, the last one lets it go on. */
-  executionIdle(): void {
-    if (this.#closing && this.#deps.executions.size === 0) this.#drained?.();
-  }
-
-  /**
-   * Graceful shutdown: refuses new messages and subscriptions from now on, lets running turns end
-   * within `graceMs`, then aborts the rest (their tasks FAILED with the reason), and ends every
-   * open subscription. Resolves when nothing runs. Reads and CancelTask are still served meanwhile.
-   */
+  /** See A2ARequestHandler.close. */
   async close(graceMs: number): Promise<void> {
     this.#closing = true;
     clearInterval(this.#sweeper);
-    this.#deps.owed?.close();
     const executions = this.#deps.executions;
-    // Streams of tasks with nothing running here (parked ones) would wait out the grace period for
-    // nothing: they end now; a running task's stream ends after its last event, below.
+    executions.owed.close();
+    // Streams of parked tasks end now; a running task's stream ends after its last event, below.
     for (const [end, key] of [...this.#subscriptions]) if (!executions.get(key)) end();
     if (executions.size > 0) {
       let timer: NodeJS.Timeout | undefined;
-      await new Promise<void>((resolve) => {
-        this.#drained = resolve;
+      const graceOver = new Promise<void>((resolve) => {
         timer = setTimeout(resolve, graceMs);
         timer.unref();
       });
+      await Promise.race([executions.drained(), graceOver]);
       clearTimeout(timer);
       await Promise.all([...executions.values()].map((execution) => execution.shutdown()));
     }
     for (const end of [...this.#subscriptions.keys()]) end();
+  }
+}
+
+/** Reads a task in the caller's scope: after start-up settlement; a store failure is Unavailable, another scope's task TaskNotFound. */
+export class TaskReader {
+  readonly #store: TaskStore;
+  readonly #lifecycle: EngineLifecycle;
+  readonly #logger: Logger;
+  /** The store's reads made within the call, when it has them: no deadline promise or timer per read. */
+  readonly #readNow: ((scope: TaskScope, taskId: string) => VersionedTask | undefined) | undefined;
+
+  constructor(store: TaskStore, lifecycle: EngineLifecycle, logger: Logger) {
+    this.#store = store;
+    this.#lifecycle = lifecycle;
+    this.#logger = logger;
+    this.#readNow = immediateReadOf(store);
+  }
+
+  /** Resolves once start-up settlement is over (undefined when there is none to wait for). */
+  get recovering(): Promise<void> | undefined {
+    return this.#lifecycle.recovering;
+  }
+
+  /** The task if `scope` may see it; TaskNotFound otherwise (same answer as a missing id). */
+  async read(scope: TaskScope, taskId: string): Promise<VersionedTask> {
+    const recovering = this.#lifecycle.recovering;
+    if (recovering) await recovering;
+    let stored: VersionedTask | undefined;
+    try {
+      const readNow = this.#readNow;
+      stored = readNow ? readNow(scope, taskId) : await this.#store.get(scope, taskId);
+    } catch (error) {
+      throw this.storeFailure(error);
+    }
+    if (!stored) throw taskNotFound(taskId);
+    return stored;
+  }
+
+  /** A store that failed: logged, and answered as unavailable (never its own text). */
+  storeFailure(error: unknown): A2AError {
+    if (error instanceof A2AError) return error;
+    // An outage is logged once by the engine's StoreOutage account; here one debug line per request.
+    this.#logger.debug({ err: error }, 'the task store failed');
+    return new A2AError('Unavailable');
   }
 }

@@ -1,22 +1,19 @@
 /**
- * Where an incoming message becomes a turn: checked (role, media types, shutdown), given its task
- * (a new one, or an existing one through routeFollowUp) and submitted to the task's execution.
- * A new interaction stays synchronous up to the submit (the hot path); only a follow-up awaits.
+ * Where an incoming message becomes a turn (checked, given its task: a new one, or an existing one's
+ * execution here or a new one), and the observer a blocking SendMessage waits with.
  */
 import { randomUUID } from 'node:crypto';
-import { A2AError, invalidParams } from '../errors.js';
-import type { Message } from '../protocol/schemas.js';
+import { A2AError, acceptsNoMoreMessages, busyElsewhere, invalidParams } from '../errors.js';
+import type { Message, StreamResponse } from '../protocol/schemas.js';
 import type { SendMessageRequest } from '../protocol/requests.js';
 import type { Execution } from './execution/execution.js';
-import type { ExecutionObserver, Turn } from './execution/turn.js';
-import type { Executions } from './executions.js';
-import { routeFollowUp, type FollowUpDeps } from './follow-up.js';
-import type { EngineLifecycle } from './lifecycle.js';
+import type { ExecutionObserver, Turn, TurnOutcome } from './execution/turn.js';
+import type { EngineLifecycle, Executions, TaskReader } from './lifecycle.js';
 import type { MediaTypeFilter } from './media-types.js';
 import type { PushNotificationService } from './push/push-service.js';
-import type { TaskScope } from './seams/task-store.js';
+import type { TaskScope, VersionedTask } from './seams/task-store.js';
+import { isInterrupted, isTerminal } from './task-state.js';
 import { taskKey } from './task-key.js';
-import type { TaskReader } from './task-reader.js';
 import type { CallContext } from './call-context.js';
 
 interface MessageIntakeDeps {
@@ -32,6 +29,57 @@ interface MessageIntakeDeps {
 
 export const scopeOf = (call: CallContext): TaskScope => ({ tenant: call.tenant, owner: call.caller.id });
 
+export interface FollowUpDeps {
+  readonly executions: Executions;
+  /** Several replicas: the execution waits for the task's lease and decides then. */
+  readonly leased: boolean;
+}
+
+/**
+ * The execution that takes a message for task `taskId`; `read` resolves the task in the caller's
+ * scope. The stored copy may be old by now; its version makes the first write (the message joining
+ * the history) fail if so, and the execution then decides on a fresh one.
+ */
+export async function routeFollowUp(
+  deps: FollowUpDeps,
+  scope: TaskScope,
+  _taskId: string,
+  contextId: string | undefined,
+  read: () => Promise<VersionedTask>,
+): Promise<Execution> {
+  const stored = await read();
+  const task = stored.task;
+  if (contextId && contextId !== task.contextId) {
+    throw invalidParams([{ field: 'message.contextId', description: `does not match the contextId of task ${task.id}` }]);
+  }
+  if (isTerminal(task.status.state)) throw acceptsNoMoreMessages(task.id);
+  const key = taskKey(scope, task.id);
+  const { executions } = deps;
+  const live = executions.get(key);
+  if (live) return live;
+  const parked = isInterrupted(task.status.state) || deps.leased ? stored : await parkedNow(executions, task.id, key, read);
+  return executions.getOrOpen(key, scope, task.id, task.contextId ?? '', parked);
+}
+
+/**
+ * The task was mid-turn when read, and no turn of it runs here now: read it again. Parked since
+ * (the turn here ended meanwhile), it takes this message; still mid-turn, the turn runs in another
+ * process, where this message cannot queue: it is refused rather than run beside that turn.
+ */
+async function parkedNow(
+  executions: Executions,
+  taskId: string,
+  key: string,
+  read: () => Promise<VersionedTask>,
+): Promise<VersionedTask | undefined> {
+  const fresh = await read();
+  if (executions.get(key)) return undefined; // a turn started here meanwhile: queue behind it
+  const state = fresh.task.status.state;
+  if (isTerminal(state)) throw acceptsNoMoreMessages(taskId);
+  if (!isInterrupted(state)) throw busyElsewhere(taskId);
+  return fresh;
+}
+
 export class MessageIntake {
   readonly #deps: MessageIntakeDeps;
   readonly #followUps: FollowUpDeps;
@@ -42,15 +90,15 @@ export class MessageIntake {
   }
 
   /** Starts the message's turn, with an inline push config (SendMessageConfiguration) attached when one is given. */
-  begin(call: CallContext, params: SendMessageRequest, observer: ExecutionObserver): Turn | Promise<Turn> {
+  async begin(call: CallContext, params: SendMessageRequest, observer: ExecutionObserver): Promise<Turn> {
     const inline = params.configuration?.taskPushNotificationConfig;
     if (!inline) return this.#beginTurn(call, params, observer);
     const taskId = params.message.taskId || undefined;
     return this.#deps.pushService().withInline(scopeOf(call), inline, taskId, () => this.#beginTurn(call, params, observer));
   }
 
-  /** Starts the turn; synchronous for a new interaction (the hot path), async only for a follow-up. */
-  #beginTurn(call: CallContext, params: SendMessageRequest, observer: ExecutionObserver): Turn | Promise<Turn> {
+  /** Starts the turn: a new interaction reaches the submit within the call (no await before it); a follow-up awaits its read. */
+  async #beginTurn(call: CallContext, params: SendMessageRequest, observer: ExecutionObserver): Promise<Turn> {
     this.#deps.lifecycle.refuseWhenClosing();
     const message = params.message;
     if (message.role !== 'ROLE_USER') {
@@ -84,5 +132,48 @@ export class MessageIntake {
         throw new A2AError('ContentTypeNotSupported', `Media type ${part.mediaType} of message.parts[${index}] is not accepted by this agent`);
       }
     }
+  }
+}
+
+/**
+ * The observer of a blocking SendMessage: it resolves `outcome` when the turn ends (or, with
+ * returnImmediately, at the first task), and stops waiting when the client leaves.
+ */
+export class BlockingAnswer implements ExecutionObserver {
+  readonly outcome: Promise<TurnOutcome>;
+  /** The turn answered, once submitted (the client leaving detaches it). */
+  turn: Turn | undefined;
+  #settle!: (outcome: TurnOutcome) => void;
+  readonly #returnImmediately: boolean;
+  readonly #call: CallContext;
+  #watching = false;
+
+  constructor(call: CallContext, returnImmediately: boolean) {
+    this.#call = call;
+    this.#returnImmediately = returnImmediately;
+    this.outcome = new Promise<TurnOutcome>((resolve) => (this.#settle = resolve));
+  }
+
+  onEvent(event: StreamResponse): void {
+    if (!('task' in event)) return;
+    if (this.#returnImmediately) this.#settle({ kind: 'task', task: event.task });
+    else if (!this.#watching) {
+      // A task to wait for (a Message reply needs no watch): a client that leaves stops
+      // waiting, and the turn goes on without an observer.
+      this.#watching = true;
+      const left = (): void => {
+        this.turn?.detach();
+        this.#settle({ kind: 'error', error: new A2AError('Internal', 'The client closed the request') });
+      };
+      // The connection's close when the binding offers it: the request's AbortSignal (made on first
+      // use) costs an AbortController and an EventTarget listener per request.
+      const call = this.#call;
+      if (call.onClientClose) call.onClientClose(left);
+      else call.signal?.addEventListener('abort', left, { once: true });
+    }
+  }
+
+  onEnd(outcome: TurnOutcome): void {
+    this.#settle(outcome);
   }
 }

@@ -1,9 +1,6 @@
 /**
- * The engine's final writes (FAILED, CANCELED) a store outage refused: kept, a bounded set by task,
- * and tried again with backoff while the process lives, so no task is left mid-turn with nothing
- * running once the store answers again. With leases, each owed task stays leased between retries,
- * so that if this process dies its leases expire and another replica settles the tasks. Once
- * written (or found ended), nothing of it remains.
+ * The engine's final writes (FAILED, CANCELED) a store outage refused, retried with backoff while the
+ * process lives; with leases each owed task stays leased between retries (if this process dies, another replica settles it).
  */
 import type { Logger } from '../logger.js';
 import type { TaskLease, TaskLeases } from './seams/task-leases.js';
@@ -47,7 +44,6 @@ export class OwedWrites {
     this.#delayMs = options.firstRetryMs ?? 100;
   }
 
-  /** Tasks owed a final write now. */
   get size(): number {
     return this.#owed.size;
   }
@@ -66,10 +62,7 @@ export class OwedWrites {
     this.#schedule();
   }
 
-  /**
-   * No more retries (shutdown): what is still owed is left to the start-up settlement, or with
-   * leases to whichever replica claims the tasks once their leases, not released, expire.
-   */
+  /** No more retries (shutdown): what is owed is left to the start-up settlement or, with leases, to their expiry. */
   close(): void {
     this.#closed = true;
     clearTimeout(this.#timer);
@@ -78,11 +71,7 @@ export class OwedWrites {
     this.#held.clear();
   }
 
-  /**
-   * Leases the owed task until its next retry: the execution whose write failed is giving the lease
-   * back (it goes idle), so this waits for it. Not leased (another replica runs a turn of the task
-   * now, or the lease store fails): that retry finds out.
-   */
+  /** Leases the owed task until its next retry (waiting for the failed execution to give it back); not leased, that retry finds out. */
   #hold(write: OwedWrite): void {
     const leases = this.#options.leases;
     if (!leases || this.#held.has(write.key)) return;

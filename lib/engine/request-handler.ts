@@ -22,26 +22,21 @@ import type {
 } from '../protocol/requests.js';
 import type { Execution } from './execution/execution.js';
 import { answerFinished } from './execution/cancel.js';
-import { BlockingAnswer } from './blocking-answer.js';
 import type { CallContext, StreamObserver } from './call-context.js';
-import { Executions } from './executions.js';
 import { extendedAgentCard } from './extended-card.js';
 import { Deadlines, deadlineHook, DEFAULT_STORE_TIMEOUT_MS } from './deadlines.js';
 import { interceptSeams } from './seams/intercept.js';
 import { StoreOutage } from './store-outage.js';
-import { OwedWrites } from './owed-writes.js';
-import { EngineLifecycle } from './lifecycle.js';
-import { MessageIntake, scopeOf } from './message-intake.js';
+import { EngineLifecycle, Executions, TaskReader } from './lifecycle.js';
+import { BlockingAnswer, MessageIntake, scopeOf } from './message-intake.js';
 import type { RequestHandlerOptions } from './request-handler-options.js';
-import { TaskReader } from './task-reader.js';
 import { listTasks } from './task-listing.js';
-import { withHistoryLength } from './task-shape.js';
 import { subscribeToTask } from './task-subscription.js';
 import { LocalExecutionRegistry } from './seams/execution-registry.js';
 import type { TaskScope } from './seams/task-store.js';
 import { InProcessTaskEventBus, type TaskEventBus } from './seams/task-event-bus.js';
 import { taskKey } from './task-key.js';
-import { isTerminal } from './task-state.js';
+import { isTerminal, withHistoryLength } from './task-state.js';
 import { openTaskPublisher, type TaskPublisher } from './task-publisher.js';
 import { MediaTypeFilter } from './media-types.js';
 import type { PushNotificationService } from './push/push-service.js';
@@ -69,17 +64,16 @@ export class A2ARequestHandler {
     const { taskStore: store, logger, leases } = options;
     const bus = (this.#bus = options.bus ?? new InProcessTaskEventBus());
     const registry = options.registry ?? new LocalExecutionRegistry<Execution>();
-    const owed = new OwedWrites({ logger, leases, settle: (write) => this.#lifecycle.settleOwed(write) });
-    const deps = { store, bus, executor: options.executor, logger, events: options.events, leases, owed };
+    const deps = { store, bus, executor: options.executor, logger, events: options.events, leases };
     const timing = {
       turnTimeoutMs: options.turnTimeoutMs ?? 0,
       leaseWaitMs: options.leaseWaitMs ?? 30_000,
       cancelGraceMs: options.cancelGracePeriodMs,
     };
-    const executions = (this.#executions = new Executions(registry, { ...deps, ...timing }, () => this.#lifecycle.executionIdle()));
+    const executions = (this.#executions = new Executions(registry, { ...deps, ...timing }));
     const card = options.agentCard;
     const inputModes = new MediaTypeFilter([...card.defaultInputModes, ...card.skills.flatMap((s) => s.inputModes ?? [])]);
-    const lifecycle = (this.#lifecycle = new EngineLifecycle({ store, executions, logger, leases, owed }));
+    const lifecycle = (this.#lifecycle = new EngineLifecycle({ store, executions, logger, leases }));
     const reader = (this.#reader = new TaskReader(store, lifecycle, logger));
     const pushService = () => this.#pushService();
     this.#intake = new MessageIntake({ executions, lifecycle, reader, inputModes, pushService, leased: leases !== undefined });
@@ -122,8 +116,7 @@ export class A2ARequestHandler {
 
   async sendMessage(call: CallContext, params: SendMessageRequest): Promise<SendMessageResponse> {
     const answer = new BlockingAnswer(call, params.configuration?.returnImmediately === true);
-    const begun = this.#intake.begin(call, params, answer);
-    answer.turn = begun instanceof Promise ? await begun : begun;
+    answer.turn = await this.#intake.begin(call, params, answer);
     const result = await answer.outcome;
     if (result.kind === 'error') throw result.error;
     if (result.kind === 'message') return { message: result.message };

@@ -5,8 +5,8 @@
 import { invalidParams } from '../errors.js';
 import { LIST_TASKS_DEFAULT_PAGE_SIZE, type ListTasksRequest, type ListTasksResponse } from '../protocol/requests.js';
 import { InvalidPageTokenError, type TaskScope, type TaskStore } from './seams/task-store.js';
-import type { TaskReader } from './task-reader.js';
-import { withHistoryLength, withoutArtifacts } from './task-shape.js';
+import type { TaskReader } from './lifecycle.js';
+import { withHistoryLength, withoutArtifacts } from './task-state.js';
 
 /** One page of `scope`'s tasks in `store`; `reader` tells when start-up settlement is over and words a store failure. */
 export async function listTasks(store: TaskStore, reader: TaskReader, scope: TaskScope, params: ListTasksRequest): Promise<ListTasksResponse> {

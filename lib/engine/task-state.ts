@@ -1,6 +1,6 @@
 /**
- * The task lifecycle as an explicit state machine: terminal and interrupted sets, the legal
- * transitions, and the one place that builds the statuses the engine writes itself.
+ * The task lifecycle as an explicit state machine (terminal and interrupted sets, legal transitions),
+ * the statuses the engine writes itself, and how a task is trimmed for an answer.
  */
 import { randomUUID } from 'node:crypto';
 import type { Message, Task, TaskState, TaskStatus } from '../protocol/schemas.js';
@@ -61,3 +61,20 @@ export function engineStatus(state: 'TASK_STATE_FAILED' | 'TASK_STATE_CANCELED',
 
 export const GENERIC_FAILURE_TEXT = 'The agent failed while processing this task.';
 export const CANCELED_TEXT = 'The task was canceled.';
+
+/** At most `historyLength` newest messages; none (field omitted) for 0. */
+export function withHistoryLength(task: Task, historyLength: number | undefined): Task {
+  if (historyLength === undefined || !task.history) return task;
+  if (historyLength === 0) {
+    const { history: _dropped, ...rest } = task;
+    return rest;
+  }
+  return task.history.length <= historyLength ? task : { ...task, history: task.history.slice(-historyLength) };
+}
+
+/** The task without its artifacts (ListTasks leaves them out unless includeArtifacts). */
+export function withoutArtifacts(task: Task): Task {
+  if (task.artifacts === undefined) return task;
+  const { artifacts: _omitted, ...rest } = task;
+  return rest;
+}

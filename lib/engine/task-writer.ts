@@ -106,61 +106,27 @@ export class TaskWriter {
   }
 
   /**
-   * Folds `event` into the task and writes it. After a conflict the task is read again and
-   * `recheck` may refuse the write on what it now is. Store failures reject (or, on a store with
-   * immediate writes, throw) as the store's errors. With immediate writes a write that meets no
-   * conflict answers within the call: no promise, no await.
+   * Folds `event` into the task and writes it (a store with immediate writes answers within the
+   * call, without a store promise). After a conflict the task is read again and `recheck` may
+   * refuse the write on what it now is. Store failures reject as the store's errors.
    */
-  commit(event: TaskEvent, openingMessage: Message | undefined, recheck?: (fresh: Task) => A2AError | undefined): Commit | Promise<Commit> {
-    const immediate = this.#immediate;
-    if (!immediate || this.#stale) return this.#commitAsync(event, openingMessage, recheck, 0);
-    const base = this.#committed;
-    if (base && isTerminal(base.task.status.state)) return { kind: 'ended', task: base.task };
-    const reduced = foldTaskInPlace(base?.task, event, this.#reduceContext(openingMessage));
-    if (!reduced.ok) return { kind: 'refused', reason: reduced.reason };
-    let version: number;
-    try {
-      version = base
-        ? immediate.updateNow(this.#scope, reduced.task, base.version, changeWithEvent(reduced.change, reduced.event))
-        : immediate.createNow(this.#scope, reduced.task);
-    } catch (error) {
-      if (base && reduced.change.kind !== 'replace') this.#stale = true;
-      if (!(error instanceof TaskVersionConflictError)) throw error;
-      // Another writer won: read again and fold on what the task now is (the async path).
-      return this.#retryAfterConflict(event, openingMessage, recheck);
-    }
-    this.#committed = { task: reduced.task, version };
-    return { kind: 'committed', task: reduced.task, previous: base?.task, event: reduced.event, version };
-  }
-
-  async #retryAfterConflict(
-    event: TaskEvent,
-    openingMessage: Message | undefined,
-    recheck: ((fresh: Task) => A2AError | undefined) | undefined,
-  ): Promise<Commit> {
-    await this.reload();
-    const refusal = recheck?.(this.#committed!.task);
-    if (refusal) throw refusal;
-    return this.#commitAsync(event, openingMessage, recheck, 1);
-  }
-
-  async #commitAsync(
-    event: TaskEvent,
-    openingMessage: Message | undefined,
-    recheck: ((fresh: Task) => A2AError | undefined) | undefined,
-    firstAttempt: number,
-  ): Promise<Commit> {
+  async commit(event: TaskEvent, openingMessage: Message | undefined, recheck?: (fresh: Task) => A2AError | undefined): Promise<Commit> {
     if (this.#stale) await this.reload();
-    for (let attempt = firstAttempt; ; attempt++) {
+    const immediate = this.#immediate;
+    for (let attempt = 0; ; attempt++) {
       const base = this.#committed;
       if (base && isTerminal(base.task.status.state)) return { kind: 'ended', task: base.task };
       const reduced = foldTaskInPlace(base?.task, event, this.#reduceContext(openingMessage));
       if (!reduced.ok) return { kind: 'refused', reason: reduced.reason };
       let version: number;
       try {
-        version = base
-          ? await this.#store.update(this.#scope, reduced.task, base.version, changeWithEvent(reduced.change, reduced.event))
-          : await this.#store.create(this.#scope, reduced.task);
+        const change = base && changeWithEvent(reduced.change, reduced.event);
+        if (immediate)
+          version = base ? immediate.updateNow(this.#scope, reduced.task, base.version, change!) : immediate.createNow(this.#scope, reduced.task);
+        else
+          version = base
+            ? await this.#store.update(this.#scope, reduced.task, base.version, change!)
+            : await this.#store.create(this.#scope, reduced.task);
       } catch (error) {
         // Folded in place (an artifact's parts, a status message in the shared history): the copy
         // now has an event the store does not.

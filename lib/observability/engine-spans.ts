@@ -4,7 +4,7 @@
  * per cancel, with its steps as events. The first turn of a task names its origin, which the traced
  * store keeps when the task is created.
  */
-import type { EngineTracing, TracedTask } from '../engine/engine-tracing.js';
+import type { EngineTracing, TracedTask } from '../engine/engine-events.js';
 import type { TaskScope } from '../engine/seams/task-store.js';
 import { A2AError } from '../errors.js';
 import type { Turn, TurnOutcome } from '../engine/execution/turn.js';

@@ -9,9 +9,7 @@ import type { ExecutionDeps, Execution } from '../../../lib/engine/execution/exe
 import { Turn, type ExecutionObserver, type TurnOutcome, type TurnRequest } from '../../../lib/engine/execution/turn';
 import { TaskChannel, type ChannelListener } from '../../../lib/engine/execution/task-channel';
 import { ReplicaGuard } from '../../../lib/engine/execution/replica-guard';
-import { LiveSink } from '../../../lib/engine/execution/live-sink';
 import type { TurnHost } from '../../../lib/engine/execution/turn-runner';
-import { TaskEvents } from '../../../lib/engine/task-events';
 import { endsTurn } from '../../../lib/engine/task-state';
 import { silentLogger } from '../../../lib/logger';
 import type { Message, StreamResponse, Task, TaskState } from '../../../lib/protocol/schemas';
@@ -119,6 +117,8 @@ export function turnHost(store: InMemoryTaskStore, executor: AgentExecutor, extr
   const { stored, ...rest } = extra;
   const deps = { store, bus: new InProcessTaskEventBus(), executor, logger: silentLogger, turnTimeoutMs: 0, leaseWaitMs: 0, ...rest };
   let current: Turn | undefined;
+  /** A CancelTask runs "here" (what an Execution's cancelling phase tells its runner). */
+  const cancel = { running: false };
   const ends: TurnOutcome[] = [];
   const listener: ChannelListener<Turn | undefined> = {
     openingMessage: () => current?.request.message,
@@ -145,8 +145,8 @@ export function turnHost(store: InMemoryTaskStore, executor: AgentExecutor, extr
     logger: deps.logger,
     deps,
     guard,
-    busy: false,
     channel,
+    cancelState: (turn) => (cancel.running ? (turn.canceled ? 'aborted-here' : 'running') : turn.canceled ? 'asked' : 'none'),
     runningTurn: () => current,
     endTurn: (turn, outcome) => {
       if (current === turn) current = undefined;
@@ -154,11 +154,8 @@ export function turnHost(store: InMemoryTaskStore, executor: AgentExecutor, extr
       turn.end(outcome);
     },
     follow: () => undefined,
-    abortTurn: (turn) => turn.cancel(),
-    routeCancel: () => undefined,
-    eventsFor: (publisher) => new TaskEvents(new LiveSink(host, publisher)),
   };
   /** A turn for `request`, made the running one (as TurnQueue does before it starts a turn). */
   const start = (request: TurnRequest): Turn => (current = new Turn(request));
-  return { host, start, ends, deps };
+  return { host, start, ends, deps, cancel };
 }

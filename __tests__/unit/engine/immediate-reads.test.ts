@@ -1,8 +1,7 @@
 /** Reads the in-memory store makes within the call: no seam deadline for them, and a store whose get() was replaced is called as it is. */
 import { Deadlines, deadlineHook } from '../../../lib/engine/deadlines';
 import { interceptSeam } from '../../../lib/engine/seams/intercept';
-import type { EngineLifecycle } from '../../../lib/engine/lifecycle';
-import { TaskReader } from '../../../lib/engine/task-reader';
+import { TaskReader, type EngineLifecycle } from '../../../lib/engine/lifecycle';
 import { InMemoryTaskStore } from '../../../lib/backends/memory/in-memory-task-store';
 import type { TaskScope, VersionedTask } from '../../../lib/engine/seams/task-store';
 import { silentLogger } from '../../../lib/logger';

@@ -1,6 +1,5 @@
 /** The engine lifecycle alone: start-up settlement, the lease sweep, and the graceful close. */
-import { EngineLifecycle, REPLICA_LOST_TEXT, RESTARTED_TEXT } from '../../../lib/engine/lifecycle';
-import { Executions } from '../../../lib/engine/executions';
+import { EngineLifecycle, Executions, REPLICA_LOST_TEXT, RESTARTED_TEXT } from '../../../lib/engine/lifecycle';
 import { LocalExecutionRegistry } from '../../../lib/engine/seams/execution-registry';
 import type { Execution } from '../../../lib/engine/execution/execution';
 import type { AgentExecutor } from '../../../lib/engine/executor';
@@ -12,10 +11,8 @@ function engine(store: InMemoryTaskStore, executor: AgentExecutor, leases?: Fake
   const { deps } = executionDeps(store, executor, { leases });
   const registry = new LocalExecutionRegistry<Execution>();
   const { onIdle: _unused, ...rest } = deps;
-  // eslint-disable-next-line prefer-const -- read by the idle callback above, assigned once below
-  let lifecycle: EngineLifecycle | undefined;
-  const executions = new Executions(registry, rest, () => lifecycle?.executionIdle());
-  lifecycle = new EngineLifecycle({ store, executions, logger: deps.logger, leases });
+  const executions = new Executions(registry, rest);
+  const lifecycle = new EngineLifecycle({ store, executions, logger: deps.logger, leases });
   return { lifecycle, executions };
 }
 

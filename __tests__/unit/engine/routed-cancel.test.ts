@@ -3,7 +3,7 @@
  * touches, and a turn ended by an end committed before the bus was followed. (The end heard from the
  * bus and the grace period are in resume-and-routed-cancel.test.ts, through an Execution.)
  */
-import { cancelRoutedHere } from '../../../lib/engine/execution/routed-cancel';
+import { cancelRoutedHere } from '../../../lib/engine/execution/cancel';
 import { runTurn } from '../../../lib/engine/execution/turn-runner';
 import type { AgentExecutor } from '../../../lib/engine/executor';
 import { aborted, deferred } from '../../helpers/async';
@@ -32,7 +32,7 @@ describe('cancelRoutedHere', () => {
   it('only aborts a handed-off turn: it follows the bus for its end already', async () => {
     const { host, start, ends, deps } = turnHost(await storeWith(), { execute: jest.fn() });
     const turn = start(turnRequest(userMessage('go')));
-    turn.handedOff = true;
+    turn.handOff();
     cancelRoutedHere(host);
     expect(turn.signal.aborted).toBe(true);
     expect(deps.bus.subscriberCount).toBe(0); // no watch for the end

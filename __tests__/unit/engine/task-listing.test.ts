@@ -1,8 +1,7 @@
 /** ListTasks without HTTP: the caller's tasks only, trimmed as asked, after start-up settlement; a foreign page token is InvalidParams. And historyLength's trimming. */
 import { listTasks } from '../../../lib/engine/task-listing';
-import { withHistoryLength } from '../../../lib/engine/task-shape';
-import { TaskReader } from '../../../lib/engine/task-reader';
-import type { EngineLifecycle } from '../../../lib/engine/lifecycle';
+import { withHistoryLength } from '../../../lib/engine/task-state';
+import { TaskReader, type EngineLifecycle } from '../../../lib/engine/lifecycle';
 import { A2AError } from '../../../lib/errors';
 import { silentLogger } from '../../../lib/logger';
 import { deferred } from '../../helpers/async';

@@ -1,6 +1,6 @@
 /** The turn queue alone, and through an Execution: order, each turn in its request's context, shutdown refusals. */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { TurnQueue } from '../../../lib/engine/execution/turn-queue';
+import { TurnQueue } from '../../../lib/engine/execution/turn';
 import { Execution } from '../../../lib/engine/execution/execution';
 import type { Turn } from '../../../lib/engine/execution/turn';
 import type { AgentExecutor } from '../../../lib/engine/executor';

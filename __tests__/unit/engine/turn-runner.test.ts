@@ -6,7 +6,7 @@ import { runResume, runTurn } from '../../../lib/engine/execution/turn-runner';
 import type { AgentExecutor, ExecutionContext } from '../../../lib/engine/executor';
 import type { EngineEvents } from '../../../lib/engine/engine-events';
 import { A2AError } from '../../../lib/errors';
-import { resumeRequest } from '../../../lib/engine/execution/resume-request';
+import { resumeRequest } from '../../../lib/engine/execution/turn';
 import { aborted, deferred } from '../../helpers/async';
 import { recordingLogger } from '../../push/helpers';
 import { FakeLeases, recorder, scope, storeWith, task, turnHost, turnRequest, userMessage } from './engine-fixtures';
@@ -117,11 +117,11 @@ describe('runTurn', () => {
           await release.promise;
         },
       };
-      const { host, start, ends } = turnHost(store, executor, { turnTimeoutMs: 20 });
+      const { host, start, ends, cancel } = turnHost(store, executor, { turnTimeoutMs: 20 });
       const turn = start(turnRequest(userMessage('go')));
       const run = runTurn(host, turn);
       await running.promise;
-      host.busy = true;
+      cancel.running = true;
       jest.advanceTimersByTime(1_000);
       expect(turn.signal.aborted).toBe(false);
       expect(turn.closed).toBe(false);

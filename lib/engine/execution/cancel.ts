@@ -1,61 +1,37 @@
 /**
- * A task's cancel, in the canceller's async context (the CancelTask request): executor.cancel()
- * bounded by the grace period, then the turn's AbortSignal, then CANCELED written by the engine
- * unless another terminal state won; and the answer: the CANCELED task or TaskNotCancelable.
+ * A task's cancel: the CancelTask's (executor.cancel() within the grace period, the turn's signal,
+ * CANCELED unless another end won, the answer) and one routed here from another process.
  */
 import { A2AError, taskNotCancelable, taskNotFound } from '../../errors.js';
 import type { Logger } from '../../logger.js';
-import type { Task } from '../../protocol/schemas.js';
+import type { StreamResponse, Task } from '../../protocol/schemas.js';
 import type { EngineEvents } from '../engine-events.js';
 import type { AgentExecutor, CancelContext } from '../executor.js';
-import type { TaskEvents } from '../task-events.js';
+import { TaskEvents } from '../task-events.js';
 import { CANCELED_TEXT, isInterrupted, isTerminal } from '../task-state.js';
 import { taskKey } from '../task-key.js';
 import type { TaskLeases } from '../seams/task-leases.js';
-import type { TaskChannel } from './task-channel.js';
-import type { TaskScope } from '../seams/task-store.js';
 import { InvalidAgentEventError } from '../agent-event-error.js';
-import { CancelPublisher, type Publisher, type Turn } from './turn.js';
+import type { TaskChannel } from './task-channel.js';
+import { LiveSink, type TurnHost } from './turn-runner.js';
+import { CancelPublisher, copyOf, type Turn } from './turn.js';
 
 /** What a cancel() hook is told, less what the execution fills in. */
 export type CancelRequest = Omit<CancelContext, 'task' | 'running'>;
-
-/** The execution a cancel works on. */
-export interface CancelTarget {
-  readonly taskId: string;
-  readonly scope: TaskScope;
-  readonly channel: TaskChannel<unknown>;
-  /** The turn running here now, if any. */
-  runningTurn(): Turn | undefined;
-  /** Stops the turn (its signal fires; handed-off work is told through the bus). */
-  abortTurn(turn: Turn): void;
-  /** Asks another process that may run a turn of the task to stop it. */
-  routeCancel(): void;
-  /** The TaskEvents a cancel() hook publishes with. */
-  eventsFor(publisher: Publisher): TaskEvents;
-}
 
 export interface CancelDeps {
   readonly executor: AgentExecutor;
   readonly logger: Logger;
   /** With several replicas: whether a turn runs in another process. */
   readonly leases?: TaskLeases;
-  /** Its `tracing`, when on, puts each cancel in a span. */
   readonly events?: EngineEvents;
 }
 
 const GRACE_OVER = Symbol('grace over');
 const noop = (): void => {};
-const RESOLVED: Promise<void> = Promise.resolve();
-
-/**
- * The agent's own copy of the task (it may mutate it freely). A JSON round trip: tasks are JSON data,
- * it is what stores keep and clients see, and V8 does it faster than structuredClone.
- */
-export const copyOf = (task: Task): Task => JSON.parse(JSON.stringify(task)) as Task;
 
 /** Runs one cancel of `target`; resolves with the CANCELED task, rejects with TaskNotCancelable when another end won. */
-export function runCancel(target: CancelTarget, deps: CancelDeps, request: CancelRequest, graceMs: number): Promise<Task> {
+export function runCancel(target: TurnHost, deps: CancelDeps, request: CancelRequest, graceMs: number): Promise<Task> {
   const tracing = deps.events?.tracing;
   if (!tracing) return cancelOnce(target, deps, request, graceMs, noop);
   return tracing.traceCancel({ taskId: target.taskId, contextId: request.contextId, scope: target.scope }, (note) =>
@@ -64,7 +40,7 @@ export function runCancel(target: CancelTarget, deps: CancelDeps, request: Cance
 }
 
 async function cancelOnce(
-  target: CancelTarget,
+  target: TurnHost,
   deps: CancelDeps,
   request: CancelRequest,
   graceMs: number,
@@ -91,7 +67,7 @@ async function cancelOnce(
     if (executor.cancel) {
       try {
         const running = turn !== undefined || (await runsElsewhere(target, deps, task));
-        const hook = Promise.resolve(executor.cancel({ ...request, task: copyOf(task), running }, target.eventsFor(publisher)));
+        const hook = Promise.resolve(executor.cancel({ ...request, task: copyOf(task), running }, new TaskEvents(new LiveSink(target, publisher))));
         if ((await Promise.race([hook, graceOver])) !== GRACE_OVER) note('hook');
         else {
           hook.catch(noop);
@@ -107,14 +83,12 @@ async function cancelOnce(
       }
     }
     if (turn) {
-      target.abortTurn(turn);
+      target.guard.abort(turn);
       if (!turn.closed && (await Promise.race([turn.whenSettled(), graceOver])) === GRACE_OVER) note('grace');
       await channel.enqueue(() => commitCanceled(channel));
     } else {
-      // A turn of this task may run in another process: ask it to stop once the end is committed,
-      // so what it writes after its signal meets a finished task and is refused (asked first, its
-      // write could land before CANCELED on a store where the request travels faster).
-      await channel.enqueue(() => commitCanceled(channel)).finally(() => target.routeCancel());
+      // A turn may run in another process: asked only once CANCELED is committed, so its later writes are refused.
+      await channel.enqueue(() => commitCanceled(channel)).finally(() => target.guard.routeCancel());
     }
     return cancelAnswer(channel.task!);
   } finally {
@@ -124,7 +98,7 @@ async function cancelOnce(
 }
 
 /** With leases, a turn may run on the replica holding the lease; without isHeld(), a task mid-turn is taken as running. */
-async function runsElsewhere(target: CancelTarget, { leases, logger }: CancelDeps, task: Task): Promise<boolean> {
+async function runsElsewhere(target: TurnHost, { leases, logger }: CancelDeps, task: Task): Promise<boolean> {
   if (!leases) return false;
   if (leases.isHeld) {
     try {
@@ -144,10 +118,9 @@ function endedFirst(state: string): string {
     : `the task ended ${name} before the cancel; it stays ${name}`;
 }
 
-function commitCanceled(channel: TaskChannel<unknown>): Promise<void> {
+async function commitCanceled(channel: TaskChannel<unknown>): Promise<void> {
   const task = channel.task;
-  if (task && isTerminal(task.status.state)) return RESOLVED;
-  return channel.commitEngineStatus('TASK_STATE_CANCELED', CANCELED_TEXT);
+  if (!task || !isTerminal(task.status.state)) await channel.commitEngineStatus('TASK_STATE_CANCELED', CANCELED_TEXT);
 }
 
 /** CANCELED answers the CancelTask; any other end means something else won the race. */
@@ -179,4 +152,40 @@ export function answerFinished(task: Task, events: EngineEvents | undefined, ten
   const canceled = task.status.state === 'TASK_STATE_CANCELED';
   events?.cancelAnswered?.({ taskId: task.id, tenant, outcome: canceled ? 'canceled' : 'not-cancelable' });
   return cancelAnswer(task);
+}
+
+/**
+ * Another process asked for a cancel (and writes CANCELED there): the turn here is aborted and ends
+ * with the end as the bus brings it or as stored, or with CANCELED written here after the grace period.
+ */
+export function cancelRoutedHere(host: TurnHost): void {
+  const turn = host.runningTurn();
+  if (!turn || turn.canceled || turn.closed) return;
+  turn.cancel();
+  if (turn.handedOff) return;
+  const channel = host.channel;
+  host.guard.watchForEnd(
+    // In the channel's order: an event of the turn's own already on its way lands (or is refused) first.
+    ({ task, event, version }) => void channel.enqueue(() => endWith(host, turn, task, event, version)),
+    // Nothing committed within the grace period: CANCELED is written here (or the end found stored ends the turn).
+    () => void channel.enqueue(() => (turn.closed ? undefined : channel.commitEngineStatus('TASK_STATE_CANCELED', CANCELED_TEXT))).catch(noop),
+  );
+  // The end may have been committed before the bus was followed: read the task once.
+  void channel
+    .enqueue(async () => {
+      if (turn.closed) return;
+      await channel.reload();
+      const task = channel.task;
+      if (task && isTerminal(task.status.state)) {
+        endWith(host, turn, task, { statusUpdate: { taskId: host.taskId, contextId: host.contextId, status: task.status } }, channel.version);
+      }
+    })
+    .catch(noop);
+}
+
+/** The turn's observer hears the end committed elsewhere, and the turn ends with it. */
+function endWith(host: TurnHost, turn: Turn, task: Task, event: StreamResponse, version?: number): void {
+  if (turn.closed) return;
+  turn.notify(event, version);
+  host.endTurn(turn, { kind: 'task', task });
 }

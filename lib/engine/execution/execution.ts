@@ -1,25 +1,18 @@
 /**
- * One task's live execution in this process: it ties its turn queue, its task channel (the only
- * writer of the task here), its turn runner, its cancel and its replica guard, and decides what
- * follows each turn. It exists only while a turn, a cancel or an orphan settlement (failed, or
- * resumed as a turn by executor.resume()) runs, then tells its registry it is idle.
+ * One task's live execution in this process, as one state machine (Phase): its transitions are all
+ * here; its turn queue, task channel, runner, cancel and replica guard act only when it says so.
  */
 import { A2AError, acceptsNoMoreMessages, shuttingDown } from '../../errors.js';
 import type { Task } from '../../protocol/schemas.js';
 import type { ResumeReason } from '../executor.js';
-import { tracedTurns } from '../engine-events.js';
+import type { EngineTracing, TracedTask } from '../engine-events.js';
 import type { TaskScope, VersionedTask } from '../seams/task-store.js';
-import { TaskEvents } from '../task-events.js';
 import { endsTurn, isTerminal } from '../task-state.js';
-import { reportCancelAnswer, runCancel, type CancelDeps, type CancelRequest } from './cancel.js';
-import { LiveSink } from './live-sink.js';
+import { cancelRoutedHere, reportCancelAnswer, runCancel, type CancelDeps, type CancelRequest } from './cancel.js';
 import { ReplicaGuard, type ReplicaGuardDeps } from './replica-guard.js';
-import { resumeRequest } from './resume-request.js';
-import { cancelRoutedHere } from './routed-cancel.js';
 import { TaskChannel, type ChannelDeps, type ChannelListener, type ChannelWording } from './task-channel.js';
-import { TurnQueue } from './turn-queue.js';
 import { runResume, runTurn, type TurnHost, type TurnRunnerDeps } from './turn-runner.js';
-import type { Turn, TurnOutcome } from './turn.js';
+import { TurnQueue, resumeRequest, type CancelState, type Turn, type TurnOutcome } from './turn.js';
 
 export interface ExecutionDeps extends ChannelDeps, ReplicaGuardDeps, TurnRunnerDeps, CancelDeps {
   /** Called once the execution holds nothing live: the registry forgets it. */
@@ -29,7 +22,17 @@ export interface ExecutionDeps extends ChannelDeps, ReplicaGuardDeps, TurnRunner
 const WORDING: ChannelWording = { refused: 'the agent published an invalid event; the task is failed', endedBy: 'by another request' };
 const SHUTDOWN_TEXT = 'The server shut down before the agent finished this task.';
 const noop = (): void => {};
-const RESOLVED: Promise<void> = Promise.resolve();
+
+/**
+ * Where a live execution is. idle: nothing runs (a submitted message starts a turn). turn: a turn
+ * runs (others queue). cancelling: a CancelTask runs here, over a running turn or none; it decides
+ * what follows. settling: an orphan or an owed write is settled (nothing starts meanwhile); a
+ * resumed orphan goes on as a turn. closed: idle with nothing left; the registry forgot it.
+ *
+ *   idle -> turn | cancelling | settling | closed     turn -> idle | cancelling
+ *   cancelling -> turn (its turn still runs) | idle    settling -> turn (resumed) | idle
+ */
+export type Phase = 'idle' | 'turn' | 'cancelling' | 'settling' | 'closed';
 
 export class Execution {
   readonly key: string;
@@ -40,8 +43,9 @@ export class Execution {
   readonly #channel: TaskChannel<Turn | undefined>;
   readonly #queue: TurnQueue;
   readonly #guard: ReplicaGuard;
-  /** What its sinks, its cancel and its turns see of it; `busy`: a cancel or an orphan settlement runs (no turn starts meanwhile; it decides what follows). */
+  /** What its runner, its sinks and its cancel see of it (built once, never written from outside). */
   readonly #host: TurnHost;
+  #phase: Phase = 'idle';
   #cancel: Promise<Task> | undefined;
 
   constructor(deps: ExecutionDeps, key: string, scope: TaskScope, taskId: string, contextId: string, stored?: VersionedTask) {
@@ -56,6 +60,10 @@ export class Execution {
     this.#host = this.#hostPort();
   }
 
+  get phase(): Phase {
+    return this.#phase;
+  }
+
   /** Observers of the running turn and of queued ones. */
   get observerCount(): number {
     return this.#queue.observerCount;
@@ -63,7 +71,10 @@ export class Execution {
 
   /** Runs `request` now, or after the turns and cancel already under way (in its own request context). */
   submit(request: Turn['request']): Turn {
-    return this.#queue.submit(request, !this.#host.busy);
+    // closed: a follow-up routed here just before the last turn ended still runs (as it always did).
+    const start = this.#phase === 'idle' || this.#phase === 'closed';
+    if (start) this.#phase = 'turn';
+    return this.#queue.submit(request, start);
   }
 
   /** See runCancel; concurrent calls share one run, a failed one (store unavailable) may be tried again. */
@@ -80,23 +91,17 @@ export class Execution {
   }
 
   async #runCancel(request: CancelRequest, graceMs: number): Promise<Task> {
-    this.#host.busy = true;
+    this.#phase = 'cancelling';
     try {
       return await runCancel(this.#host, this.#deps, request, graceMs);
     } finally {
-      this.#host.busy = false;
-      this.#afterTurn();
+      this.#toIdle();
     }
   }
 
-  /**
-   * The task's turn died with the process that ran it (see ReplicaGuard.claimOrphan): resumed by
-   * executor.resume() when there is one (a turn of its own, holding the lease), else FAILED with `text`.
-   */
+  /** The task's turn died with its process (see ReplicaGuard.claimOrphan): resumed by executor.resume() if any, else FAILED with `text`. */
   async settleOrphan(text: string, reason: ResumeReason): Promise<void> {
-    // Only a fresh execution settles (the handler makes one when none is live here).
-    if (this.#queue.current || this.#host.busy || this.#guard.leased || this.#queue.waiting > 0) return;
-    this.#host.busy = true; // nothing else starts meanwhile
+    if (!this.#maySettle()) return;
     let resume = false;
     try {
       if (await this.#guard.claimOrphan(this.#channel)) {
@@ -104,27 +109,21 @@ export class Execution {
         else await this.#channel.enqueue(() => this.#channel.commitEngineStatus('TASK_STATE_FAILED', text));
       }
     } finally {
-      this.#host.busy = false;
       // The resumed turn runs ahead of any message that arrived meanwhile.
       if (resume) {
+        this.#phase = 'turn';
         const request = resumeRequest(this.scope, this.#channel.task!, this.taskId, this.contextId);
         this.#queue.startOwn(
           request,
           tracedTurns(this.#host.deps.events?.tracing, this, (turn) => void runResume(this.#host, turn, text, reason), reason),
         );
-      } else this.#afterTurn();
+      } else this.#toIdle();
     }
   }
 
-  /**
-   * A final write the store refused (see OwedWrites), made now on the task as stored unless it
-   * ended meanwhile. With leases, only while holding the task's lease (a replica that holds it
-   * runs the task now). A store failure rejects (and the write is owed again).
-   */
+  /** A final write the store refused (see OwedWrites), made now unless the task ended meanwhile (with leases, only holding its lease); rejects while the store fails. */
   async settleOwed(state: 'TASK_STATE_FAILED' | 'TASK_STATE_CANCELED', text: string): Promise<void> {
-    // Only a fresh execution settles (the lifecycle makes one when none is live here).
-    if (this.#queue.current || this.#host.busy || this.#guard.leased || this.#queue.waiting > 0) return;
-    this.#host.busy = true; // nothing else starts meanwhile
+    if (!this.#maySettle()) return;
     try {
       if (!(await this.#guard.leaseNow())) return;
       const channel = this.#channel;
@@ -137,33 +136,31 @@ export class Execution {
       if (isTerminal(channel.task!.status.state)) return;
       await channel.enqueue(() => channel.commitEngineStatus(state, text));
     } finally {
-      this.#host.busy = false;
-      this.#afterTurn();
+      this.#toIdle();
     }
   }
 
-  /**
-   * Server shutdown: queued turns are refused, the running turn is aborted and its task FAILED with
-   * the reason (one process owns its turns; nothing else would ever finish them). Resolves once written.
-   */
-  shutdown(): Promise<void> {
-    this.#queue.refuseWaiting(shuttingDown);
-    const turn = this.#queue.current;
-    if (!turn) return RESOLVED;
-    this.#abortTurn(turn);
-    const channel = this.#channel;
-    return channel.enqueue(() => (turn.closed ? undefined : channel.commitEngineStatus('TASK_STATE_FAILED', SHUTDOWN_TEXT))).then(noop, noop);
+  /** idle -> settling, for a fresh execution only (the registry makes one when none is live here). */
+  #maySettle(): boolean {
+    if (this.#phase !== 'idle' || this.#guard.leased || this.#queue.waiting > 0) return false;
+    this.#phase = 'settling';
+    return true;
   }
 
-  /** Aborts the turn; handed-off work is told through the bus (its publisher may be in another process). */
-  #abortTurn(turn: Turn): void {
-    turn.cancel();
-    if (turn.handedOff) this.#guard.routeCancel();
+  /** Server shutdown: queued turns refused, the running one aborted and its task FAILED (nothing else would finish it). */
+  async shutdown(): Promise<void> {
+    this.#queue.refuseWaiting(shuttingDown);
+    const turn = this.#queue.current;
+    if (!turn) return;
+    this.#guard.abort(turn);
+    const channel = this.#channel;
+    await channel.enqueue(() => (turn.closed ? undefined : channel.commitEngineStatus('TASK_STATE_FAILED', SHUTDOWN_TEXT))).catch(noop);
   }
 
   #endTurn(turn: Turn, outcome: TurnOutcome): void {
     if (turn.handedOff) this.#guard.stopFollowing();
     this.#queue.end(turn, outcome);
+    if (this.#phase === 'turn') this.#phase = 'idle';
     const ended = this.#deps.events?.turnEnded;
     if (ended && turn.startedAt !== undefined) {
       const state = outcome.kind === 'task' ? outcome.task.status.state : outcome.kind;
@@ -172,19 +169,34 @@ export class Execution {
     this.#afterTurn();
   }
 
-  /** Starts the next queued turn, or refuses the queue when the task is finished, then goes idle. */
+  /** A cancel or a settlement is over: back to its turn if one still runs, else idle. */
+  #toIdle(): void {
+    this.#phase = this.#queue.current ? 'turn' : 'idle';
+    this.#afterTurn();
+  }
+
+  /** idle: starts the next queued turn (-> turn), or refuses the queue when the task is finished (-> closed). */
   #afterTurn(): void {
-    // A cancel in progress decides what follows (it may still have to write CANCELED).
-    if (this.#queue.current || this.#host.busy) return;
+    if (this.#phase !== 'idle') return; // a running cancel decides what follows (it may still write CANCELED)
     const task = this.#channel.task;
-    if (task && !isTerminal(task.status.state) && this.#queue.startNext()) return;
+    if (task && !isTerminal(task.status.state) && this.#queue.startNext()) {
+      this.#phase = 'turn';
+      return;
+    }
     const taskId = this.taskId;
     if (this.#queue.waiting > 0) this.#queue.refuseWaiting(() => acceptsNoMoreMessages(taskId));
     this.#guard.release();
+    this.#phase = 'closed';
     this.#deps.onIdle(this);
   }
 
-  /** What the channel tells this execution: the running turn hears its events first and may end with them. */
+  /** The cancel's state for `turn` (see finalWrite). */
+  #cancelState(turn: Turn): CancelState {
+    if (this.#phase === 'cancelling') return turn.canceled ? 'aborted-here' : 'running';
+    return turn.canceled ? 'asked' : 'none';
+  }
+
+  /** The running turn hears the channel's events first and may end with them. */
   #listener(): ChannelListener<Turn | undefined> {
     return {
       openingMessage: () => this.#queue.current?.request.message,
@@ -216,7 +228,6 @@ export class Execution {
     };
   }
 
-  /** The execution as its sinks, its cancel and its turns see it (one object, built once). */
   #hostPort(): TurnHost {
     return {
       taskId: this.taskId,
@@ -225,15 +236,20 @@ export class Execution {
       logger: this.#deps.logger,
       deps: this.#deps,
       guard: this.#guard,
-      busy: false,
       channel: this.#channel,
+      cancelState: (turn) => this.#cancelState(turn),
       runningTurn: () => this.#queue.current,
       endTurn: (turn, outcome) => this.#endTurn(turn, outcome),
       // What the observer was told directly before the hand-off is not told again.
       follow: (turn) => this.#guard.follow(turn, this.#channel.version ?? 0, (ended, task) => this.#endTurn(ended, { kind: 'task', task })),
-      abortTurn: (turn) => this.#abortTurn(turn),
-      routeCancel: () => this.#guard.routeCancel(),
-      eventsFor: (publisher) => new TaskEvents(new LiveSink(this.#host, publisher)),
     };
   }
+}
+
+/**
+ * How an execution starts its turns: `start` itself when tracing is off (nothing added per turn),
+ * else each turn inside a span of its own. `resumed`: the reason of a turn run by executor.resume().
+ */
+function tracedTurns(tracing: EngineTracing | undefined, task: TracedTask, start: (turn: Turn) => void, resumed?: string): (turn: Turn) => void {
+  return tracing ? (turn) => tracing.startTurn(task, turn, resumed, start) : start;
 }

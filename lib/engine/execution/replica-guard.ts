@@ -1,7 +1,6 @@
 /**
- * What keeps one task's execution right when other processes share the store: the task's lease,
- * the settling of a turn that died with its process, a handed-off turn following the bus, and
- * cancels routed between processes.
+ * What keeps one task's execution right when other processes share the store: its lease, orphaned
+ * turns, a handed-off turn following the bus, and cancels routed between processes.
  */
 import { A2AError, busyElsewhere } from '../../errors.js';
 import type { Logger } from '../../logger.js';
@@ -29,14 +28,10 @@ export class ReplicaGuard {
   readonly #key: string;
   readonly #scope: TaskScope;
   readonly #taskId: string;
-  /** What a cancel asked by another process does here. */
   readonly #onCancelRequest: () => void;
-  /** The task's lease while the execution is live (only with several replicas). */
   #lease: TaskLease | undefined;
   #stopCancelListener: (() => void) | undefined;
-  /** Ends the bus subscription through which a handed-off turn follows its task. */
   #stopFollowing: (() => void) | undefined;
-  /** Ends the watch a cancel asked by another process started (see watchForEnd). */
   #stopWatching: (() => void) | undefined;
 
   constructor(deps: ReplicaGuardDeps, key: string, scope: TaskScope, taskId: string, onCancelRequest: () => void) {
@@ -60,16 +55,11 @@ export class ReplicaGuard {
     return this.#lease !== undefined;
   }
 
-  /** The lease is held (until release()). */
   get leased(): boolean {
     return this.#lease !== undefined;
   }
 
-  /**
-   * Takes the task's lease before its first turn here (waiting while a turn runs on another
-   * replica). A follow-up then decides on the task as stored now: the copy it was built from was
-   * read before the wait. Resolves with the error that refuses the turn, or undefined.
-   */
+  /** Takes the lease before the first turn here (waiting out another replica's turn), then re-reads a follow-up's task; resolves with a refusal or undefined. */
   async takeLease(channel: TaskChannel<unknown>): Promise<A2AError | undefined> {
     const { leases, leaseWaitMs, logger } = this.#deps;
     const onWrites = leases!.onWrites;
@@ -101,9 +91,8 @@ export class ReplicaGuard {
   }
 
   /**
-   * Whether the task's turn died with the process that ran it (restart, or an expired lease) and is
-   * to be resumed or FAILED: not when parked or finished by now. With leases, only while holding the task's
-   * lease (taken here at once or not at all), so a turn another replica has taken over is never touched.
+   * Whether the task's turn died with its process and is to be resumed or FAILED (not when parked or
+   * finished by now); with leases only while holding its lease, taken at once or not at all.
    */
   async claimOrphan(channel: TaskChannel<unknown>): Promise<boolean> {
     const leases = this.#deps.leases;
@@ -123,16 +112,18 @@ export class ReplicaGuard {
     this.#stopCancelListener ??= this.#deps.bus.onCancelRequest(this.#key, this.#onCancelRequest);
   }
 
+  /** Aborts `turn` (its signal fires); handed-off work is told through the bus (its publisher may be elsewhere). */
+  abort(turn: Turn): void {
+    turn.cancel();
+    if (turn.handedOff) this.routeCancel();
+  }
+
   /** Asks whichever process runs the task's turn to stop it. */
   routeCancel(): void {
     this.#deps.bus.requestCancel(this.#key);
   }
 
-  /**
-   * A handed-off turn's observer hears the task's committed events from the bus (one ordered source,
-   * whichever process wrote them) after version `seen`; the event that parks or finishes the task
-   * ends the turn through `end`.
-   */
+  /** A handed-off turn's observer hears the bus's committed events after version `seen`; one that parks or finishes the task ends it through `end`. */
   follow(turn: Turn, seen: number, end: (turn: Turn, task: Task) => void): void {
     this.#stopFollowing = this.#deps.bus.subscribe(this.#key, (committed) => {
       if (turn.closed || committed.version <= seen) return;
@@ -148,11 +139,7 @@ export class ReplicaGuard {
     this.#stopFollowing = undefined;
   }
 
-  /**
-   * After a cancel asked by another process (which commits the end there): until release(), a
-   * terminal event of the task committed anywhere reaches `ended` from the bus, and `graceOver` runs
-   * once the grace period is over. Only on the cancel path: a turn follows nothing otherwise.
-   */
+  /** After a cancel asked elsewhere, until release(): a terminal event from the bus reaches `ended`; `graceOver` runs after the grace period. */
   watchForEnd(ended: (committed: CommittedEvent) => void, graceOver: () => void): void {
     // A watch left by an earlier turn's cancel (that turn parked meanwhile) gives way to this one.
     this.#stopWatching?.();

@@ -1,17 +1,51 @@
 /**
- * One task's serial write chain: each event is folded by the reducer, written compare-and-set
- * through TaskWriter, then fanned out (the listener's direct observer, the bus, the engine's hooks),
- * in the order it was published. A live execution and a hand-off publisher both write through it.
+ * One task's serial write chain, for a live execution and a hand-off publisher alike: reduce, write
+ * compare-and-set through TaskWriter, fan out (direct observer, bus, engine hooks), in publish order.
  */
 import type { A2AError } from '../../errors.js';
-import type { Message, Task } from '../../protocol/schemas.js';
+import type { Logger } from '../../logger.js';
+import type { Message, StreamResponse, Task } from '../../protocol/schemas.js';
+import type { EngineEvents } from '../engine-events.js';
+import type { TaskEventBus } from '../seams/task-event-bus.js';
 import { InvalidAgentEventError } from '../agent-event-error.js';
-import { announceCommit, type AnnounceDeps, type AnnouncedTask } from '../announce.js';
 import type { TaskScope, TaskStore, VersionedTask } from '../seams/task-store.js';
 import type { TaskEvent } from '../task-reducer.js';
 import type { OwedWrites } from '../owed-writes.js';
-import { GENERIC_FAILURE_TEXT, engineStatus } from '../task-state.js';
+import { GENERIC_FAILURE_TEXT, engineStatus, isTerminal } from '../task-state.js';
 import { TaskWriter, writeFailure, type Commit } from '../task-writer.js';
+
+export interface AnnounceDeps {
+  readonly bus: TaskEventBus;
+  readonly logger: Logger;
+  readonly events?: EngineEvents;
+}
+
+export interface AnnouncedTask {
+  readonly key: string;
+  readonly scope: TaskScope;
+  readonly taskId: string;
+}
+
+interface StoredEvent {
+  readonly event: StreamResponse;
+  readonly task: Task;
+  readonly version: number;
+}
+
+/** Publishes a stored event on the bus and to the engine's listeners; returns the bus's promise if any (its failure logged here). */
+export function announceCommit(deps: AnnounceDeps, of: AnnouncedTask, stored: StoredEvent): void | Promise<void> {
+  const { key, scope, taskId } = of;
+  const { event, task, version } = stored;
+  const published = deps.bus.publish(key, { event, task, version });
+  if (published) published.catch((error: unknown) => deps.logger.error({ err: error, taskId }, 'the event bus failed to publish an event'));
+  const events = deps.events;
+  if (events) {
+    const info = { taskId, tenant: scope.tenant };
+    events.taskEvent?.({ ...info, owner: scope.owner, event, task, version });
+    if (isTerminal(task.status.state)) events.taskFinished?.({ ...info, state: task.status.state });
+  }
+  return published;
+}
 
 export interface ChannelDeps extends AnnounceDeps {
   readonly store: TaskStore;
@@ -19,7 +53,6 @@ export interface ChannelDeps extends AnnounceDeps {
   readonly owed?: OwedWrites;
 }
 
-/** A stored event, as the channel fans it out. */
 export type Committed = Extract<Commit, { kind: 'committed' }>;
 
 /**
@@ -28,10 +61,7 @@ export type Committed = Extract<Commit, { kind: 'committed' }>;
  * `announced`, which runs after them (the event may end the writer's turn).
  */
 export interface ChannelListener<Target = void> {
-  /**
-   * The message that opens the task when a write creates it (undefined: the task exists already).
-   * A method, not a getter: a literal with a getter is built in dictionary mode, per execution.
-   */
+  /** The message that opens the task when a write creates it (a method: a literal with a getter is a dictionary). */
   openingMessage(): Message | undefined;
   /** The task's first write (its creation) is stored. */
   created(): void;
@@ -65,7 +95,6 @@ export class TaskChannel<Target = void> {
   readonly #writer: TaskWriter;
   readonly #listener: ChannelListener<Target>;
   readonly #wording: ChannelWording;
-  /** The task as announced with each event (built once). */
   readonly #announced: AnnouncedTask;
   /** The last step queued: folding and writing keep generation order. */
   #tail: Promise<unknown> | undefined;
@@ -95,12 +124,10 @@ export class TaskChannel<Target = void> {
     return this.#writer.task;
   }
 
-  /** Its store version. */
   get version(): number | undefined {
     return this.#writer.version;
   }
 
-  /** The last step queued (undefined when nothing was ever queued). */
   get tail(): Promise<unknown> | undefined {
     return this.#tail;
   }
@@ -112,26 +139,13 @@ export class TaskChannel<Target = void> {
     return result;
   }
 
-  /**
-   * Writes and fans out one event; a refused event fails the task, an ended task refuses it. Call it
-   * inside a step. Synchronous when the write was (a store with immediate writes): then a failure throws.
-   */
-  publish(event: TaskEvent): void | Promise<void> {
-    let result: Commit | Promise<Commit>;
-    try {
-      result = this.commit(event);
-    } catch (error) {
-      // The store failed: the publisher hears it; its turn goes on (its end decides what follows).
-      throw this.asClientError(error);
-    }
-    return result instanceof Promise ? this.#publishWhenWritten(result) : this.#afterWrite(result);
-  }
-
-  async #publishWhenWritten(written: Promise<Commit>): Promise<void> {
+  /** Writes and fans out one event (call it inside a step); a refused event fails the task, an ended task refuses it. */
+  async publish(event: TaskEvent): Promise<void> {
     let result: Commit;
     try {
-      result = await written;
+      result = await this.commit(event);
     } catch (error) {
+      // The store failed: the publisher hears it; its turn goes on (its end decides what follows).
       throw this.asClientError(error);
     }
     return this.#afterWrite(result);
@@ -175,16 +189,11 @@ export class TaskChannel<Target = void> {
     else if (result.kind === 'ended') this.#listener.endedElsewhere(result.task);
   }
 
-  /**
-   * Writes `event` without fanning it out (see TaskWriter.commit); store failures reject as the
-   * store's errors (thrown when the write was immediate).
-   */
-  commit(event: TaskEvent, recheck?: (fresh: Task) => A2AError | undefined): Commit | Promise<Commit> {
+  /** Writes `event` without fanning it out (see TaskWriter.commit); store failures reject as the store's. */
+  commit(event: TaskEvent, recheck?: (fresh: Task) => A2AError | undefined): Promise<Commit> {
     const created = this.#writer.task === undefined;
     const result = this.#writer.commit(event, created ? this.#listener.openingMessage() : undefined, recheck);
-    if (!created) return result;
-    if (result instanceof Promise) return result.then((written) => this.#afterCreate(written));
-    return this.#afterCreate(result);
+    return created ? result.then((written) => this.#afterCreate(written)) : result;
   }
 
   #afterCreate(result: Commit): Commit {

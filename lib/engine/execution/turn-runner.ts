@@ -1,21 +1,22 @@
 /**
- * Runs one turn's agent code: execute() for a message (after the lease and the follow-up's history
- * write) or resume() for a task left mid-turn, under the turn's deadline, then ends what the agent
- * left unfinished (FAILED with the reason, or CANCELED after a cancel asked elsewhere).
+ * Runs one turn's agent code (execute() after the lease and the follow-up's history write, or
+ * resume()) under its deadline, and checks what it publishes (LiveSink) in front of the task channel.
  */
-import { A2AError } from '../../errors.js';
+import { A2AError, acceptsNoMoreMessages, busyElsewhere } from '../../errors.js';
 import type { Logger } from '../../logger.js';
-import type { Task } from '../../protocol/schemas.js';
+import type { Message, StreamResponse, Task } from '../../protocol/schemas.js';
 import { runWithA2AContext } from '../../context/carrier.js';
+import { InvalidAgentEventError } from '../agent-event-error.js';
 import type { EngineEvents } from '../engine-events.js';
 import type { AgentExecutor, ResumeContext, ResumeReason } from '../executor.js';
-import { TaskEvents } from '../task-events.js';
-import { CANCELED_TEXT, GENERIC_FAILURE_TEXT } from '../task-state.js';
-import { copyOf, type CancelTarget } from './cancel.js';
-import { LiveSink, joinHistory, type LiveTask } from './live-sink.js';
+import type { TaskScope } from '../seams/task-store.js';
+import { TaskEvents, type EventSink, type HandOff } from '../task-events.js';
+import type { TaskEvent } from '../task-reducer.js';
+import { CANCELED_TEXT, GENERIC_FAILURE_TEXT, isInterrupted, isTerminal, now } from '../task-state.js';
+import type { Commit } from '../task-writer.js';
 import type { ReplicaGuard } from './replica-guard.js';
 import type { TaskChannel } from './task-channel.js';
-import { TurnExecutionContext, type Turn } from './turn.js';
+import { TurnExecutionContext, copyOf, finalWrite, type AgentEnd, type CancelState, type Publisher, type Turn, type TurnOutcome } from './turn.js';
 
 /** What running a turn needs of the agent and the engine. */
 export interface TurnRunnerDeps {
@@ -27,13 +28,16 @@ export interface TurnRunnerDeps {
   readonly turnTimeoutMs: number;
 }
 
-/** The execution a turn runs in: the one object its sinks, its cancel and its turns see (built once per execution). */
-export interface TurnHost extends LiveTask, CancelTarget {
+/**
+ * The execution as its runner, sinks and cancel see it (built once, never written from outside): its
+ * parts, two queries (runningTurn, cancelState) and two events it hears (endTurn, follow).
+ */
+export interface TurnHost extends LiveTask {
   readonly channel: TaskChannel<Turn | undefined>;
   readonly deps: TurnRunnerDeps;
   readonly guard: ReplicaGuard;
-  /** A cancel or an orphan settlement runs (set by the execution): it decides what an unfinished turn ends with. */
-  busy: boolean;
+  /** The cancel's state for `turn`, as the execution's state machine knows it (an input of finalWrite). */
+  cancelState(turn: Turn): CancelState;
 }
 
 const noop = (): void => {};
@@ -128,9 +132,9 @@ async function agentFailed(host: TurnHost, turn: Turn, error: unknown, hook: str
 
 /** The turn's deadline passed: its signal fires and the task is FAILED with the reason. */
 function timedOut(host: TurnHost, turn: Turn, timeoutMs: number): void {
-  if (turn.closed || host.busy) return;
+  if (turn.closed || finalWrite('timed-out', host.cancelState(turn)).by === 'cancel') return;
   host.logger.warn({ taskId: host.taskId, turnTimeoutMs: timeoutMs }, 'a turn did not end within turnTimeoutMs; the task is failed');
-  host.abortTurn(turn);
+  host.guard.abort(turn);
   const text = `The agent did not finish within ${timeoutMs} ms.`;
   const channel = host.channel;
   void channel.enqueue(() => (turn.closed ? undefined : channel.commitEngineStatus('TASK_STATE_FAILED', text))).catch(noop);
@@ -139,10 +143,11 @@ function timedOut(host: TurnHost, turn: Turn, timeoutMs: number): void {
 /** The agent's code settled without ending its turn (`returned`: the hook that returned; undefined: it threw). */
 async function endUnfinished(host: TurnHost, turn: Turn, returned: string | undefined, failureText: string): Promise<void> {
   if (turn.closed) return;
-  if (turn.canceled) {
-    // The CancelTask in progress writes CANCELED in its own request's context; a cancel asked by
-    // another process is settled here.
-    if (!host.busy) await host.channel.commitEngineStatus('TASK_STATE_CANCELED', CANCELED_TEXT).catch(noop);
+  const end: AgentEnd = returned ? 'returned' : 'threw';
+  const write = finalWrite(end, host.cancelState(turn));
+  if (write.by === 'cancel') return; // the CancelTask writes CANCELED in its own request's context
+  if (write.state === 'TASK_STATE_CANCELED') {
+    await host.channel.commitEngineStatus(write.state, CANCELED_TEXT).catch(noop);
     return;
   }
   if (returned) {
@@ -151,5 +156,137 @@ async function endUnfinished(host: TurnHost, turn: Turn, returned: string | unde
       `${returned} returned before publishing a reply, an interrupted or a terminal state; the task is failed`,
     );
   }
-  await host.channel.commitEngineStatus('TASK_STATE_FAILED', failureText).catch(noop);
+  await host.channel.commitEngineStatus(write.state, failureText).catch(noop);
+}
+
+/** The live execution, as its sinks see it. */
+export interface LiveTask {
+  readonly taskId: string;
+  readonly contextId: string;
+  readonly scope: TaskScope;
+  readonly logger: Logger;
+  readonly channel: TaskChannel<Turn | undefined>;
+  runningTurn(): Turn | undefined;
+  endTurn(turn: Turn, outcome: TurnOutcome): void;
+  /** The turn was handed off: from now on its observer follows the bus. */
+  follow(turn: Turn): void;
+}
+
+/** Appends a follow-up's message (a versioned write); resolves with the task before it, or undefined when the turn was refused. */
+export async function joinHistory(live: LiveTask, turn: Turn): Promise<Task | undefined> {
+  let result: Commit;
+  try {
+    // After a conflict the task was changed elsewhere: run only if it is still waiting for input.
+    result = await live.channel.commit({ userMessage: turn.request.message }, (fresh) =>
+      isInterrupted(fresh.status.state) || isTerminal(fresh.status.state) ? undefined : busyElsewhere(live.taskId),
+    );
+  } catch (error) {
+    live.endTurn(turn, { kind: 'error', error: live.channel.asClientError(error) });
+    return undefined;
+  }
+  if (result.kind !== 'committed') {
+    const state = result.kind === 'ended' ? result.task.status.state : 'its current state';
+    live.endTurn(turn, { kind: 'error', error: acceptsNoMoreMessages(live.taskId, state) });
+    return undefined;
+  }
+  // The turn's own stream opens with the Task; subscribers and webhooks hear the return to WORKING.
+  turn.notify({ task: result.task }, result.version);
+  live.channel.announce(result);
+  return result.previous;
+}
+
+export class LiveSink implements EventSink {
+  readonly #live: LiveTask;
+  readonly #publisher: Publisher;
+
+  constructor(live: LiveTask, publisher: Publisher) {
+    this.#live = live;
+    this.#publisher = publisher;
+  }
+
+  get taskId(): string {
+    return this.#live.taskId;
+  }
+
+  get contextId(): string {
+    return this.#live.contextId;
+  }
+
+  accept(event: StreamResponse): Promise<void> {
+    const applied: Promise<void> = this.#live.channel.enqueue(() => {
+      // An agent that does not await publish() must not crash the process with an unhandled
+      // rejection; awaiting callers still see the error (refusals are logged by the channel). The
+      // handler is attached, before the step's promise settles, only when the step may fail.
+      let result: void | Promise<void>;
+      try {
+        result = this.#apply(event);
+      } catch (error) {
+        applied.catch(noop);
+        throw error;
+      }
+      if (result) applied.catch(noop);
+      return result;
+    });
+    return applied;
+  }
+
+  handOff(): Promise<HandOff> {
+    const handed = this.#live.channel.enqueue(() => this.#handOff());
+    handed.catch(noop);
+    return handed;
+  }
+
+  /** Checks, stores and fans out one agent event (a Message reply needs no store: synchronous). */
+  #apply(event: StreamResponse): void | Promise<void> {
+    const live = this.#live;
+    if (this.#publisher.closed) {
+      const state = live.channel.task?.status.state;
+      live.logger.warn({ taskId: live.taskId }, 'an event published after the end of its turn was refused');
+      throw new InvalidAgentEventError(
+        `task ${live.taskId} is ${state ? `in ${state}` : 'answered'}; this turn is over and its later events are refused`,
+      );
+    }
+    if ('message' in event) {
+      try {
+        return this.#applyMessage(event.message);
+      } catch (error) {
+        return live.channel.refuse(error);
+      }
+    }
+    return live.channel.publish(event as TaskEvent);
+  }
+
+  #applyMessage(message: Message): void {
+    const live = this.#live;
+    if (live.channel.task) throw new InvalidAgentEventError('a Message cannot be published once the task exists; use a status message instead');
+    const turn = live.runningTurn();
+    if (this.#publisher !== turn) throw new InvalidAgentEventError('only execute() may answer with a Message');
+    if (message.taskId) throw new InvalidAgentEventError('a direct Message reply has no task; leave taskId empty');
+    const reply: Message = { ...message, role: 'ROLE_AGENT', contextId: live.contextId };
+    turn.notify({ message: reply });
+    live.endTurn(turn, { kind: 'message', message: reply });
+  }
+
+  /**
+   * execute() hands the rest of its turn off: the turn stays open after it returns, and its
+   * observer follows the bus from now on, where a publisher in any process announces what it
+   * writes. A task not created yet is created in WORKING first, so there is one to publish into.
+   */
+  async #handOff(): Promise<HandOff> {
+    const live = this.#live;
+    const turn = live.runningTurn();
+    const over = `the turn of task ${live.taskId} is over; there is nothing to hand off`;
+    if (this.#publisher !== turn || turn.closed)
+      throw new InvalidAgentEventError(this.#publisher.closed ? over : 'only execute() can hand its turn off');
+    if (!turn.handedOff) {
+      if (!live.channel.task) {
+        const status = { state: 'TASK_STATE_WORKING' as const, timestamp: now() };
+        await live.channel.publish({ statusUpdate: { taskId: live.taskId, contextId: live.contextId, status } });
+        if (turn.closed) throw new InvalidAgentEventError(over);
+      }
+      turn.handOff();
+      live.follow(turn);
+    }
+    return { taskId: live.taskId, contextId: live.contextId, scope: { tenant: live.scope.tenant, owner: live.scope.owner } };
+  }
 }

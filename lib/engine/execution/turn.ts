@@ -1,13 +1,18 @@
 /**
- * One message's turn: who waits on it (its observer), its AbortSignal and its end. A turn ends
- * once, with a Message reply, a task in an interrupted or terminal state, or an error.
+ * One message's turn (its observer, AbortSignal and end), the queue of a task's turns, and the pure
+ * decision of who writes the end of a turn its agent left unfinished, and which.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { A2AError } from '../../errors.js';
 import type { A2ACaller } from '../../context/carrier.js';
-import type { CallContext } from '../../context/request-state.js';
+import { ownerCall, type CallContext } from '../../context/request-state.js';
 import type { SendMessageConfiguration, SendMessageRequest } from '../../protocol/requests.js';
 import type { Message, StreamResponse, Task } from '../../protocol/schemas.js';
 import type { ExecutionContext } from '../executor.js';
+import type { TaskScope } from '../seams/task-store.js';
+
+/** The agent's own copy of the task: a JSON round trip (tasks are JSON data; faster than structuredClone in V8). */
+export const copyOf = (task: Task): Task => JSON.parse(JSON.stringify(task)) as Task;
 
 /** How a turn ended, as seen by whoever waits on it. */
 export type TurnOutcome =
@@ -15,7 +20,7 @@ export type TurnOutcome =
   | { readonly kind: 'task'; readonly task: Task }
   | { readonly kind: 'error'; readonly error: A2AError };
 
-/** A turn's span, when tracing is on (lib/engine/engine-tracing.ts): it ends with the turn. */
+/** A turn's span, when tracing is on: it ends with the turn. */
 interface TurnTrace {
   end(outcome: TurnOutcome): void;
 }
@@ -62,16 +67,10 @@ const CANCELED = (): Error => new Error('task canceled');
 
 export class Turn implements Publisher {
   #ended = false;
-  /** A cancel asked for this turn to stop (its signal fires, now or when first read). */
-  canceled = false;
-  /**
-   * execute() handed the work off (events.handOff()): its return does not end the turn, and the
-   * observer follows the task's committed events on the bus, whoever writes them.
-   */
-  handedOff = false;
+  #canceled = false;
+  #handedOff = false;
   /** performance.now() when execute() was called, kept only when something measures turns. */
   startedAt: number | undefined;
-  /** The turn's span, when tracing is on; it ends with the turn. */
   trace: TurnTrace | undefined;
   #observer: ExecutionObserver | undefined;
   #abort: AbortController | undefined;
@@ -96,15 +95,29 @@ export class Turn implements Publisher {
   get signal(): AbortSignal {
     if (!this.#abort) {
       this.#abort = new AbortController();
-      if (this.canceled) this.#abort.abort(CANCELED());
+      if (this.#canceled) this.#abort.abort(CANCELED());
     }
     return this.#abort.signal;
   }
 
+  /** A cancel asked for this turn to stop (its signal fires, now or when first read). */
+  get canceled(): boolean {
+    return this.#canceled;
+  }
+
   cancel(): void {
-    if (this.canceled) return;
-    this.canceled = true;
+    if (this.#canceled) return;
+    this.#canceled = true;
     this.#abort?.abort(CANCELED());
+  }
+
+  /** execute() handed the work off (events.handOff()): its return does not end the turn; its observer follows the bus. */
+  get handedOff(): boolean {
+    return this.#handedOff;
+  }
+
+  handOff(): void {
+    this.#handedOff = true;
   }
 
   /** Calls `onExpiry` if the turn has not ended after `ms` (the timer never keeps the process alive). */
@@ -134,7 +147,6 @@ export class Turn implements Publisher {
     this.settle();
   }
 
-  /** execute() returned or threw. */
   settle(): void {
     this.#settled = true;
     this.#markSettled?.();
@@ -148,11 +160,7 @@ export class Turn implements Publisher {
   }
 }
 
-/**
- * What execute() gets for `turn`, built from its message and call (`task`: its copy of the task
- * before the turn, undefined for a new one). A class, not a spread literal with a `signal` getter:
- * V8 builds such a literal in dictionary mode, a map of its own per turn.
- */
+/** What execute() gets for `turn`, built from its message and call; a class: a literal with a getter is a dictionary per turn. */
 export class TurnExecutionContext implements ExecutionContext {
   readonly userMessage: Message;
   readonly userText: string;
@@ -183,8 +191,111 @@ export class TurnExecutionContext implements ExecutionContext {
     this.#turn = turn;
   }
 
-  /** The turn's AbortSignal, made on first read. */
   get signal(): AbortSignal {
     return this.#turn.signal;
   }
+}
+
+interface QueuedTurn {
+  readonly turn: Turn;
+  readonly runInRequestContext: <R>(fn: () => R) => R;
+}
+
+/** A task's turns in arrival order: one runs; the others wait and start in their request's AsyncLocalStorage snapshot. */
+export class TurnQueue {
+  #current: Turn | undefined;
+  #pending: QueuedTurn[] = [];
+  readonly #start: (turn: Turn) => void;
+
+  /** `start` runs a turn (in the async context it is called in); it is called once per turn. */
+  constructor(start: (turn: Turn) => void) {
+    this.#start = start;
+  }
+
+  get current(): Turn | undefined {
+    return this.#current;
+  }
+
+  get waiting(): number {
+    return this.#pending.length;
+  }
+
+  get observerCount(): number {
+    let count = this.#current?.observer ? 1 : 0;
+    for (const { turn } of this.#pending) if (turn.observer) count++;
+    return count;
+  }
+
+  /** A turn for `request`: started now when nothing runs and `mayStart`, else queued in its request's context. */
+  submit(request: TurnRequest, mayStart: boolean): Turn {
+    const turn = new Turn(request);
+    if (mayStart && this.#current === undefined && this.#pending.length === 0) {
+      this.#current = turn;
+      this.#start(turn);
+    } else {
+      this.#pending.push({ turn, runInRequestContext: AsyncLocalStorage.snapshot() });
+    }
+    return turn;
+  }
+
+  /** A turn for `request` started now with `run` instead of the usual start, ahead of any queued (nothing may run). */
+  startOwn(request: TurnRequest, run: (turn: Turn) => void): Turn {
+    const turn = new Turn(request);
+    this.#current = turn;
+    run(turn);
+    return turn;
+  }
+
+  /** Starts the oldest queued turn in its request's context; false when none waits. */
+  startNext(): boolean {
+    const next = this.#pending.shift();
+    if (!next) return false;
+    this.#current = next.turn;
+    next.runInRequestContext(() => this.#start(next.turn));
+    return true;
+  }
+
+  end(turn: Turn, outcome: TurnOutcome): void {
+    if (this.#current === turn) this.#current = undefined;
+    turn.end(outcome);
+  }
+
+  refuseWaiting(refusal: () => A2AError): void {
+    const refused = this.#pending;
+    this.#pending = [];
+    for (const { turn } of refused) turn.end({ kind: 'error', error: refusal() });
+  }
+}
+
+/** A resumed turn's request: its call is the task's owner and tenant, its last message stands in for one. */
+export function resumeRequest(scope: TaskScope, task: Task, taskId: string, contextId: string): TurnRequest {
+  // Never read for a resume (the task exists; no history is joined).
+  const message = task.history?.at(-1) ?? { role: 'ROLE_USER' as const, parts: [], messageId: `resume-${taskId}`, taskId, contextId };
+  return { message, call: ownerCall(scope.owner, scope.tenant) };
+}
+
+/** How the agent's code left a turn that had not ended: it returned, it threw, or the turn's deadline passed. */
+export type AgentEnd = 'returned' | 'threw' | 'timed-out';
+
+/** A CancelTask runs here before (`running`) or after (`aborted-here`) aborting the turn, or a cancel from elsewhere aborted it (`asked`). */
+export type CancelState = 'none' | 'running' | 'aborted-here' | 'asked';
+
+/** Who writes the end of an unfinished turn: the turn (FAILED or CANCELED), or the cancel running here (CANCELED). */
+export type FinalWrite =
+  | { readonly by: 'turn'; readonly state: 'TASK_STATE_FAILED' | 'TASK_STATE_CANCELED' }
+  | { readonly by: 'cancel'; readonly state: 'TASK_STATE_CANCELED' };
+
+const TURN_FAILS: FinalWrite = { by: 'turn', state: 'TASK_STATE_FAILED' };
+const TURN_CANCELS: FinalWrite = { by: 'turn', state: 'TASK_STATE_CANCELED' };
+const CANCEL_CANCELS: FinalWrite = { by: 'cancel', state: 'TASK_STATE_CANCELED' };
+
+/**
+ * Who writes the final state of an unfinished turn, and which: the CancelTask running here (CANCELED,
+ * in its own request's context) once it aborted the turn or when the deadline passes meanwhile; the
+ * turn CANCELED when a cancel from elsewhere aborted it; else the turn FAILED.
+ */
+export function finalWrite(end: AgentEnd, cancel: CancelState): FinalWrite {
+  if (cancel === 'aborted-here') return CANCEL_CANCELS;
+  if (end === 'timed-out') return cancel === 'running' ? CANCEL_CANCELS : TURN_FAILS;
+  return cancel === 'asked' ? TURN_CANCELS : TURN_FAILS;
 }
