@@ -254,3 +254,30 @@ export function parseArgument<T>(helper: string, name: string, schema: z.ZodType
   if (result.success) return result.data;
   throw new A2AOptionsError(`${helper}: argument "${name}": ${detail(flatten(result.error.issues)[0])}`);
 }
+
+export interface Logger {
+  debug(obj: object | string, msg?: string): void;
+  info(obj: object | string, msg?: string): void;
+  warn(obj: object | string, msg?: string): void;
+  error(obj: object | string, msg?: string): void;
+}
+
+const noop = (): void => {};
+
+/** Default: warnings and errors to the console, nothing else. Pass your pino instance instead. */
+export const consoleLogger: Logger = {
+  debug: noop,
+  info: noop,
+  // eslint-disable-next-line no-console
+  warn: (obj, msg) => console.warn('[a2a-express-kit]', msg ?? '', obj),
+  // eslint-disable-next-line no-console
+  error: (obj, msg) => console.error('[a2a-express-kit]', msg ?? '', obj),
+};
+
+/** Discards everything (tests, benchmarks). */
+export const silentLogger: Logger = { debug: noop, info: noop, warn: noop, error: noop };
+
+/** A zod check for a function option, with a message saying what was expected. */
+export function fn<T extends (...args: never[]) => unknown>(what: string) {
+  return z.custom<T>((value) => typeof value === 'function', { error: `must be ${what}` });
+}

@@ -1,7 +1,7 @@
 /** The one writer of JSON and error answers (routes, the router's error handler, the middlewares): any thrown value in the request's binding. */
 import type { ServerResponse } from 'node:http';
 import { A2AError, toA2AError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../options.js';
 import { renderError, type ErrorBinding, type StatusOverride } from '../protocol/error-body.js';
 import type { JsonRpcId } from '../protocol/jsonrpc.js';
 import { peekRequestRecord, requestRecord } from './request-state.js';

@@ -3,7 +3,7 @@
  * listeners (onTaskEvent, push delivery, metrics) hear it. Shared by a task's live execution and by
  * the publishers of handed-off work, so both paths fan out alike.
  */
-import type { Logger } from '../logger.js';
+import type { Logger } from '../options.js';
 import type { StreamResponse, Task } from '../protocol/schemas.js';
 import type { EngineEvents } from './engine-events.js';
 import type { TaskScope } from './seams/task-store.js';

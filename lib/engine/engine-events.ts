@@ -4,7 +4,7 @@
  * must not throw (a throw is caught and logged, never allowed to break a task).
  */
 import type { StreamResponse, Task, TaskState } from '../protocol/schemas.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../options.js';
 import type { EngineTracing } from './engine-tracing.js';
 
 export { tracedTurns, type EngineTracing } from './engine-tracing.js';

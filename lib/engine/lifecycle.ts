@@ -5,7 +5,7 @@
  * turns refused, running ones let finish or failed, streams ended).
  */
 import { shuttingDown } from '../errors.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../options.js';
 import type { ResumeReason } from './executor.js';
 import type { Executions } from './executions.js';
 import type { LeasedTask, TaskLeases } from './seams/task-leases.js';

@@ -5,7 +5,7 @@
  * so that if this process dies its leases expire and another replica settles the tasks. Once
  * written (or found ended), nothing of it remains.
  */
-import type { Logger } from '../logger.js';
+import type { Logger } from '../options.js';
 import type { TaskLease, TaskLeases } from './seams/task-leases.js';
 import type { TaskScope } from './seams/task-store.js';
 

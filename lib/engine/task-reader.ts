@@ -3,7 +3,7 @@
  * answered as unavailable, and another owner's or tenant's task answered as a missing one.
  */
 import { A2AError, taskNotFound } from '../errors.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../options.js';
 import { immediateReadOf } from './immediate-writes.js';
 import type { EngineLifecycle } from './lifecycle.js';
 import type { TaskScope, TaskStore, VersionedTask } from './seams/task-store.js';

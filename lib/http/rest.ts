@@ -7,7 +7,7 @@
 import type { Request } from 'express';
 import { writeError, writeJson } from '../context/reply.js';
 import { A2AError, invalidParams } from '../errors.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../options.js';
 import { statusBody } from '../protocol/error-body.js';
 import type { ExtensionNegotiator } from '../protocol/extensions.js';
 import { withJsonNames } from '../protocol/field-names.js';

@@ -2,7 +2,7 @@
 import type { Request, Response } from 'express';
 import { runWithA2AContext } from '../context/carrier.js';
 import { A2AError, toA2AError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../options.js';
 import type { JsonRpcId } from '../protocol/jsonrpc.js';
 import type { A2ARequestHandler, CallContext, StreamObserver } from '../engine/request-handler.js';
 import { writeError } from '../context/reply.js';

@@ -7,7 +7,7 @@
 import type { Request } from 'express';
 import { writeError, writeJson } from '../context/reply.js';
 import { A2AError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../options.js';
 import type { ExtensionNegotiator } from '../protocol/extensions.js';
 import { parseParams } from '../protocol/jsonrpc.js';
 import { pathSegment, queryParams, type RestMatch } from '../protocol/rest.js';
@@ -43,7 +43,7 @@ import { OPERATIONS, type A2AMethod, type PresentCard } from './operations.js';
 import type { Codec, Plan } from './serve.js';
 import type { SseLimits } from './sse.js';
 import type { StreamEncoding } from './stream.js';
-import { v03Error } from './v03.js';
+import { v03Error } from './v03-jsonrpc.js';
 
 interface V03RestCodecOptions {
   readonly extensions: ExtensionNegotiator;

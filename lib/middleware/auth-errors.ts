@@ -8,7 +8,7 @@ import { requestIdOf } from '../protocol/jsonrpc.js';
 import { isA2ARequest } from './a2a-requests.js';
 import { registerAuthErrors } from './wiring.js';
 import { A2AMiddlewareError, errorBindingFor } from './errors.js';
-import { parseOptions } from './options.js';
+import { parseOptions } from '../options.js';
 import { ensureRequestId } from './tracing.js';
 import type { A2AErrorMiddleware, A2AMiddlewareLogger } from './types.js';
 

@@ -2,21 +2,21 @@
  * a2aAuth: turns the app's own authentication result (or a bearer JWT) into the A2A caller, and
  * answers 401 + `WWW-Authenticate` when there is none, unless anonymous access is allowed.
  */
-import { isPublicCardRequest } from './public-card.js';
 import type { NextFunction, Request, Response } from 'express';
 import { z } from 'zod';
-import { readA2AState, type A2ACaller } from '../context/index.js';
-import { writableA2AState } from '../context/request-state.js';
+import { type A2ACaller } from '../context/carrier.js';
+import { readA2AState, writableA2AState } from '../context/request-state.js';
 import { ANONYMOUS_CALLER_PREFIX, ANONYMOUS_SESSION_KEY_PATTERN, createAnonymousCaller } from '../context/anonymous.js';
 import { defineCallerSource, invalidCredentials, isCallerSource, snapshotClaims, type A2ACallerInit, type A2ACallerSource } from './caller-source.js';
-import { A2AOptionsError } from '../options.js';
+import { A2AOptionsError, fn, parseOptions } from '../options.js';
 import { DEFAULT_REALM, rememberChallenge } from '../context/reply.js';
 import { A2AMiddlewareError, A2AWiringError, reportMiddlewareError, type A2AErrorMode } from './errors.js';
 import { isPromiseLike, resolveAndContinue, type MaybePromise } from './maybe-async.js';
 import { detectUncalledFactory } from './misuse.js';
 import { noteAuthRun } from './wiring.js';
-import { fn, parseOptions } from './options.js';
 import { brandMiddleware, type A2AMiddleware, type A2AMiddlewareLogger } from './types.js';
+import type { IncomingMessage } from 'node:http';
+import { requestPath } from '../context/node-request.js';
 
 /** What a custom `challenge` function is told about the failure. */
 export interface A2AAuthChallengeInput {
@@ -391,3 +391,8 @@ export function fromVerify(verify: (req: Request) => A2AVerifyResult | Promise<A
     return isPromiseLike(result) ? Promise.resolve(result).then(interpret) : interpret(result);
   });
 }
+
+// The public card is served without credentials or a tenant (§8.2); only the card path relative to the mount is
+// exempt, so an app-wide a2aAuth never opens other routes ending with the same path.
+export const isPublicCardRequest = (req: IncomingMessage): boolean =>
+  (req.method === 'GET' || req.method === 'HEAD') && requestPath(req) === '/.well-known/agent-card.json';

@@ -3,8 +3,8 @@
  * line, so everything logged while handling a message can be correlated with its HTTP request.
  */
 import * as rTracer from 'cls-rtracer';
-import { tryGetA2ARequestContext } from '../context/index.js';
-import type { Logger } from '../logger.js';
+import { tryGetA2ARequestContext } from '../context/carrier.js';
+import type { Logger } from '../options.js';
 
 const LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 

@@ -4,9 +4,8 @@
  * for createA2ARouter's `{ security, tracing, auth, tenant }` options.
  */
 import { z } from 'zod';
-import { A2AOptionsError } from '../options.js';
+import { A2AOptionsError, parseOptions } from '../options.js';
 import { a2aAuth, type A2AAuthOptions } from './auth.js';
-import { parseOptions } from './options.js';
 import { a2aSecurity, type A2ASecurityOptions } from './security.js';
 import { a2aTenant, type A2ATenantOptions } from './tenant.js';
 import { a2aTracing, type A2ATracingOptions } from './tracing.js';

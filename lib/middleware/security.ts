@@ -7,13 +7,12 @@ import { validateHeaderName, validateHeaderValue } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import helmet, { type HelmetOptions } from 'helmet';
 import { z } from 'zod';
-import { A2AOptionsError, closestKey } from '../options.js';
+import { A2AOptionsError, closestKey, optionsError, parseOptions } from '../options.js';
 import { peekRequestRecord, requestRecord } from '../context/request-state.js';
 import { answerBeforeBody, bodyOverLimit } from './body-limit.js';
 import { canWriteHeadersDirectly, hasNodeRemoveHeader, outHeaders } from '../internals/node-out-headers.js';
 import { A2AMiddlewareError, reportMiddlewareError, type A2AErrorMode } from './errors.js';
 import { detectUncalledFactory } from './misuse.js';
-import { optionsError, parseOptions } from './options.js';
 import { brandMiddleware, type A2AMiddleware } from './types.js';
 
 /** Default request body limit: 1 MiB (A2A messages may carry inline file parts). */

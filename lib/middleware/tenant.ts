@@ -4,15 +4,14 @@
  * a `params.tenant` or REST `/{tenant}` prefix that differs from it.
  */
 import { hostnameOf } from '../context/node-request.js';
-import { isPublicCardRequest } from './public-card.js';
+import { isPublicCardRequest } from './auth.js';
 import type { NextFunction, Request, Response } from 'express';
 import { z } from 'zod';
-import { readA2AState } from '../context/index.js';
-import { writableA2AState } from '../context/request-state.js';
+import { readA2AState, writableA2AState } from '../context/request-state.js';
 import { A2AMiddlewareError, A2AWiringError, reportMiddlewareError, type A2AErrorMode } from './errors.js';
 import { isPromiseLike, resolveAndContinue, type MaybePromise } from './maybe-async.js';
 import { detectUncalledFactory } from './misuse.js';
-import { parseArgument, parseOptions } from './options.js';
+import { parseArgument, parseOptions } from '../options.js';
 import { brandMiddleware, type A2AMiddleware } from './types.js';
 
 /** A built-in tenant source (from header(), pathParam(), claim(), subdomain()). */

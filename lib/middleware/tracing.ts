@@ -4,12 +4,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import * as rTracer from 'cls-rtracer';
 import { z } from 'zod';
-import { contributeA2AState, type A2ATraceContext } from '../context/index.js';
-import { writableA2AState, type A2ARequestState } from '../context/request-state.js';
+import { type A2ATraceContext } from '../context/carrier.js';
+import { contributeA2AState, writableA2AState, type A2ARequestState } from '../context/request-state.js';
 import { A2AMiddlewareError, A2AWiringError, reportMiddlewareError, type A2AErrorMode } from './errors.js';
 import { detectUncalledFactory } from './misuse.js';
 import { canWriteHeadersDirectly, setValidHeader } from '../internals/node-out-headers.js';
-import { fn, parseOptions } from './options.js';
+import { fn, parseOptions } from '../options.js';
 import { brandMiddleware, type A2AMiddleware } from './types.js';
 
 /** The part of `@opentelemetry/api` a2aTracing uses (so the package stays an optional peer). */

@@ -1,7 +1,7 @@
 /** Types shared by the middleware factories. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../options.js';
 
 /** A middleware as Express calls it. */
 type ExpressMiddleware = (req: Request, res: Response, next: NextFunction) => void;

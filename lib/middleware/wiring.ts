@@ -3,8 +3,7 @@
  * host app's stack; the router reports each once through its logger (wiringReporter).
  */
 import type { Request } from 'express';
-import { readA2AState } from '../context/index.js';
-import { peekRequestRecord, requestRecord } from '../context/request-state.js';
+import { readA2AState, peekRequestRecord, requestRecord } from '../context/request-state.js';
 import {
   isMountedAppLayer,
   isRouteLayer,
@@ -15,7 +14,7 @@ import {
   routeServes,
   type ExpressLayer,
 } from '../internals/express-layer-stack.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../options.js';
 import { mountPathOf } from '../context/node-request.js';
 import { a2aMiddlewareKind, type A2AMiddlewareKind } from './types.js';
 

@@ -2,7 +2,7 @@
  * The part of an OpenTelemetry `Meter` the kit uses, and how `metrics: true` finds one: the global
  * MeterProvider of `@opentelemetry/api`, an optional peer loaded only when asked for.
  */
-import type { Logger } from '../logger.js';
+import type { Logger } from '../options.js';
 
 export type MetricAttributesLike = Readonly<Record<string, string | number | boolean>>;
 

@@ -1,5 +1,5 @@
 /** The kit's OpenTelemetry metrics, each defined once (name, unit, attributes, per the semantic conventions), fed by engine events, live gauges and the store hook. */
-import type { Logger } from '../logger.js';
+import type { Logger } from '../options.js';
 import type { EngineEvents } from '../engine/engine-events.js';
 import {
   globalMeter,

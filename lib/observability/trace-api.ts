@@ -2,7 +2,7 @@
  * The part of `@opentelemetry/api`'s tracing the kit uses (so the package stays an optional peer),
  * and how `traces: true` finds it: the module itself, loaded when asked for, and its global tracer.
  */
-import type { Logger } from '../logger.js';
+import type { Logger } from '../options.js';
 
 export type SpanAttributeValue = string | number | boolean;
 export type SpanAttributesLike = Readonly<Record<string, SpanAttributeValue>>;

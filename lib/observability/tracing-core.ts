@@ -3,7 +3,7 @@
  * process knows of each task's trace, the store that keeps a task's origin for other replicas, and
  * the context key under which the kit's innermost span rides (store and lease events go on it).
  */
-import type { Logger } from '../logger.js';
+import type { Logger } from '../options.js';
 import type { TaskScope, TaskStore } from '../engine/seams/task-store.js';
 import { A2A_SPAN_ATTRIBUTES as ATTR } from './span-names.js';
 import { TaskTraces, isValidSpanContext, spanContextOf, traceparentOf } from './task-traces.js';

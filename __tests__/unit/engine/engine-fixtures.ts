@@ -13,7 +13,7 @@ import { LiveSink } from '../../../lib/engine/execution/live-sink';
 import type { TurnHost } from '../../../lib/engine/execution/turn-runner';
 import { TaskEvents } from '../../../lib/engine/task-events';
 import { endsTurn } from '../../../lib/engine/task-state';
-import { silentLogger } from '../../../lib/logger';
+import { silentLogger } from '../../../lib/options';
 import type { Message, StreamResponse, Task, TaskState } from '../../../lib/protocol/schemas';
 import { deferred } from '../../helpers/async';
 

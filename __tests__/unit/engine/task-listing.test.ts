@@ -4,7 +4,7 @@ import { withHistoryLength } from '../../../lib/engine/task-shape';
 import { TaskReader } from '../../../lib/engine/task-reader';
 import type { EngineLifecycle } from '../../../lib/engine/lifecycle';
 import { A2AError } from '../../../lib/errors';
-import { silentLogger } from '../../../lib/logger';
+import { silentLogger } from '../../../lib/options';
 import { deferred } from '../../helpers/async';
 import { scope, storeWith, task, userMessage } from './engine-fixtures';
 

@@ -7,10 +7,8 @@
  * it resolves.
  */
 import { z } from 'zod';
-import { consoleLogger, type Logger } from '../../logger.js';
-import { A2AOptionsError, optionsError, parseOptions } from '../../options.js';
-import type { PgPool } from './postgres-client.js';
-import { PostgresDatabase } from './postgres-client.js';
+import { consoleLogger, type Logger, A2AOptionsError, optionsError, parseOptions } from '../../options.js';
+import { type PgPool, PostgresDatabase } from './postgres-client.js';
 import { PostgresTaskEventBus } from './postgres-event-bus.js';
 import { migrate } from './postgres-migrations.js';
 import { DEFAULT_QUERY_TIMEOUT_MS, loggerSchema, millisecondsSchema, poolSchema, schemaNameSchema } from './postgres-options.js';

@@ -3,8 +3,7 @@
  * `<version> <wire key>`; followers read the rows, so a late or lost notification loses nothing.
  */
 import { z } from 'zod';
-import { consoleLogger, type Logger } from '../../logger.js';
-import { parseOptions } from '../../options.js';
+import { consoleLogger, type Logger, parseOptions } from '../../options.js';
 import type { CommittedEvent } from '../../engine/seams/task-event-bus.js';
 import { LoggedEventBus, type Group } from '../shared/logged-event-bus.js';
 import { wireKey } from './postgres-client.js';

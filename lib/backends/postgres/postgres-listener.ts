@@ -2,7 +2,7 @@
  * The one LISTEN connection of a pool in a process (kept, shared by the bus and the leases); when it
  * drops it is replaced with a bounded backoff and every channel listened to again.
  */
-import type { Logger } from '../../logger.js';
+import type { Logger } from '../../options.js';
 import { NoticeChannels, type NoticeHandler, type ReconnectHooks } from '../shared/notice-channels.js';
 import { quoteIdentifier, type PgNotification, type PgPoolClient, type PostgresDatabase } from './postgres-client.js';
 

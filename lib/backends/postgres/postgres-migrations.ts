@@ -5,6 +5,9 @@
  */
 import { quoteIdentifier, type PostgresDatabase } from './postgres-client.js';
 import { finishedIndexMigration } from './postgres-retention.js';
+import { z } from 'zod';
+import { parseOptions } from '../../options.js';
+import { connectionShape, databaseOf, type PostgresConnectionOptions } from './postgres-options.js';
 
 /**
  * Each step is a list of statements for table name `t(name)`. Never edit a released step: add one.
@@ -127,4 +130,14 @@ export async function migrate(db: PostgresDatabase): Promise<void> {
     if (row) await query(`UPDATE ${t('schema_version')} SET version = $1`, [POSTGRES_SCHEMA_VERSION]);
     else await query(`INSERT INTO ${t('schema_version')} (version) VALUES ($1)`, [POSTGRES_SCHEMA_VERSION]);
   }, Infinity); // bounded by the caller (connectTimeoutMs), each statement by queryTimeoutMs
+}
+
+const optionsSchema = z.strictObject(connectionShape);
+
+/**
+ * Brings the schema's tables to this version of the kit (createPostgresBackend() does it on
+ * open). Safe when several replicas run it at once: they wait for each other on an advisory lock.
+ */
+export async function migratePostgres(options: PostgresConnectionOptions): Promise<void> {
+  await migrate(databaseOf(parseOptions('migratePostgres', optionsSchema, options)));
 }

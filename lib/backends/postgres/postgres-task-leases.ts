@@ -6,10 +6,8 @@
  * and releases asked while one of the kind is in flight share the next statement.
  */
 import { z } from 'zod';
-import { consoleLogger, type Logger } from '../../logger.js';
-import { parseOptions } from '../../options.js';
-import type { LeasedTask } from '../../engine/seams/task-leases.js';
-import type { LeasesOnWrites } from '../../engine/seams/task-leases.js';
+import { consoleLogger, type Logger, parseOptions } from '../../options.js';
+import type { LeasedTask, LeasesOnWrites } from '../../engine/seams/task-leases.js';
 import { ExpiringLeases, type HeldLease, type LeaseRef, type ReleaseNotices } from '../shared/expiring-leases.js';
 import { channelName, wireKey, type PostgresDatabase } from './postgres-client.js';
 import { StatementBatch } from './postgres-statement-batch.js';

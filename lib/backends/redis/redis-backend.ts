@@ -4,14 +4,12 @@
  * uses the application's own `client` (left open on close()).
  */
 import { z } from 'zod';
-import { consoleLogger, type Logger } from '../../logger.js';
-import { A2AOptionsError, markUnawaitedSpread, optionsError, parseOptions } from '../../options.js';
-import type { RedisClient } from './redis-client.js';
+import { consoleLogger, type Logger, A2AOptionsError, markUnawaitedSpread, optionsError, parseOptions } from '../../options.js';
+import { type RedisClient, clientSchema, keyPrefixSchema, loggerSchema, millisecondsSchema } from './redis-client.js';
 import { RedisTaskEventBus } from './redis-event-bus.js';
 import { RedisPushConfigStore } from './redis-push-config-store.js';
 import { RedisPushOutbox } from './redis-push-outbox.js';
 import { withCommandDeadline } from './redis-deadline.js';
-import { clientSchema, keyPrefixSchema, loggerSchema, millisecondsSchema } from './redis-options.js';
 import { RedisTaskLeases } from './redis-task-leases.js';
 import { RedisTaskStore } from './redis-task-store.js';
 

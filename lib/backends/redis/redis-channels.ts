@@ -2,7 +2,7 @@
  * One subscriber connection (a duplicate of the command client, connected on first use) shared by
  * every channel a bus or a lease set follows: SUBSCRIBEd while it has a handler, UNSUBSCRIBEd after.
  */
-import type { Logger } from '../../logger.js';
+import type { Logger } from '../../options.js';
 import { NoticeChannels, type NoticeHandler, type ReconnectHooks } from '../shared/notice-channels.js';
 import type { RedisClient } from './redis-client.js';
 

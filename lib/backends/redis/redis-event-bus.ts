@@ -3,16 +3,13 @@
  * a PUBLISH of it on the task's channel, in one script; followers catch up from the stream.
  */
 import { z } from 'zod';
-import { consoleLogger, type Logger } from '../../logger.js';
-import { parseOptions } from '../../options.js';
+import { consoleLogger, type Logger, parseOptions } from '../../options.js';
 import type { CommittedEvent } from '../../engine/seams/task-event-bus.js';
 import { LoggedEventBus, type Group } from '../shared/logged-event-bus.js';
 import { RedisChannels } from './redis-channels.js';
-import type { RedisClient } from './redis-client.js';
+import { type RedisClient, clientSchema, keyPrefixSchema, loggerSchema, millisecondsSchema, RedisScript } from './redis-client.js';
 import { TaskEventStreams, APPEND_EVENT_LUA } from './redis-event-stream.js';
 import { RedisKeys } from './redis-keys.js';
-import { clientSchema, keyPrefixSchema, loggerSchema, millisecondsSchema } from './redis-options.js';
-import { RedisScript } from './redis-script.js';
 
 export interface RedisTaskEventBusOptions {
   /** A connected node-redis client for commands; the bus duplicates it for its subscriptions and does not close it. */

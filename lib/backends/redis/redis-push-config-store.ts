@@ -11,10 +11,8 @@ import { PushConfigLimitError, type PushConfigStore, type StoredPushConfig } fro
 import type { ConfigCursor } from '../../engine/push/push-cursors.js';
 import type { TaskScope } from '../../engine/seams/task-store.js';
 import { taskKey } from '../../engine/task-key.js';
-import type { RedisClient } from './redis-client.js';
+import { type RedisClient, clientSchema, keyPrefixSchema, RedisScript } from './redis-client.js';
 import { RedisKeys, scopeId } from './redis-keys.js';
-import { clientSchema, keyPrefixSchema } from './redis-options.js';
-import { RedisScript } from './redis-script.js';
 
 export interface RedisPushConfigStoreOptions {
   /** A connected node-redis client; the store does not close it. */

@@ -3,8 +3,7 @@
  * with the configs (RedisPushConfigStore), and a claim is a key with a time to live.
  */
 import { z } from 'zod';
-import { consoleLogger, type Logger } from '../../logger.js';
-import { parseOptions } from '../../options.js';
+import { consoleLogger, type Logger, parseOptions } from '../../options.js';
 import type { StreamResponse } from '../../protocol/schemas.js';
 import type { LoggedEvent, Span } from '../../engine/push/push-cursors.js';
 import type { PushDelivery } from '../../engine/seams/push-outbox.js';
@@ -12,11 +11,9 @@ import type { TaskStore } from '../../engine/seams/task-store.js';
 import { taskKey } from '../../engine/task-key.js';
 import type { CommittedEvent } from '../../engine/seams/task-event-bus.js';
 import { ClaimingOutbox } from '../shared/claiming-outbox.js';
-import type { RedisClient } from './redis-client.js';
+import { type RedisClient, clientSchema, keyPrefixSchema, loggerSchema, millisecondsSchema, RedisScript } from './redis-client.js';
 import { RedisKeys, scopeId } from './redis-keys.js';
-import { clientSchema, keyPrefixSchema, loggerSchema, millisecondsSchema } from './redis-options.js';
 import type { RedisPushConfigStore } from './redis-push-config-store.js';
-import { RedisScript } from './redis-script.js';
 
 export interface RedisPushOutboxOptions {
   readonly client: RedisClient;

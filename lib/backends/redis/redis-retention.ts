@@ -4,10 +4,9 @@
  * everything kept for it, so replicas sweeping at once remove each task once.
  */
 import type { TaskScope } from '../../engine/seams/task-store.js';
-import type { RedisClient } from './redis-client.js';
+import { type RedisClient, RedisScript } from './redis-client.js';
 import { RedisKeys, scopeId } from './redis-keys.js';
 import { pushTaskMember } from './redis-push-config-store.js';
-import { RedisScript } from './redis-script.js';
 
 /**
  * A finished-tasks member: the status timestamp, NUL, the task key. Byte order is timestamp order

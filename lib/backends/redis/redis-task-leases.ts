@@ -8,15 +8,12 @@
  * caller across all processes gets each. With them, the tasks mid-turn that have no lease at all.
  */
 import { z } from 'zod';
-import { consoleLogger, type Logger } from '../../logger.js';
-import { parseOptions } from '../../options.js';
+import { consoleLogger, type Logger, parseOptions } from '../../options.js';
 import type { LeasedTask } from '../../engine/seams/task-leases.js';
 import { ExpiringLeases, type LeaseRef, type ReleaseNotices } from '../shared/expiring-leases.js';
 import { RedisChannels } from './redis-channels.js';
-import type { RedisClient } from './redis-client.js';
+import { type RedisClient, clientSchema, keyPrefixSchema, loggerSchema, millisecondsSchema, RedisScript } from './redis-client.js';
 import { leaseMember, RedisKeys } from './redis-keys.js';
-import { clientSchema, keyPrefixSchema, loggerSchema, millisecondsSchema } from './redis-options.js';
-import { RedisScript } from './redis-script.js';
 
 export interface RedisTaskLeasesOptions {
   /** A connected node-redis client for commands; duplicated for the release notices, not closed. */

@@ -3,7 +3,7 @@
  * task and moves its listing, finished and mid-turn entries, and appends its event, in one script.
  */
 import { APPEND_EVENT_LUA, COMMITTED_LUA } from './redis-event-stream.js';
-import { RedisScript } from './redis-script.js';
+import { RedisScript } from './redis-client.js';
 
 // KEYS: task hash, then its four listing sets, its delta list, the finished-tasks set, the
 // mid-turn set, then the task's event stream when the event is appended. ARGV: scope, JSON,

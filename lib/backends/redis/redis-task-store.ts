@@ -27,15 +27,12 @@ import {
   type TaskStore,
   type VersionedTask,
 } from '../../engine/seams/task-store.js';
-import type { RedisClient } from './redis-client.js';
+import { type RedisClient, clientSchema, keyPrefixSchema, RedisScript } from './redis-client.js';
 import { RedisTaskEventBus, taskEventStreams } from './redis-event-bus.js';
 import type { TaskEventStreams } from './redis-event-stream.js';
 import { leaseMember, RedisKeys, scopeId } from './redis-keys.js';
-import { clientSchema, keyPrefixSchema } from './redis-options.js';
-import { RedisScript } from './redis-script.js';
 import { APPEND_ARTIFACT, APPEND_STATUS, CREATE, UPDATE } from './redis-task-scripts.js';
 import { finishedMember, removeFinishedTasks } from './redis-retention.js';
-import { loadTraceContext, saveTraceContext } from './redis-trace-context.js';
 import { taskKey } from '../../engine/task-key.js';
 
 export interface RedisTaskStoreOptions {
@@ -343,3 +340,19 @@ const midTurnArgs = (scope: TaskScope, task: Task): [string, string] => [
   leaseMember(taskKey(scope, task.id), scope, task.id),
   isTerminal(task.status.state) || isInterrupted(task.status.state) ? '0' : '1',
 ];
+
+// KEYS: task hash. ARGV: scope, traceparent.
+const SAVE = new RedisScript(`
+if redis.call('HGET', KEYS[1], 's') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'tp', ARGV[2])
+return 1
+`);
+
+async function saveTraceContext(client: RedisClient, taskHash: string, scopeId: string, traceparent: string): Promise<void> {
+  await SAVE.run<number>(client, [taskHash], [scopeId, traceparent]);
+}
+
+async function loadTraceContext(client: RedisClient, taskHash: string, scopeId: string): Promise<string | undefined> {
+  const [scope, traceparent] = await client.sendCommand<Array<string | null>>(['HMGET', taskHash, 's', 'tp']);
+  return scope === scopeId && traceparent ? traceparent : undefined;
+}

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Logger } from '../../logger.js';
+import type { Logger } from '../../options.js';
 import type { LeasedTask, TaskLease, TaskLeases } from '../../engine/seams/task-leases.js';
 
 /** One acquire's lease as the backend's statements name it. */

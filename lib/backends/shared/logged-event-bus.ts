@@ -2,7 +2,7 @@
  * What the Redis and PostgreSQL event buses share: a task's followers in this process, served in
  * version order from the backend's event log; cancel listeners; catching up after a reconnect.
  */
-import type { Logger } from '../../logger.js';
+import type { Logger } from '../../options.js';
 import type { CommittedEvent, CommittedEventListener, TaskEventBus } from '../../engine/seams/task-event-bus.js';
 
 /** The followers of one task in this process, and how far they have been served. */

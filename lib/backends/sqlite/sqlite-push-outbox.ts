@@ -14,7 +14,7 @@ import type { SqliteTaskStore } from './sqlite-task-store.js';
 import { isTerminal } from '../../engine/task-state.js';
 import type { PushOutbox, PushDelivery } from '../../engine/seams/push-outbox.js';
 import { lagging, liveSpan, OpenSpans, type LoggedEvent } from '../../engine/push/push-cursors.js';
-import type { SqlitePushConfigStore } from './sqlite-push-config-store.js';
+import { SqlitePushConfigStore } from './sqlite-push-config-store.js';
 
 function statements(db: BetterSqlite3.Database) {
   const prepare = preparer(db);
@@ -115,4 +115,18 @@ export class SqlitePushOutbox implements PushOutbox {
   #params(span: { scope: { tenant: string; owner: string }; taskId: string; configId: string }) {
     return { taskId: span.taskId, tenant: span.scope.tenant, owner: span.scope.owner, configId: span.configId };
   }
+}
+
+export interface SqlitePushStores {
+  readonly configStore: SqlitePushConfigStore;
+  readonly outbox: SqlitePushOutbox;
+}
+
+/**
+ * `pushNotifications: { ...sqlitePushStores(taskStore), allow: [...] }`: configs and delivery
+ * progress in the task store's file, so what was committed is delivered after a restart.
+ */
+export function sqlitePushStores(taskStore: SqliteTaskStore): SqlitePushStores {
+  const configStore = new SqlitePushConfigStore(taskStore);
+  return { configStore, outbox: new SqlitePushOutbox(taskStore, configStore) };
 }

@@ -4,7 +4,7 @@
  * unless another terminal state won; and the answer: the CANCELED task or TaskNotCancelable.
  */
 import { A2AError, taskNotCancelable, taskNotFound } from '../../errors.js';
-import type { Logger } from '../../logger.js';
+import type { Logger } from '../../options.js';
 import type { Task } from '../../protocol/schemas.js';
 import type { EngineEvents } from '../engine-events.js';
 import type { AgentExecutor, CancelContext } from '../executor.js';

@@ -4,7 +4,7 @@
  * rules of a Message reply, the hand-off) in front of the task channel that writes and fans out.
  */
 import { acceptsNoMoreMessages, busyElsewhere } from '../../errors.js';
-import type { Logger } from '../../logger.js';
+import type { Logger } from '../../options.js';
 import type { Message, StreamResponse, Task } from '../../protocol/schemas.js';
 import { InvalidAgentEventError } from '../agent-event-error.js';
 import type { TaskScope } from '../seams/task-store.js';

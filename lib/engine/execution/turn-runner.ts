@@ -4,7 +4,7 @@
  * left unfinished (FAILED with the reason, or CANCELED after a cancel asked elsewhere).
  */
 import { A2AError } from '../../errors.js';
-import type { Logger } from '../../logger.js';
+import type { Logger } from '../../options.js';
 import type { Task } from '../../protocol/schemas.js';
 import { runWithA2AContext } from '../../context/carrier.js';
 import type { EngineEvents } from '../engine-events.js';
