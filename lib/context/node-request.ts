@@ -42,8 +42,8 @@ export function requestPath(req: IncomingMessage): string {
 }
 
 /**
- * Where the handler serving `req` is mounted, from the origin: Express's `req.baseUrl`; on Connect,
- * `req.originalUrl` minus the `req.url` it stripped the mount path from; '' when neither is set.
+ * Where the handler serving `req` is mounted, from the origin: Express's `req.baseUrl`; on Connect, `req.originalUrl` minus the `req.url` it stripped
+ * the mount path from; '' when neither is set.
  */
 export function mountPathOf(req: IncomingMessage): string {
   const { baseUrl, originalUrl } = req as MaybeExpress;
@@ -89,8 +89,8 @@ export function hostnameOf(req: IncomingMessage): string {
 }
 
 /**
- * A query parameter: Express's parsed `req.query` when there is one, else read from `req.url`. A
- * repeated parameter is an array (as Express's parsers give it); undefined when absent.
+ * A query parameter: Express's parsed `req.query` when there is one, else read from `req.url`. A repeated parameter is an array (as Express's parsers
+ * give it); undefined when absent.
  */
 export function queryParamOf(req: IncomingMessage, name: string): unknown {
   const query = (req as MaybeExpress).query;

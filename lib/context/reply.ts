@@ -27,16 +27,16 @@ export function recordedErrorBinding(req: object): ErrorBinding | undefined {
 }
 
 /**
- * a2aAuth records how it challenges an anonymous caller, so a 401 the engine raises later (the
- * extended card) names the realm the app configured, not the default.
+ * a2aAuth records how it challenges an anonymous caller, so a 401 the engine raises later (the extended card) names the realm the app configured, not
+ * the default.
  */
 export function rememberChallenge(req: object, challenge: () => string | undefined): void {
   requestRecord(req).challenge = challenge;
 }
 
 /**
- * Writes `thrown` as the response in `binding`. Anything that is not an A2AError becomes a generic
- * Internal error; with a `logger` it is logged, and its text never reaches the client.
+ * Writes `thrown` as the response in `binding`. Anything that is not an A2AError becomes a generic Internal error; with a `logger` it is logged, and
+ * its text never reaches the client.
  */
 export function writeError(
   req: object,
