@@ -1,7 +1,6 @@
 /**
- * The JSON-RPC 2.0 codec, v1.0 (POST <mount>): the method and params from the envelope, results as
- * success envelopes, errors as error envelopes with the request's id, stream events as success
- * envelopes in SSE. Serves every row of the operation table under its v1.0 name.
+ * The JSON-RPC 2.0 codec, v1.0 (POST <mount>): the method and params from the envelope, results as success envelopes, errors as error envelopes with
+ * the request's id, stream events as success envelopes in SSE. Serves every row of the operation table under its v1.0 name.
  */
 import type { Request, Response } from 'express';
 import { writeError, writeJson } from '../context/reply.js';
@@ -36,8 +35,8 @@ interface JsonRpcCodecOptions {
 }
 
 /**
- * A stream's success envelope around each event's JSON, as successResponse writes it (key order
- * included): made once per stream, so the event itself is encoded once for all streams.
+ * A stream's success envelope around each event's JSON, as successResponse writes it (key order included): made once per stream, so the event itself
+ * is encoded once for all streams.
  */
 export function jsonRpcEventEnvelope(id: JsonRpcId): readonly [string, string] {
   return [`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`, '}'];
@@ -105,9 +104,8 @@ const isJsonType = (type: string): boolean => type === 'application/json' || (ty
 const hasBody = (req: IncomingMessage): boolean => req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0';
 
 /**
- * InvalidRequest naming the Content-Type when the request has a body that is not declared JSON:
- * -32600 as before, since the request is not a JSON-RPC request object (A2A's
- * ContentTypeNotSupported is for a part's media type); undefined for a JSON body.
+ * InvalidRequest naming the Content-Type when the request has a body that is not declared JSON: -32600 as before, since the request is not a JSON-RPC
+ * request object (A2A's ContentTypeNotSupported is for a part's media type); undefined for a JSON body.
  */
 function notJsonBody(req: IncomingMessage): EnvelopeError | undefined {
   const header = req.headers['content-type'];

@@ -17,8 +17,8 @@ export interface StreamEncoding {
   /** The binding of an error answered before the stream opened. */
   readonly binding: ErrorBinding;
   /**
-   * The JSON of one event as every stream of the binding sends it, whatever its request: encoded
-   * once per event and shared by all the streams it goes to (see sse-payloads.ts).
+   * The JSON of one event as every stream of the binding sends it, whatever its request: encoded once per event and shared by all the streams it goes
+   * to (see sse-payloads.ts).
    */
   payload(event: unknown): string;
   /** What one request's events are wrapped in (JSON-RPC: the envelope with its id), made once per stream; none: the payload alone. */
@@ -64,9 +64,8 @@ type StreamEvent = Parameters<StreamObserver['onEvent']>[0];
 type StreamOutcome = Parameters<StreamObserver['onEnd']>[0];
 
 /**
- * One stream, and the observer of the handler's stream: a single object per stream (methods, no
- * closures), so that an idle stream holds nothing of the request beyond it; the call, the params and
- * the request's A2A context are released once the stream is open.
+ * One stream, and the observer of the handler's stream: a single object per stream (methods, no closures), so that an idle stream holds nothing of
+ * the request beyond it; the call, the params and the request's A2A context are released once the stream is open.
  */
 class ObservedStream extends SseWriter implements StreamObserver {
   readonly #req: Request;

@@ -1,7 +1,6 @@
 /**
- * The JSON-RPC codec, v0.3 (compatibility): v0.3 method names and params in, translated to the
- * v1.0 params of the operation table's rows, and their results, stream events and errors
- * translated back (lib/protocol/v0_3). Chosen for a request served with version 0.3.
+ * The JSON-RPC codec, v0.3 (compatibility): v0.3 method names and params in, translated to the v1.0 params of the operation table's rows, and their
+ * results, stream events and errors translated back (lib/protocol/v0_3). Chosen for a request served with version 0.3.
  */
 import type { z } from 'zod';
 import { A2AError, taskNotFound } from '../errors.js';

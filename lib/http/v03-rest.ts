@@ -1,9 +1,4 @@
-/**
- * The HTTP+JSON codec, v0.3 (compatibility): the `/v1/...` routes of a request served as 0.3 (see
- * the dispatcher). Bodies and answers are the ProtoJSON of the v0.3 proto, what the official v0.3
- * clients speak (lib/protocol/v0_3/rest.ts); in between, the same v0.3 params schemas and
- * translations as v0.3 JSON-RPC, and the same operation table as every other codec.
- */
+/** The HTTP+JSON codec, v0.3 (compatibility): the `/v1/...` routes of a request served as 0.3 (see the dispatcher). */
 import type { Request } from 'express';
 import { writeError, writeJson } from '../context/reply.js';
 import { A2AError } from '../errors.js';
@@ -93,6 +88,10 @@ const asTask = (result: unknown) => toV03RestTask(toV03Task(result as never));
 const asConfig = (result: unknown) => toV03RestPushConfig(result as TaskPushNotificationConfig);
 const configParams = (input: Input) => ({ taskId: input.id!, id: input.configId! });
 
+/**
+ * Bodies and answers are the ProtoJSON of the v0.3 proto, what the official v0.3 clients speak (lib/protocol/v0_3/rest.ts); in between, the same v0.3
+ * params schemas and translations as v0.3 JSON-RPC, and the same operation table as every other codec.
+ */
 export function v03RestCodec(options: V03RestCodecOptions): Codec<RestMatch> {
   const { extensions, streamLimits, logger } = options;
   const plans: Partial<Record<A2AMethod, V03Plan>> = {
