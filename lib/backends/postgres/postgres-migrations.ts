@@ -1,7 +1,6 @@
 /**
- * The PostgreSQL schema of the backend and its migrations: steps applied in order on open, their
- * count kept in a version table. Replicas starting at once serialise on a transaction-scoped
- * advisory lock, so each step runs once; a database newer than this code is refused.
+ * The PostgreSQL schema of the backend and its migrations: steps applied in order on open, their count kept in a version table. Replicas starting at
+ * once serialise on a transaction-scoped advisory lock, so each step runs once; a database newer than this code is refused.
  */
 import { quoteIdentifier, type PostgresDatabase } from './postgres-client.js';
 import { finishedIndexMigration } from './postgres-retention.js';
@@ -10,9 +9,8 @@ import { parseOptions } from '../../options.js';
 import { connectionShape, databaseOf, type PostgresConnectionOptions } from './postgres-options.js';
 
 /**
- * Each step is a list of statements for table name `t(name)`. Never edit a released step: add one.
- * Text compared for ListTasks order is COLLATE "C" (byte order), the order the engine's string
- * comparison gives for the timestamps and ids it writes.
+ * Each step is a list of statements for table name `t(name)`. Never edit a released step: add one. Text compared for ListTasks order is COLLATE "C"
+ * (byte order), the order the engine's string comparison gives for the timestamps and ids it writes.
  */
 const MIGRATIONS: ReadonlyArray<(t: (name: string) => string) => string[]> = [
   (t) => [
@@ -135,8 +133,8 @@ export async function migrate(db: PostgresDatabase): Promise<void> {
 const optionsSchema = z.strictObject(connectionShape);
 
 /**
- * Brings the schema's tables to this version of the kit (createPostgresBackend() does it on
- * open). Safe when several replicas run it at once: they wait for each other on an advisory lock.
+ * Brings the schema's tables to this version of the kit (createPostgresBackend() does it on open). Safe when several replicas run it at once: they
+ * wait for each other on an advisory lock.
  */
 export async function migratePostgres(options: PostgresConnectionOptions): Promise<void> {
   await migrate(databaseOf(parseOptions('migratePostgres', optionsSchema, options)));

@@ -1,6 +1,6 @@
 /**
- * PostgresPushOutbox: the claiming outbox on PostgreSQL. The events are the bus's events table, the
- * cursors sit in the config rows (PostgresPushConfigStore), and a claim is a row with an expiry.
+ * PostgresPushOutbox: the claiming outbox on PostgreSQL. The events are the bus's events table, the cursors sit in the config rows
+ * (PostgresPushConfigStore), and a claim is a row with an expiry.
  */
 import { z } from 'zod';
 import { consoleLogger, type Logger, parseOptions } from '../../options.js';
