@@ -1,7 +1,6 @@
 /**
- * The part of a node-redis client (v5 or v6, `createClient()`) the Redis seams use. Structural, so
- * a client of any module, script or RESP configuration fits, and so `lib/engine` needs no runtime
- * import of `redis`.
+ * The part of a node-redis client (v5 or v6, `createClient()`) the Redis seams use. Structural, so a client of any module, script or RESP
+ * configuration fits, and so `lib/engine` needs no runtime import of `redis`.
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';

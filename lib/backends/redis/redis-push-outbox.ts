@@ -1,6 +1,6 @@
 /**
- * RedisPushOutbox: the claiming outbox on Redis. The events are the task's stream, the cursors sit
- * with the configs (RedisPushConfigStore), and a claim is a key with a time to live.
+ * RedisPushOutbox: the claiming outbox on Redis. The events are the task's stream, the cursors sit with the configs (RedisPushConfigStore), and a
+ * claim is a key with a time to live.
  */
 import { z } from 'zod';
 import { consoleLogger, type Logger, parseOptions } from '../../options.js';
@@ -41,9 +41,8 @@ const optionsSchema = z.strictObject({
   logger: loggerSchema.default(consoleLogger),
 });
 
-// KEYS: claim, configs hash, task hash, stream. ARGV: replica id, ttl, scope id. Replies 1 (claimed:
-// some cursor is behind the stream, or behind the task when the stream expired), 2 (ended task,
-// nothing owed: its configs can go), 0 otherwise (claimed by another, or nothing owed).
+// KEYS: claim, configs hash, task hash, stream. ARGV: replica id, ttl, scope id. Replies 1 (claimed: some cursor is behind the stream, or behind the
+// task when the stream expired), 2 (ended task, nothing owed: its configs can go), 0 otherwise (claimed by another, or nothing owed).
 const CLAIM = new RedisScript(`
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 local task = redis.call('HMGET', KEYS[3], 's', 'v', 't')
@@ -62,8 +61,8 @@ if task[3] == '1' then return 2 end
 return 0
 `);
 
-// KEYS: configs hash, stream. ARGV: config id, span start, span end. Moves the cursor to the end
-// when no streamed event between it and the span start is still owed (compare-and-set).
+// KEYS: configs hash, stream. ARGV: config id, span start, span end. Moves the cursor to the end when no streamed event between it and the span start
+// is still owed (compare-and-set).
 const ADVANCE = new RedisScript(`
 local d = redis.call('HGET', KEYS[1], 'd:' .. ARGV[1])
 if not d then return 0 end
@@ -119,8 +118,8 @@ export class RedisPushOutbox extends ClaimingOutbox {
   /** The tasks of the push-tasks set, a batch at a time: each claimed when nobody holds it, with what it is owed. */
   protected async sweep(): Promise<PushDelivery[]> {
     const members = await this.#client.sendCommand<string[]>(['SMEMBERS', this.#keys.pushTasks()]);
-    // Tasks are independent (a claim per task): a batch at a time in flight, not one round trip
-    // after another, so a sweep over thousands of tasks takes a few dozen round trips' time.
+    // Tasks are independent (a claim per task): a batch at a time in flight, not one round trip after another, so a sweep over thousands of tasks
+    // takes a few dozen round trips' time.
     const out: PushDelivery[] = [];
     for (let from = 0; from < members.length; from += SWEEP_BATCH) {
       const batch = await Promise.all(members.slice(from, from + SWEEP_BATCH).map((member) => this.#takeOver(member)));

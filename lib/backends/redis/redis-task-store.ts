@@ -1,13 +1,6 @@
 /**
- * A TaskStore on Redis, shared by every replica. A task is one hash; each write is one Lua script
- * that checks the scope, the version and the terminal flag and then writes the task and its listing
- * entries together, so a stale writer or another scope never changes anything. Listing reads one
- * sorted set (all of a scope's tasks, or those of one context, one state, or both) whose members
- * sort in ListTasks order, so a page costs O(log n + page) and never loads the other tasks.
- * Given the backend's RedisTaskEventBus (`eventBus`), the same script also appends the committed
- * event to the task's stream and publishes it, so no event is stored without reaching the stream.
- * An artifact or status event is one RPUSH of the update to the task's delta list (the task's JSON
- * is not rewritten); a read folds the deltas into the task and writes the result back (compaction).
+ * A TaskStore on Redis, shared by every replica. A task is one hash; each write is one Lua script that checks the scope, the version and the terminal
+ * flag and then writes the task and its listing entries together, so a stale writer or another scope never changes anything.
  */
 import { z } from 'zod';
 import type { StreamResponse, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent } from '../../protocol/schemas.js';
@@ -41,10 +34,9 @@ export interface RedisTaskStoreOptions {
   /** Put before every key. Default 'a2a:'. */
   readonly keyPrefix?: string;
   /**
-   * The event bus on the same Redis server (createRedisBackend links them): every write that
-   * records an event appends it to the bus's task stream and publishes it on the task's channel in
-   * the write's own script, so a replica killed right after a write has lost nothing, and the bus's
-   * publish() of that event costs nothing. Without it the engine's publish() does both, after the write.
+   * The event bus on the same Redis server (createRedisBackend links them): every write that records an event appends it to the bus's task stream and
+   * publishes it on the task's channel in the write's own script, so a replica killed right after a write has lost nothing, and the bus's publish()
+   * of that event costs nothing. Without it the engine's publish() does both, after the write.
    */
   readonly eventBus?: RedisTaskEventBus;
 }
@@ -55,8 +47,7 @@ const optionsSchema = z.strictObject({
   eventBus: z.custom<RedisTaskEventBus>((v) => v instanceof RedisTaskEventBus, { error: 'must be a RedisTaskEventBus' }).optional(),
 });
 
-// KEYS: task hash, delta list. ARGV: scope. Replies false when the task is not in that scope, else
-// {version, JSON, delta...}.
+// KEYS: task hash, delta list. ARGV: scope. Replies false when the task is not in that scope, else {version, JSON, delta...}.
 const GET = new RedisScript(`
 local stored = redis.call('HMGET', KEYS[1], 's', 'v', 'j')
 if stored[1] ~= ARGV[1] or not stored[2] or not stored[3] then return false end
@@ -65,8 +56,8 @@ for _, delta in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do out[#out + 1] = 
 return out
 `);
 
-// KEYS: task hash, delta list. ARGV: the version read, the task's JSON with its deltas folded in.
-// Replaces the JSON and drops the deltas unless the task was written since that read.
+// KEYS: task hash, delta list. ARGV: the version read, the task's JSON with its deltas folded in. Replaces the JSON and drops the deltas unless the
+// task was written since that read.
 const COMPACT = new RedisScript(`
 if redis.call('HGET', KEYS[1], 'v') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'j', ARGV[2])
@@ -74,9 +65,9 @@ redis.call('DEL', KEYS[2])
 return 1
 `);
 
-// KEYS: one listing set. ARGV: lex range start and end, how many, the task key prefix, the delta
-// list prefix. Replies {matches in the range from its start to the set's start, {JSON, delta...}...}. A member is the encoded
-// timestamp, ended by the bytes 255 254 (which occur nowhere else in it), then the task id.
+// KEYS: one listing set. ARGV: lex range start and end, how many, the task key prefix, the delta list prefix. Replies {matches in the range from its
+// start to the set's start, {JSON, delta...}...}. A member is the encoded timestamp, ended by the bytes 255 254 (which occur nowhere else in it),
+// then the task id.
 const LIST = new RedisScript(`
 local total
 if ARGV[2] == '+' then total = redis.call('ZCARD', KEYS[1]) else total = redis.call('ZLEXCOUNT', KEYS[1], '-', ARGV[2]) end
@@ -114,10 +105,9 @@ function materialize(json: string, deltas: readonly string[]): Task {
 }
 
 /**
- * The timestamp so that byte order is newest first: each byte inverted, a zero byte escaped as
- * 255 0, ended by 255 254 (the inverted form of an order-preserving, prefix-free encoding), so a
- * longer timestamp sorts before its own prefix, as in compareForListing. Byte order is UTF-8
- * order, which equals JavaScript's string order for every timestamp the engine writes.
+ * The timestamp so that byte order is newest first: each byte inverted, a zero byte escaped as 255 0, ended by 255 254 (the inverted form of an
+ * order-preserving, prefix-free encoding), so a longer timestamp sorts before its own prefix, as in compareForListing. Byte order is UTF-8 order,
+ * which equals JavaScript's string order for every timestamp the engine writes.
  */
 function newestFirst(timestamp: string): Buffer {
   const bytes = Buffer.from(timestamp, 'utf8');
@@ -137,6 +127,13 @@ function newestFirst(timestamp: string): Buffer {
 /** A listing member: ListTasks order is the members' byte order (then the id breaks ties). */
 const listingMember = (timestamp: string, taskId: string): Buffer => Buffer.concat([newestFirst(timestamp), Buffer.from(taskId, 'utf8')]);
 
+/**
+ * Listing reads one sorted set (all of a scope's tasks, or those of one context, one state, or both) whose members sort in ListTasks order, so a page
+ * costs O(log n + page) and never loads the other tasks. Given the backend's RedisTaskEventBus (`eventBus`), the same script also appends the
+ * committed event to the task's stream and publishes it, so no event is stored without reaching the stream. An artifact or status event is one RPUSH
+ * of the update to the task's delta list (the task's JSON is not rewritten); a read folds the deltas into the task and writes the result back
+ * (compaction).
+ */
 export class RedisTaskStore implements TaskStore {
   readonly #client: RedisClient;
   readonly #keys: RedisKeys;
@@ -156,9 +153,8 @@ export class RedisTaskStore implements TaskStore {
   }
 
   /**
-   * Retention: up to `limit` finished tasks older than the cutoff, read from the finished-tasks set
-   * and removed with their listing entries, delta list, event stream and push keys in one script
-   * (see redis-retention.ts). Tasks that finished before this version kept the set are not in it.
+   * Retention: up to `limit` finished tasks older than the cutoff, read from the finished-tasks set and removed with their listing entries, delta
+   * list, event stream and push keys in one script (see redis-retention.ts). Tasks that finished before this version kept the set are not in it.
    */
   async removeFinished(finishedBefore: string, limit: number): Promise<number> {
     return removeFinishedTasks(this.#client, this.#keys, finishedBefore, limit);
@@ -201,8 +197,8 @@ export class RedisTaskStore implements TaskStore {
     return 1;
   }
 
-  // Only the change's event is used: the whole task is one JSON value, replaced in the same script.
-  // A write without an event (a follow-up joining the history) appends nothing.
+  // Only the change's event is used: the whole task is one JSON value, replaced in the same script. A write without an event (a follow-up joining the
+  // history) appends nothing.
   async update(scope: TaskScope, task: Task, expectedVersion: number, change?: TaskChange): Promise<number> {
     if (change?.kind === 'artifact') return this.#appendArtifact(scope, task, expectedVersion, change.update, change.event);
     if (change?.kind === 'status') return this.#appendStatus(scope, task, expectedVersion, change.update, change.event);
@@ -233,8 +229,7 @@ export class RedisTaskStore implements TaskStore {
   async list(scope: TaskScope, query: ListTasksQuery): Promise<TaskPage> {
     const cursor = query.pageToken ? decodePageToken(query.pageToken) : undefined;
     const start = cursor ? Buffer.concat([Buffer.from('('), listingMember(cursor.timestamp, cursor.id)]) : '-';
-    // Inclusive bound: every member of that timestamp is its encoding plus an id, whose UTF-8
-    // bytes are all below 255.
+    // Inclusive bound: every member of that timestamp is its encoding plus an id, whose UTF-8 bytes are all below 255.
     const end =
       query.statusTimestampAfter === undefined
         ? '+'
@@ -299,8 +294,8 @@ export class RedisTaskStore implements TaskStore {
     const append = event && this.#streams?.streamArgs(scope, task.id);
     if (append) {
       keys.push(append.stream);
-      // Subscribers take the task of a final or interrupted status as the turn's answer: it is whole
-      // then. Any other status leaves the artifacts out, like an artifact event.
+      // Subscribers take the task of a final or interrupted status as the turn's answer: it is whole then. Any other status leaves the artifacts out,
+      // like an artifact event.
       const payloadTask = endsTurn(task.status.state) || task.artifacts === undefined ? task : { ...task, artifacts: undefined };
       args.push(JSON.stringify(event), JSON.stringify(payloadTask), ...append.args);
     }
