@@ -1,6 +1,6 @@
 /**
- * The push outbox the Redis and PostgreSQL backends share: a task's events are delivered, in version
- * order per config, by the replica holding its claim; each config's cursor is moved by compare-and-set.
+ * The push outbox the Redis and PostgreSQL backends share: a task's events are delivered, in version order per config, by the replica holding its
+ * claim; each config's cursor is moved by compare-and-set.
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../options.js';
