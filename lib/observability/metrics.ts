@@ -16,9 +16,8 @@ import type { PushDeliveryObserver } from '../engine/push/push-dispatcher-deps.j
 import { PUSH_METRICS, pushInstruments, pushMetricsObserver, type PushInstruments } from './push-metrics.js';
 
 /**
- * `createA2ARouter({ metrics })`: `true` records through the global MeterProvider of
- * `@opentelemetry/api` (loaded if installed); `{ meter }` through that meter (an ESM app, or a
- * provider of its own); `false` or absent records nothing and costs nothing.
+ * `createA2ARouter({ metrics })`: `true` records through the global MeterProvider of `@opentelemetry/api` (loaded if installed); `{ meter }` through
+ * that meter (an ESM app, or a provider of its own); `false` or absent records nothing and costs nothing.
  */
 export type A2AMetricsOption = boolean | { readonly meter: MeterLike };
 
@@ -112,8 +111,8 @@ function observeGauges(meter: MeterLike, gauges: LiveGauges): void {
 }
 
 /**
- * The engine listener that records metrics. Only the events it needs are implemented, so the engine
- * skips the others (no per-event call for `taskEvent`).
+ * The engine listener that records metrics. Only the events it needs are implemented, so the engine skips the others (no per-event call for
+ * `taskEvent`).
  */
 function metricsListener(current: () => EngineInstruments | undefined): EngineEvents {
   const stateAttributes = attributeCache('a2a.task.state', shortState);

@@ -22,8 +22,8 @@ export interface A2ATaskEventInfo {
 }
 
 /**
- * Called synchronously after each commit, on the engine's path: keep it cheap (count, enqueue) and
- * do not mutate `event` or `task`. A throw is logged and ignored; the task goes on.
+ * Called synchronously after each commit, on the engine's path: keep it cheap (count, enqueue) and do not mutate `event` or `task`. A throw is logged
+ * and ignored; the task goes on.
  */
 export type A2ATaskEventHook = (info: A2ATaskEventInfo) => void;
 

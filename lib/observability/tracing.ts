@@ -20,10 +20,9 @@ import { tracingHook } from './traced-seams.js';
 import { TracingCore } from './tracing-core.js';
 
 /**
- * `createA2ARouter({ traces })`: `true` loads `@opentelemetry/api` (if installed) and uses the
- * global TracerProvider; `{ api }` uses that module (an ESM app: `import * as api from
- * '@opentelemetry/api'`), with `tracer` when given, else the global provider's; `false` or absent
- * traces nothing and costs nothing.
+ * `createA2ARouter({ traces })`: `true` loads `@opentelemetry/api` (if installed) and uses the global TracerProvider; `{ api }` uses that module (an
+ * ESM app: `import * as api from '@opentelemetry/api'`), with `tracer` when given, else the global provider's; `false` or absent traces nothing and
+ * costs nothing.
  */
 export type A2ATracesOption = boolean | { readonly api: OpenTelemetryTraceApiLike; readonly tracer?: TracerLike };
 
