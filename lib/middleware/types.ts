@@ -7,8 +7,8 @@ import type { Logger } from '../options.js';
 type ExpressMiddleware = (req: Request, res: Response, next: NextFunction) => void;
 
 /**
- * What every factory returns: a plain, named `(req, res, next)` middleware, typed for Express and
- * for Connect or plain Node (it reads nothing Express alone adds), so either host takes it as is.
+ * What every factory returns: a plain, named `(req, res, next)` middleware, typed for Express and for Connect or plain Node (it reads nothing Express
+ * alone adds), so either host takes it as is.
  */
 export type A2AMiddleware = ExpressMiddleware & ((req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void) => void);
 
