@@ -204,10 +204,7 @@ export function routeOf(method: string, path: string, requested: string | undefi
   return (v0_3 && path.startsWith(V03_REST_PREFIX) && isLegacyVersion(requested) && matchV03RestRoute(method, path)) || matchRestRoute(method, path);
 }
 
-/**
- * The version a request is served with, decided here only: a v0.3 HTTP+JSON route is 0.3; JSON-RPC (`match` undefined) is 0.3 when asked for and
- * `v0_3` admits it; anything else 1.0.
- */
+/** The served version, decided here only: a v0.3 HTTP+JSON route is 0.3; JSON-RPC is 0.3 when asked for and `v0_3` admits it; else 1.0. */
 export function servedVersion(match: RestMatch | undefined, requested: string | undefined, v0_3: boolean): ProtocolVersion {
   if (match) return match.v03 ? '0.3' : '1.0';
   return v0_3 && isLegacyVersion(requested) ? '0.3' : '1.0';
