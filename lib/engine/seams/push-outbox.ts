@@ -22,9 +22,7 @@ export interface PushDelivery {
   readonly attempts: number;
 }
 
-/**
- * The in-memory one keeps nothing once a delivery is done.
- */
+/** The in-memory one keeps nothing once a delivery is done. */
 export interface PushOutbox {
   /**
    * Records the deliveries of one event (one per config); they are durable once it resolves. An outbox shared by replicas may answer the list to

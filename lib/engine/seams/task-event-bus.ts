@@ -40,10 +40,7 @@ export interface TaskEventBus {
 /** What get() answers for a key nobody listens to (publishing on it, the common case, allocates nothing). */
 const NONE: readonly never[] = Object.freeze([]);
 
-/**
- * Listeners per key; an entry exists only while someone listens. One listener (the common case: one subscriber per task) is held as it is, several in
- * a set.
- */
+/** Listeners per key, only while someone listens: one (the common case) held as it is, several in a set. */
 class ListenerMap<L extends object> {
   readonly #byKey = new Map<string, L | Set<L>>();
   size = 0;
