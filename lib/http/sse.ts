@@ -6,10 +6,7 @@ import type { Response } from 'express';
 import { sentByHandle, unsentInHandle } from '../internals/socket-write-queue.js';
 import type { BudgetMember, StreamBufferBudget } from './sse-budget.js';
 
-/**
- * One timer for all the open streams of a route instead of one per stream: an idle stream costs a set entry, not an interval. It runs only while some
- * stream is open.
- */
+/** One timer for a route's open streams (an idle stream costs a set entry, not an interval); it runs only while a stream is open. */
 export class Heartbeat {
   readonly #intervalMs: number;
   readonly #writers = new Set<SseWriter>();
@@ -61,9 +58,7 @@ const FRAMING_BYTES = 64;
 /** Nothing observed yet: the stream went past its bound in the current turn of the event loop. */
 const NOT_YET = -1;
 
-/**
- * The stream opens lazily, so an error found before the first event can still be answered as a plain JSON response.
- */
+/** The stream opens lazily, so an error found before the first event can still be answered as a plain JSON response. */
 export class SseWriter implements BudgetMember {
   readonly #res: Response;
   readonly #limits: SseLimits;
@@ -95,10 +90,7 @@ export class SseWriter implements BudgetMember {
     return this.#closed;
   }
 
-  /**
-   * Writes one event (a JSON text on one line). `id`: the store version the event's write made, the SSE event id a client resumes after
-   * (`Last-Event-ID` on SubscribeToTask).
-   */
+  /** Writes one event (one-line JSON); `id` is the store version its write made, the SSE id a client resumes after (`Last-Event-ID`). */
   send(json: string, id?: number): void {
     this.#write(id === undefined ? `data: ${json}\n\n` : `id: ${id}\ndata: ${json}\n\n`);
   }
@@ -168,8 +160,7 @@ export class SseWriter implements BudgetMember {
       this.#allowance = maxBufferedBytes + size + FRAMING_BYTES;
       this.#watchStall();
     }
-    // All slow clients together must not hold more than the budget: checked before the bytes are handed over, as a write buffers whatever the client
-    // has not taken (this stream may be cut here).
+    // Checked before the bytes are handed over (a write buffers what the client has not taken): all slow clients stay within the budget.
     budget.admit(this, size + FRAMING_BYTES);
     if (this.#closed) return;
     if (body === undefined) res.write(frame);
@@ -202,8 +193,7 @@ export class SseWriter implements BudgetMember {
     const sent = this.#sentMark;
     if (sent === undefined) {
       this.#sentMark = NOT_YET;
-      // Marked after this turn's writes were flushed, judged from the next turn on: the client has had a poll phase of the event loop to take some of
-      // it.
+      // Marked after this turn's writes were flushed, judged from the next turn on: the client has had a poll phase to take some.
       setImmediate(() => {
         const mark = sentByHandle(this.#res);
         if (mark !== undefined) setImmediate(() => this.#sentMark === NOT_YET && (this.#sentMark = mark));
@@ -243,10 +233,7 @@ export class SseWriter implements BudgetMember {
     this.#cut('stream');
   }
 
-  /**
-   * Cuts a stream whose client fell behind: what it has not read is stale by now, and holding it is the cost being bounded, so the connection is
-   * closed at once (the client can resume).
-   */
+  /** Cuts a client that fell behind at once: what it has not read is stale, and holding it is the cost being bounded (it can resume). */
   #cut(cause: 'stream' | 'total'): void {
     if (this.#res.destroyed) return;
     this.stop();

@@ -16,10 +16,7 @@ import { EVENT_END, Heartbeat, SseWriter, type SseLimits } from './sse.js';
 export interface StreamEncoding {
   /** The binding of an error answered before the stream opened. */
   readonly binding: ErrorBinding;
-  /**
-   * The JSON of one event as every stream of the binding sends it, whatever its request: encoded once per event and shared by all the streams it goes
-   * to (see sse-payloads.ts).
-   */
+  /** One event's JSON as every stream of the binding sends it: encoded once per event, shared by all its streams (sse-payloads.ts). */
   payload(event: unknown): string;
   /** What one request's events are wrapped in (JSON-RPC: the envelope with its id), made once per stream; none: the payload alone. */
   envelope?(id: JsonRpcId): readonly [head: string, tail: string];
@@ -142,7 +139,6 @@ export async function serveStream(
   params: unknown,
 ): Promise<void> {
   const stream = new ObservedStream(req, res, settings, id);
-  // A client that goes away stops following; the task itself goes on.
   (res as StreamedResponse)[STREAM] = stream;
   res.on('close', onStreamClose);
   try {
