@@ -103,8 +103,7 @@ async function openRedisBackend(options: RedisBackendOptions): Promise<RedisBack
     ...(parsed.streamRetentionMs === undefined ? {} : { streamRetentionMs: parsed.streamRetentionMs }),
     ...(parsed.streamMaxLength === undefined ? {} : { streamMaxLength: parsed.streamMaxLength }),
   });
-  // Linked: each store write appends its event to the bus's stream in the same script, so a replica killed between the write and the bus's publish
-  // loses no event (resumes and push read the stream).
+  // Linked: each store write appends its event to the bus's stream in its own script (see RedisTaskStoreOptions.eventBus).
   const taskStore = new RedisTaskStore({ client, keyPrefix, eventBus });
   const taskLeases = new RedisTaskLeases({
     client,

@@ -128,11 +128,8 @@ function newestFirst(timestamp: string): Buffer {
 const listingMember = (timestamp: string, taskId: string): Buffer => Buffer.concat([newestFirst(timestamp), Buffer.from(taskId, 'utf8')]);
 
 /**
- * Listing reads one sorted set (all of a scope's tasks, or those of one context, one state, or both) whose members sort in ListTasks order, so a page
- * costs O(log n + page) and never loads the other tasks. Given the backend's RedisTaskEventBus (`eventBus`), the same script also appends the
- * committed event to the task's stream and publishes it, so no event is stored without reaching the stream. An artifact or status event is one RPUSH
- * of the update to the task's delta list (the task's JSON is not rewritten); a read folds the deltas into the task and writes the result back
- * (compaction).
+ * Listing reads one sorted set (a scope's tasks, or those of one context, one state, or both) in ListTasks order: a page costs O(log n + page). An
+ * artifact or status event is one RPUSH of the update to the task's delta list; a read folds the deltas in and writes the result back (compaction).
  */
 export class RedisTaskStore implements TaskStore {
   readonly #client: RedisClient;
