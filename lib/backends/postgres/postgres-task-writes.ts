@@ -33,8 +33,7 @@ const HEAD_CASTS = ['::text', '::boolean', '::text', '::text', '::text'];
 /**
  * Each write is a compare-and-set on the version that also refuses a terminal task and another scope, in one statement; a whole-task replace of a
  * task with artifacts is one transaction that rewrites only the artifacts that differ. With the bus's event log, the committed event is inserted and
- * notified by the same statement or transaction, so no written event can be lost. With the linked leases, a create takes the task's pending lease and
- * a terminal status write gives back the one held here, in the same statement (see postgres-write-leases.ts).
+ * notified by the same statement or transaction, so no written event can be lost. Linked leases ride on the same statements (postgres-write-leases.ts).
  */
 export class PostgresTaskWrites {
   readonly #db: PostgresDatabase;

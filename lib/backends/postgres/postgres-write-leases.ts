@@ -1,7 +1,6 @@
 /**
- * The task leases a PostgresTaskStore's writes take and give back, for the PostgresTaskLeases linked to that store (createPostgresBackend links
- * them): a task's create takes the lease that leaseOnCreate() gave for it, in the create's own statement, and a terminal write gives back the lease
- * this process holds for its task.
+ * The task leases a PostgresTaskStore's writes carry for its linked PostgresTaskLeases: a create takes the lease leaseOnCreate() gave, in its own
+ * statement; a terminal write gives back the lease held here.
  */
 import type { LeasedTask, LeasesOnWrites, TaskLease } from '../../engine/seams/task-leases.js';
 import type { TaskScope, TaskStore } from '../../engine/seams/task-store.js';
@@ -25,9 +24,7 @@ interface LeaseStatements {
 
 const RESOLVED: Promise<void> = Promise.resolve();
 
-/**
- * A turn that creates and finishes a task then runs two statements instead of four (each costs the process a socket write and an answer to parse).
- */
+/** A turn that creates and finishes a task then runs two statements instead of four (each a socket write and an answer to parse). */
 export class WriteLeases {
   readonly #statements: LeaseStatements;
   /** The store whose writes carry the leases, once linked. */
@@ -109,12 +106,10 @@ export class WriteLeases {
       )`;
   }
 
-  /** The leases table. */
   get table(): string {
     return this.#statements.table;
   }
 
-  /** The channel a release is notified on. */
   get releasedChannel(): string {
     return this.#statements.releasedChannel;
   }
