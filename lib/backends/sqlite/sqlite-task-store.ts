@@ -173,7 +173,6 @@ export class SqliteTaskStore implements TaskStore {
     return this.#db;
   }
 
-  /** Whether close() was called. */
   get closed(): boolean {
     return this.#closed;
   }
