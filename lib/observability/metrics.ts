@@ -110,10 +110,7 @@ function observeGauges(meter: MeterLike, gauges: LiveGauges): void {
     .addCallback((result) => result.observe(gauges.liveObservers));
 }
 
-/**
- * The engine listener that records metrics. Only the events it needs are implemented, so the engine skips the others (no per-event call for
- * `taskEvent`).
- */
+/** The engine listener recording metrics: only the events it needs are implemented, so the engine skips the others (no call per `taskEvent`). */
 function metricsListener(current: () => EngineInstruments | undefined): EngineEvents {
   const stateAttributes = attributeCache('a2a.task.state', shortState);
   const outcomeAttributes = attributeCache('a2a.turn.outcome', shortState);
