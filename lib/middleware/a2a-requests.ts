@@ -68,10 +68,7 @@ function connectRouter(req: IncomingMessage, path: string): BelowRouter | undefi
   return undefined;
 }
 
-/**
- * Whether `req` is for an A2A router: recorded as one, or refused before it reached one whose mount leads there (what a2aAuthErrors answers by
- * default).
- */
+/** Whether `req` is for an A2A router: recorded as one, or refused in front of one its mount leads to (a2aAuthErrors' default scope). */
 export function isA2ARequest(req: IncomingMessage): boolean {
   return peekRequestRecord(req)?.binding !== undefined || routerAhead(req) !== undefined;
 }

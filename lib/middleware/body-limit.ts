@@ -4,10 +4,7 @@
  */
 import type { Request, Response } from 'express';
 
-/**
- * Whether the host app already read and parsed the body (its own `express.json()`), so that no parser of ours will see the bytes: Express 4's
- * body-parser sets `_body`; Express 5's skips a request whose stream has ended.
- */
+/** Whether the host already parsed the body, so no parser of ours sees it: Express 4's body-parser sets `_body`; Express 5's skips an ended stream. */
 function bodyAlreadyRead(req: Request): boolean {
   return req.body !== undefined && ((req as { _body?: unknown })._body === true || (req.complete && req.readableEnded));
 }
