@@ -84,11 +84,10 @@ export const ERROR_TABLE = {
 export type A2AErrorName = keyof typeof ERROR_TABLE;
 
 /**
- * The kit's own reasons, for requests a middleware rejects before any A2A method runs. Each is a
- * kind of ERROR_TABLE (which gives its codes and statuses) with its own message. The spec has no
- * JSON-RPC code for authentication failures and reserves -32001…-32099 for its own errors, so
- * credential failures are `Unauthenticated` (-32600) and HTTP 401 + `WWW-Authenticate` carry the
- * meaning; the `ErrorInfo.reason` is the stable reason below.
+ * The kit's own reasons, for requests a middleware rejects before any A2A method runs. Each is a kind of ERROR_TABLE (which gives its codes and
+ * statuses) with its own message. The spec has no JSON-RPC code for authentication failures and reserves -32001…-32099 for its own errors, so
+ * credential failures are `Unauthenticated` (-32600) and HTTP 401 + `WWW-Authenticate` carry the meaning; the `ErrorInfo.reason` is the stable reason
+ * below.
  */
 export const A2A_MIDDLEWARE_ERRORS = {
   A2A_AUTH_REQUIRED: { kind: 'Unauthenticated', message: 'Authentication required' },
@@ -161,8 +160,8 @@ export interface A2AMiddlewareErrorInit {
 }
 
 /**
- * A request rejected by a middleware: an A2AError of its reason's kind (so one writer answers it
- * in any binding) with the stable `reason` in the kit's domain, and headers to send.
+ * A request rejected by a middleware: an A2AError of its reason's kind (so one writer answers it in any binding) with the stable `reason` in the
+ * kit's domain, and headers to send.
  */
 export class A2AMiddlewareError extends A2AError {
   declare readonly reason: A2AMiddlewareReason;
@@ -204,9 +203,8 @@ export function acceptsNoMoreMessages(taskId: string, state = 'a terminal state'
 }
 
 /**
- * What a message or subscription gets while the server shuts down (router.close()): 503 in every
- * binding, with `Retry-After` and an ErrorInfo `A2A_SHUTTING_DOWN` in the kit's domain (A2A has no
- * reason for it), so that a client can tell a drain from a store outage.
+ * What a message or subscription gets while the server shuts down (router.close()): 503 in every binding, with `Retry-After` and an ErrorInfo
+ * `A2A_SHUTTING_DOWN` in the kit's domain (A2A has no reason for it), so that a client can tell a drain from a store outage.
  */
 export function shuttingDown(): A2AError {
   return new A2AError('Unavailable', 'This agent is shutting down; send the message again later', {

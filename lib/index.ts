@@ -41,8 +41,10 @@ export type { TaskStoreErrorKind } from './observability/task-store-metrics.js';
 export type { MeterLike } from './observability/meter.js';
 export type { A2ATaskEventHook, A2ATaskEventInfo } from './observability/router-observability.js';
 
-export { getA2ARequestContext, tryGetA2ARequestContext, contributeA2AState, readA2AState } from './context/index.js';
-export type { A2ACaller, A2ARequestContext, A2ATraceContext, A2ARequestState } from './context/index.js';
+export { getA2ARequestContext, tryGetA2ARequestContext } from './context/carrier.js';
+export type { A2ACaller, A2ARequestContext, A2ATraceContext } from './context/carrier.js';
+export { contributeA2AState, readA2AState } from './context/request-state.js';
+export type { A2ARequestState } from './context/request-state.js';
 
 export type { CardSigningOptions, CardSigningAlgorithm, CardSigningKey } from './express/card-signer.js';
 export { canonicalCardPayload } from './protocol/card-canonical.js';
@@ -50,8 +52,8 @@ export { canonicalCardPayload } from './protocol/card-canonical.js';
 export { A2AError, ERROR_TABLE } from './errors.js';
 export type { A2AErrorName, A2AErrorSpec, FieldViolation } from './errors.js';
 export { A2AOptionsError } from './options.js';
-export type { Logger } from './logger.js';
-export { silentLogger } from './logger.js';
+export type { Logger } from './options.js';
+export { silentLogger } from './options.js';
 
 export * from './middleware/index.js';
 

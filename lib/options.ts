@@ -1,8 +1,7 @@
 /**
- * Options validation shared by every factory: zod at construction time, one error that names the
- * factory and every bad option (nested ones too) with its fix where known, a "did you mean" hint for
- * a likely typo, "did you forget `await`?" for a Promise, and the branch the user meant when an
- * option accepts several shapes.
+ * Options validation shared by every factory: zod at construction time, one error that names the factory and every bad option (nested ones too) with
+ * its fix where known, a "did you mean" hint for a likely typo, "did you forget `await`?" for a Promise, and the branch the user meant when an option
+ * accepts several shapes.
  */
 import { z } from 'zod';
 import { agentCardFix, type OptionFixes } from './protocol/card-problems.js';
@@ -54,8 +53,8 @@ export function optionsError(factory: string, option: string, detail: string): A
 }
 
 /**
- * Object keys a schema accepts at `path` (through optional/default/nullable wrappers, unions and
- * pipes), read through zod's public accessors (unwrap, options, in, shape).
+ * Object keys a schema accepts at `path` (through optional/default/nullable wrappers, unions and pipes), read through zod's public accessors (unwrap,
+ * options, in, shape).
  */
 function knownKeysAt(schema: z.core.$ZodType, path: readonly PropertyKey[]): string[] {
   if (
@@ -80,8 +79,8 @@ function knownKeysAt(schema: z.core.$ZodType, path: readonly PropertyKey[]): str
 }
 
 /**
- * For a union failure, the branch the user meant: not rejected at its root for its type, and among
- * those the one that got deepest into the value (e.g. the array branch for `[badSource]`).
+ * For a union failure, the branch the user meant: not rejected at its root for its type, and among those the one that got deepest into the value
+ * (e.g. the array branch for `[badSource]`).
  */
 function bestUnionBranch(issue: Extract<Issue, { code: 'invalid_union' }>): Issue[] | undefined {
   const branches = issue.errors.filter((branch) => !branch.some((inner) => inner.path.length === 0 && inner.code === 'invalid_type'));
@@ -115,14 +114,14 @@ function isThenable(value: unknown): boolean {
 const AWAIT_HINT = 'is a Promise, not the value it resolves to: did you forget `await`?';
 
 /**
- * Set on a Promise a factory returns (markUnawaitedSpread): an own enumerable symbol key survives the
- * spread `{ ...createX(opts) }` of the un-awaited Promise, while the values the user meant do not.
+ * Set on a Promise a factory returns (markUnawaitedSpread): an own enumerable symbol key survives the spread `{ ...createX(opts) }` of the un-awaited
+ * Promise, while the values the user meant do not.
  */
 const UNAWAITED_SPREAD = Symbol.for('a2a-express-kit.unawaitedSpread');
 
 /**
- * Marks the Promise an async factory returns so that spreading it un-awaited into another factory's
- * options is reported there: `{ ...createRedisBackend(opts) }` spreads a Promise, which adds nothing.
+ * Marks the Promise an async factory returns so that spreading it un-awaited into another factory's options is reported there: `{
+ * ...createRedisBackend(opts) }` spreads a Promise, which adds nothing.
  */
 export function markUnawaitedSpread<T>(promise: Promise<T>, factory: string, spreadInstead: string): Promise<T> {
   Object.defineProperty(promise, UNAWAITED_SPREAD, { value: { factory, spreadInstead }, enumerable: true });
@@ -161,10 +160,9 @@ const FIXES: ReadonlyMap<string, OptionFixes> = new Map([['agentCard', agentCard
 const MAX_LISTED = 20;
 
 /**
- * Parses `input` or throws an A2AOptionsError naming every bad option at once, each with its path:
- * unknown keys first (with a "did you mean"), then the values zod refused, with the fix where one is
- * known. A Promise where a value belongs says "did you forget `await`?". One problem reads as before:
- * `factory: option "path": detail`; several are listed one a line below a count.
+ * Parses `input` or throws an A2AOptionsError naming every bad option at once, each with its path: unknown keys first (with a "did you mean"), then
+ * the values zod refused, with the fix where one is known. A Promise where a value belongs says "did you forget `await`?". One problem reads as
+ * before: `factory: option "path": detail`; several are listed one a line below a count.
  */
 export function parseOptions<S extends z.ZodType>(factory: string, schema: S, input: unknown): z.output<S> {
   if (isThenable(input)) {
@@ -253,4 +251,31 @@ export function parseArgument<T>(helper: string, name: string, schema: z.ZodType
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   throw new A2AOptionsError(`${helper}: argument "${name}": ${detail(flatten(result.error.issues)[0])}`);
+}
+
+export interface Logger {
+  debug(obj: object | string, msg?: string): void;
+  info(obj: object | string, msg?: string): void;
+  warn(obj: object | string, msg?: string): void;
+  error(obj: object | string, msg?: string): void;
+}
+
+const noop = (): void => {};
+
+/** Default: warnings and errors to the console, nothing else. Pass your pino instance instead. */
+export const consoleLogger: Logger = {
+  debug: noop,
+  info: noop,
+  // eslint-disable-next-line no-console
+  warn: (obj, msg) => console.warn('[a2a-express-kit]', msg ?? '', obj),
+  // eslint-disable-next-line no-console
+  error: (obj, msg) => console.error('[a2a-express-kit]', msg ?? '', obj),
+};
+
+/** Discards everything (tests, benchmarks). */
+export const silentLogger: Logger = { debug: noop, info: noop, warn: noop, error: noop };
+
+/** A zod check for a function option, with a message saying what was expected. */
+export function fn<T extends (...args: never[]) => unknown>(what: string) {
+  return z.custom<T>((value) => typeof value === 'function', { error: `must be ${what}` });
 }

@@ -1,7 +1,7 @@
 /** a2a-express-kit/postgres: task store, event bus, leases and durable push on PostgreSQL for replicas (`pg` an optional peer). */
 export { createPostgresBackend } from './backends/postgres/postgres-backend.js';
 export type { PostgresBackend, PostgresBackendOptions } from './backends/postgres/postgres-backend.js';
-export { migratePostgres } from './backends/postgres/postgres-migrate.js';
+export { migratePostgres } from './backends/postgres/postgres-migrations.js';
 export { POSTGRES_SCHEMA_VERSION } from './backends/postgres/postgres-migrations.js';
 export type { PostgresConnectionOptions } from './backends/postgres/postgres-options.js';
 export { PostgresTaskStore } from './backends/postgres/postgres-task-store.js';

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { ErrorRequestHandler, Express, Request, Response } from 'express';
 import * as rTracer from 'cls-rtracer';
 import { SignJWT, type JWTPayload } from 'jose';
-import { readA2AState } from '../../lib/context';
+import { readA2AState } from '../../lib/context/request-state';
 
 type ExpressFactory = typeof import('express');
 

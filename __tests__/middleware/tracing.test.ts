@@ -5,7 +5,7 @@ import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import type { NextFunction, Request, Response } from 'express';
 import * as rTracer from 'cls-rtracer';
 import { a2aTracing, parseTraceparent, parseTracestate } from '../../lib/middleware';
-import { readA2AState } from '../../lib/context';
+import { readA2AState } from '../../lib/context/request-state';
 import { EXPRESS_VERSIONS, body, echoState, recordingErrorHandler, rpc, start, type Running } from './helpers';
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';

@@ -5,7 +5,7 @@
  * its release() sends nothing; a renewal that finds it gone while that statement is on its way is
  * no loss; after close(), an adopted lease is given back at once.
  */
-import { silentLogger } from '../../lib/logger';
+import { silentLogger } from '../../lib/options';
 import type { LeasedTask, TaskLease } from '../../lib/engine/seams/task-leases';
 import { ExpiringLeases, type HeldLease, type LeaseRef, type ReleaseNotices } from '../../lib/backends/shared/expiring-leases';
 import { until } from '../helpers/async';

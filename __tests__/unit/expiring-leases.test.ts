@@ -4,7 +4,7 @@
  * release notice, or at the holder's expiry by polling when no notice comes; a renewal that finds
  * the lease gone marks it lost; close() ends waits and stops renewals without releasing.
  */
-import { silentLogger } from '../../lib/logger';
+import { silentLogger } from '../../lib/options';
 import type { LeasedTask } from '../../lib/engine/seams/task-leases';
 import { ExpiringLeases, type LeaseRef, type ReleaseNotices } from '../../lib/backends/shared/expiring-leases';
 import { until } from '../helpers/async';

@@ -4,7 +4,7 @@
  * outage, stopped by the function it returns; a store without removeFinished() is refused.
  */
 import { A2AOptionsError, InMemoryTaskStore, startRetention, type Task, type TaskScope, type TaskState } from 'a2a-express-kit';
-import type { Logger } from '../../lib/logger';
+import type { Logger } from '../../lib/options';
 
 const NOW = Date.parse('2026-06-01T12:00:00.000Z');
 const TTL = 60_000;

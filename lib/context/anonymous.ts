@@ -12,8 +12,8 @@ export const ANONYMOUS_CALLER_PREFIX = 'anonymous:';
 export const ANONYMOUS_SESSION_KEY_PATTERN = /^[A-Za-z0-9._~+/=-]{32,256}$/;
 
 /**
- * An anonymous caller: a fresh, unshared id per call, or, given a session key that matches
- * ANONYMOUS_SESSION_KEY_PATTERN, an id derived from its hash (the key is a bearer capability: never kept).
+ * An anonymous caller: a fresh, unshared id per call, or, given a session key that matches ANONYMOUS_SESSION_KEY_PATTERN, an id derived from its hash
+ * (the key is a bearer capability: never kept).
  */
 export function createAnonymousCaller(sessionKey?: string): A2ACaller {
   if (sessionKey === undefined) {

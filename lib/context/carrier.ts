@@ -1,6 +1,6 @@
 /**
- * The one AsyncLocalStorage carrier of the kit: the record of the request that carried the current
- * message, entered once it is resolved and re-entered from snapshots wherever the engine defers work.
+ * The one AsyncLocalStorage carrier of the kit: the record of the request that carried the current message, entered once it is resolved and
+ * re-entered from snapshots wherever the engine defers work.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 

@@ -42,8 +42,8 @@ export function requestPath(req: IncomingMessage): string {
 }
 
 /**
- * Where the handler serving `req` is mounted, from the origin: Express's `req.baseUrl`; on Connect,
- * `req.originalUrl` minus the `req.url` it stripped the mount path from; '' when neither is set.
+ * Where the handler serving `req` is mounted, from the origin: Express's `req.baseUrl`; on Connect, `req.originalUrl` minus the `req.url` it stripped
+ * the mount path from; '' when neither is set.
  */
 export function mountPathOf(req: IncomingMessage): string {
   const { baseUrl, originalUrl } = req as MaybeExpress;
@@ -88,10 +88,7 @@ export function hostnameOf(req: IncomingMessage): string {
   return colon === -1 ? host : host.slice(0, colon);
 }
 
-/**
- * A query parameter: Express's parsed `req.query` when there is one, else read from `req.url`. A
- * repeated parameter is an array (as Express's parsers give it); undefined when absent.
- */
+/** A query parameter from Express's `req.query`, else `req.url`; a repeated one is an array (as Express gives it), undefined when absent. */
 export function queryParamOf(req: IncomingMessage, name: string): unknown {
   const query = (req as MaybeExpress).query;
   if (query !== undefined) return query[name];

@@ -1,7 +1,7 @@
 /** The one writer of JSON and error answers (routes, the router's error handler, the middlewares): any thrown value in the request's binding. */
 import type { ServerResponse } from 'node:http';
 import { A2AError, toA2AError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../options.js';
 import { renderError, type ErrorBinding, type StatusOverride } from '../protocol/error-body.js';
 import type { JsonRpcId } from '../protocol/jsonrpc.js';
 import { peekRequestRecord, requestRecord } from './request-state.js';
@@ -26,18 +26,12 @@ export function recordedErrorBinding(req: object): ErrorBinding | undefined {
   return record.binding === 'jsonrpc' ? 'jsonrpc' : record.version === '0.3' ? 'rest-v0.3' : 'rest';
 }
 
-/**
- * a2aAuth records how it challenges an anonymous caller, so a 401 the engine raises later (the
- * extended card) names the realm the app configured, not the default.
- */
+/** a2aAuth's challenge for an anonymous caller, so a later 401 from the engine (the extended card) names the app's realm, not the default. */
 export function rememberChallenge(req: object, challenge: () => string | undefined): void {
   requestRecord(req).challenge = challenge;
 }
 
-/**
- * Writes `thrown` as the response in `binding`. Anything that is not an A2AError becomes a generic
- * Internal error; with a `logger` it is logged, and its text never reaches the client.
- */
+/** Writes `thrown` in `binding`; a non-A2AError becomes a generic Internal error (logged with a `logger`, its text never sent). */
 export function writeError(
   req: object,
   res: ServerResponse,

@@ -1,6 +1,6 @@
 /**
- * The request record (what the kit knows of one request) and the one classification of a request
- * (route, binding, version) that the router and a middleware in front of it share.
+ * The request record (what the kit knows of one request) and the one classification of a request (route, binding, version) that the router and a
+ * middleware in front of it share.
  */
 import type { IncomingMessage } from 'node:http';
 import { matchRestRoute, type RestLookup, type RestMatch } from '../protocol/rest.js';
@@ -30,9 +30,8 @@ export interface CallContext extends A2ARequestContext {
 }
 
 /**
- * The one record of a request: made by the first kit piece that sees it, filled by the middlewares,
- * classified once, then resolved into the engine's call and the carrier's value. Kept in a WeakMap,
- * not on the request: each property added to an Express 5 request gives it a new hidden class. The
+ * The one record of a request: made by the first kit piece that sees it, filled by the middlewares, classified once, then resolved into the engine's
+ * call and the carrier's value. Kept in a WeakMap, not on the request: each property added to an Express 5 request gives it a new hidden class. The
  * kit's own fields are accessors, so the record reads (and serialises) as what middlewares contributed.
  */
 export class RequestRecord implements A2ARequestState {
@@ -195,10 +194,9 @@ export function requestedVersion(req: IncomingMessage): string | undefined {
 const CARD_PATH = '/.well-known/agent-card.json';
 
 /**
- * What `method` on `path` (below a router's mount) names: JSON-RPC at the mount, the public card,
- * an HTTP+JSON route (or the methods its path allows), or nothing. The one classification, for the
- * router and for a kit middleware in front of it. With v0.3 on (`v0_3`), a `/v1/...` path naming a
- * v0.3 route is v0.3 for a request that asks for v0.3 (no A2A-Version, or 0.3); else `/v1` is a tenant.
+ * What `method` on `path` (below a router's mount) names: JSON-RPC at the mount, the public card, an HTTP+JSON route (or the methods its path
+ * allows), or nothing. The one classification, for the router and for a kit middleware in front of it. With v0.3 on (`v0_3`), a `/v1/...` path naming
+ * a v0.3 route is v0.3 for a request that asks for v0.3 (no A2A-Version, or 0.3); else `/v1` is a tenant.
  */
 export function routeOf(method: string, path: string, requested: string | undefined, v0_3: boolean): 'jsonrpc' | 'card' | RestLookup | undefined {
   if (path === '/' || path === '') return 'jsonrpc';
@@ -206,10 +204,7 @@ export function routeOf(method: string, path: string, requested: string | undefi
   return (v0_3 && path.startsWith(V03_REST_PREFIX) && isLegacyVersion(requested) && matchV03RestRoute(method, path)) || matchRestRoute(method, path);
 }
 
-/**
- * The version a request is served with, decided here only: a v0.3 HTTP+JSON route is 0.3; JSON-RPC
- * (`match` undefined) is 0.3 when asked for and `v0_3` admits it; anything else 1.0.
- */
+/** The served version, decided here only: a v0.3 HTTP+JSON route is 0.3; JSON-RPC is 0.3 when asked for and `v0_3` admits it; else 1.0. */
 export function servedVersion(match: RestMatch | undefined, requested: string | undefined, v0_3: boolean): ProtocolVersion {
   if (match) return match.v03 ? '0.3' : '1.0';
   return v0_3 && isLegacyVersion(requested) ? '0.3' : '1.0';

@@ -3,7 +3,7 @@
  * throwing) and what it asks of tracing (a span per turn and per cancel, nothing when off).
  */
 import type { StreamResponse, Task, TaskState } from '../protocol/schemas.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../options.js';
 import type { TaskScope } from './seams/task-store.js';
 import type { Turn } from './execution/turn.js';
 

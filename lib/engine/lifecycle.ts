@@ -3,7 +3,7 @@
  * orphaned tasks and owed final writes, reads that wait for start-up settlement, the graceful close.
  */
 import { A2AError, shuttingDown, taskNotFound } from '../errors.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../options.js';
 import { Execution, type ExecutionDeps } from './execution/execution.js';
 import type { ResumeReason } from './executor.js';
 import { immediateReadOf } from './immediate-writes.js';

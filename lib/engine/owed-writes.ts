@@ -2,7 +2,7 @@
  * The engine's final writes (FAILED, CANCELED) a store outage refused, retried with backoff while the
  * process lives; with leases each owed task stays leased between retries (if this process dies, another replica settles it).
  */
-import type { Logger } from '../logger.js';
+import type { Logger } from '../options.js';
 import type { TaskLease, TaskLeases } from './seams/task-leases.js';
 import type { TaskScope } from './seams/task-store.js';
 

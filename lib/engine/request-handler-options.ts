@@ -1,6 +1,6 @@
 /** How an A2ARequestHandler is configured: agent, card, seams, time limits (createA2ARouter fills it from its options). */
 import type { A2ACaller } from '../context/carrier.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../options.js';
 import type { AgentCard } from '../protocol/schemas.js';
 import type { AgentCardInput } from '../protocol/card.js';
 import type { Execution } from './execution/execution.js';

@@ -4,7 +4,7 @@
  * (startRetention) starts it and returns what stops it.
  */
 import { z } from 'zod';
-import { consoleLogger, type Logger } from '../logger.js';
+import { consoleLogger, type Logger } from '../options.js';
 import { hasMethods, optionsError, parseOptions } from '../options.js';
 import type { TaskStore } from './seams/task-store.js';
 

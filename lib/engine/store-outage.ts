@@ -1,6 +1,6 @@
 /** One account of a seam outage: its start logged once (error), later failures counted, its end once (info) after a quiet second. */
 import { A2AError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../options.js';
 import { PushConfigLimitError } from './seams/push-config-store.js';
 import { TaskStoreError } from './seams/task-store.js';
 

@@ -5,7 +5,7 @@
  * bus. It holds a cancel listener until the task parks or ends, a cancel arrives, or close() is
  * called; nothing after.
  */
-import type { Logger } from '../logger.js';
+import type { Logger } from '../options.js';
 import type { StreamResponse, Task } from '../protocol/schemas.js';
 import { InvalidAgentEventError } from './agent-event-error.js';
 import { TaskChannel, type ChannelDeps, type ChannelListener, type ChannelWording, type Committed } from './execution/task-channel.js';

@@ -4,7 +4,7 @@
  * the server closes. It holds nothing but a bus subscription.
  */
 import { A2AError, shuttingDown } from '../errors.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../options.js';
 import type { StreamResponse, Task } from '../protocol/schemas.js';
 import type { EngineLifecycle } from './lifecycle.js';
 import type { CommittedEvent, TaskEventBus } from './seams/task-event-bus.js';

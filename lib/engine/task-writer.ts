@@ -1,6 +1,6 @@
 /** One task's events folded by the reducer and written compare-and-set on the version last seen; a conflict re-reads and folds again. */
 import { A2AError, taskNotFound } from '../errors.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../options.js';
 import type { Message, StreamResponse, Task } from '../protocol/schemas.js';
 import {
   TaskExistsError,

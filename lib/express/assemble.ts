@@ -1,5 +1,5 @@
 /** The router's assembly from the checked options: card, store, push, observability, engine. No HTTP here. */
-import type { Logger } from '../logger.js';
+import type { Logger } from '../options.js';
 import { optionsError } from '../options.js';
 import type { AgentCard } from '../protocol/schemas.js';
 import { A2ARequestHandler } from '../engine/request-handler.js';

@@ -1,6 +1,6 @@
 /** Agent card signatures (§8.4): a flattened, detached JWS over the canonical card; the key is checked at build. */
 import { createHash, createPrivateKey, createPublicKey, KeyObject, webcrypto, type JsonWebKey } from 'node:crypto';
-import { loadJose } from '../jose-loader.js';
+import { loadJose } from '../middleware/bearer-jwt.js';
 import { canonicalCardPayload, cardWithoutDefaults } from '../protocol/card-canonical.js';
 import { AgentCardSchema, type AgentCard, type AgentCardSignature } from '../protocol/schemas.js';
 

@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../options.js';
 import { optionsError } from '../options.js';
 import type { InspectorDeps, InspectorServer } from '../inspector/server.js';
 import type { AssemblyTap } from './assemble.js';

@@ -1,6 +1,6 @@
 /** Where the router is mounted, learnt as an Express sub-app is (see internals/express-sub-app.ts). */
 import type { NextFunction, Request, Response } from 'express';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../options.js';
 import { statedJsonRpcInterface } from '../protocol/card.js';
 import type { AgentCard } from '../protocol/schemas.js';
 import { rememberMountLayer } from '../middleware/wiring.js';

@@ -1,6 +1,6 @@
 /** createA2ARouter's options: one zod schema, checked at construction; `A2ARouterOptions` is inferred from it. */
 import { z } from 'zod';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../options.js';
 import { hasMethods } from '../options.js';
 import type { AgentCardInput } from '../protocol/card.js';
 import { AgentCardSchema, AgentInterfaceSchema } from '../protocol/schemas.js';

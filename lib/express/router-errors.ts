@@ -2,7 +2,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { writeError } from '../context/reply.js';
 import { A2AError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../options.js';
 import type { ErrorBinding, StatusOverride } from '../protocol/error-body.js';
 import type { ServedBindings } from '../protocol/card.js';
 import { requestIdOf } from '../protocol/jsonrpc.js';

@@ -1,6 +1,6 @@
 /** createA2ARouter(): the card, JSON-RPC and HTTP+JSON (v1.0, and v0.3 when compatible) where it is mounted. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { consoleLogger, type Logger } from '../logger.js';
+import { consoleLogger, type Logger } from '../options.js';
 import { optionsError, parseOptions } from '../options.js';
 import { ExtensionNegotiator } from '../protocol/extensions.js';
 import type { TaskScope } from '../engine/seams/task-store.js';

@@ -1,6 +1,6 @@
 /**
- * The call layer every binding shares: version and extension negotiation, then the request's
- * record resolved into the call (the app's callContext answer over what the middlewares contributed).
+ * The call layer every binding shares: version and extension negotiation, then the request's record resolved into the call (the app's callContext
+ * answer over what the middlewares contributed).
  */
 import { ANONYMOUS_CALLER } from '../context/anonymous.js';
 import { RequestRecord, type A2ARequestState, type CallContext, type WatchClientClose } from '../context/request-state.js';
@@ -15,9 +15,8 @@ export type { WatchClientClose };
 export type CallerResolution = Readonly<Pick<A2ARequestState, 'caller' | 'tenant'>>;
 
 /**
- * Checks the requested protocol version (header, or the binding's fallback) and activates the
- * extensions the card declares. Returns the active extension URIs, which the binding echoes in
- * `A2A-Extensions`. Throws VersionNotSupported or ExtensionSupportRequired.
+ * Checks the requested protocol version (header, or the binding's fallback) and activates the extensions the card declares. Returns the active
+ * extension URIs, which the binding echoes in `A2A-Extensions`. Throws VersionNotSupported or ExtensionSupportRequired.
  */
 export function negotiateCall(extensions: ExtensionNegotiator, version: string | undefined, requestedExtensions: string | undefined): string[] {
   negotiateVersion(version);
@@ -25,10 +24,9 @@ export function negotiateCall(extensions: ExtensionNegotiator, version: string |
 }
 
 /**
- * The call for one request: its record (made here when no kit piece made one), resolved.
- * `resolved` (the app's callContext hook) wins over what the middlewares contributed; a tenant
- * stated in the params must match the resolved one (-32602, field `tenant`) and is used when none
- * was resolved. Synchronous: the hot path stays free of promises.
+ * The call for one request: its record (made here when no kit piece made one), resolved. `resolved` (the app's callContext hook) wins over what the
+ * middlewares contributed; a tenant stated in the params must match the resolved one (-32602, field `tenant`) and is used when none was resolved.
+ * Synchronous: the hot path stays free of promises.
  */
 export function buildCall<Connection>(
   record: RequestRecord | undefined,

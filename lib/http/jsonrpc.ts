@@ -1,12 +1,11 @@
 /**
- * The JSON-RPC 2.0 codec, v1.0 (POST <mount>): the method and params from the envelope, results as
- * success envelopes, errors as error envelopes with the request's id, stream events as success
- * envelopes in SSE. Serves every row of the operation table under its v1.0 name.
+ * The JSON-RPC 2.0 codec, v1.0 (POST <mount>): the method and params from the envelope, results as success envelopes, errors as error envelopes with
+ * the request's id, stream events as success envelopes in SSE. Serves every row of the operation table under its v1.0 name.
  */
 import type { Request, Response } from 'express';
 import { writeError, writeJson } from '../context/reply.js';
 import { A2AError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../options.js';
 import type { ExtensionNegotiator } from '../protocol/extensions.js';
 import { withJsonNames } from '../protocol/field-names.js';
 import {
@@ -19,12 +18,12 @@ import {
   type JsonRpcRequest,
 } from '../protocol/jsonrpc.js';
 import { negotiateVersion, type VersionPolicy } from '../protocol/version.js';
-import { notJsonBody } from './json-body-type.js';
 import { activate } from './negotiate.js';
 import { OPERATIONS, type A2AMethod, type PresentCard } from './operations.js';
 import type { Codec, Plan } from './serve.js';
 import type { SseLimits } from './sse.js';
 import type { StreamEncoding, StreamSettings } from './stream.js';
+import type { IncomingMessage } from 'node:http';
 
 interface JsonRpcCodecOptions {
   readonly extensions: ExtensionNegotiator;
@@ -36,8 +35,8 @@ interface JsonRpcCodecOptions {
 }
 
 /**
- * A stream's success envelope around each event's JSON, as successResponse writes it (key order
- * included): made once per stream, so the event itself is encoded once for all streams.
+ * A stream's success envelope around each event's JSON, as successResponse writes it (key order included): made once per stream, so the event itself
+ * is encoded once for all streams.
  */
 export function jsonRpcEventEnvelope(id: JsonRpcId): readonly [string, string] {
   return [`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`, '}'];
@@ -97,4 +96,21 @@ export function jsonRpcCodec(options: JsonRpcCodecOptions): Codec<JsonRpcRequest
     writeResult: writeJsonRpcResult,
     writeError: (req, res, thrown, id) => writeJsonRpcError(req, res, thrown, id, logger),
   };
+}
+
+/** The media types the router's body parser reads as JSON (lib/express/dispatcher.ts). */
+const isJsonType = (type: string): boolean => type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
+
+const hasBody = (req: IncomingMessage): boolean => req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0';
+
+/**
+ * InvalidRequest naming the Content-Type when the request has a body that is not declared JSON: -32600 as before, since the request is not a JSON-RPC
+ * request object (A2A's ContentTypeNotSupported is for a part's media type); undefined for a JSON body.
+ */
+function notJsonBody(req: IncomingMessage): EnvelopeError | undefined {
+  const header = req.headers['content-type'];
+  const type = header?.split(';', 1)[0].trim().toLowerCase();
+  if (type !== undefined ? isJsonType(type) : !hasBody(req)) return undefined;
+  const got = header ? `Content-Type ${header}` : 'a body without a Content-Type';
+  return new EnvelopeError(null, `${got} is not read as JSON: send the JSON-RPC 2.0 request object with Content-Type application/json`);
 }

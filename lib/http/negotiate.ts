@@ -1,6 +1,6 @@
 /**
- * The call layer (./call.ts) fed from a request (Express, Connect or plain Node), for every
- * binding: extensions in and echoed out, the middlewares' state, the response's close.
+ * The call layer (./call.ts) fed from a request (Express, Connect or plain Node), for every binding: extensions in and echoed out, the middlewares'
+ * state, the response's close.
  */
 import type { Request, Response } from 'express';
 import { peekRequestRecord } from '../context/request-state.js';
@@ -11,8 +11,8 @@ import { buildCall, type CallerResolution, type WatchClientClose } from './call.
 import type { CallContext } from '../engine/request-handler.js';
 
 /**
- * The extensions of a request served with `version`, echoed in that version's header:
- * `A2A-Extensions` for 1.0; for 0.3 its `X-A2A-Extensions` (the 1.0 spelling is accepted too).
+ * The extensions of a request served with `version`, echoed in that version's header: `A2A-Extensions` for 1.0; for 0.3 its `X-A2A-Extensions` (the
+ * 1.0 spelling is accepted too).
  */
 export function activate(req: Request, res: Response, extensions: ExtensionNegotiator, version: ProtocolVersion): string[] {
   if (version === '1.0') {
@@ -33,9 +33,8 @@ export function queryOf(req: Request): string {
 }
 
 /**
- * The signal aborts when the client closes the connection before the answer is finished. `on`, not
- * `once`: a response emits 'close' once, and once() would wrap the listener (a bound function and
- * its state) on every request that is watched.
+ * The signal aborts when the client closes the connection before the answer is finished. `on`, not `once`: a response emits 'close' once, and once()
+ * would wrap the listener (a bound function and its state) on every request that is watched.
  */
 const watchClose: WatchClientClose<Response> = (res, abort) => {
   const onClose = (): void => {

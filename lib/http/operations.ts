@@ -1,8 +1,6 @@
 /**
- * The one operation table: every A2A method with its params schema (v1.0), the request handler call
- * that serves it, its result kind (unary, or a stream of events) and whether it is a push config
- * method (answered PushNotificationNotSupported while push is off). Every binding and version
- * serves these rows; a codec only says how params are read and how results are written.
+ * The one operation table: every A2A method with its params schema (v1.0), the request handler call that serves it, its result kind (unary, or a
+ * stream of events) and whether it is a push config method (answered PushNotificationNotSupported while push is off).
  */
 import type { Request } from 'express';
 import type { z } from 'zod';
@@ -71,6 +69,9 @@ function stream<P extends Params>(
 
 const PUSH = true;
 
+/**
+ * Every binding and version serves these rows; a codec only says how params are read and how results are written.
+ */
 export const OPERATIONS: { readonly [M in A2AMethod]: Operation } = {
   SendMessage: unary(SendMessageRequestSchema, (h, call, p) => h.sendMessage(call, p)),
   SendStreamingMessage: stream(SendMessageRequestSchema, (h, call, p, observer) => h.sendStreamingMessage(call, p, observer)),

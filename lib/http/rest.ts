@@ -1,13 +1,12 @@
 /**
- * The HTTP+JSON codec, v1.0 (§11): the dispatcher matched the operation from the method and path;
- * params come from the body (POST) or the query string, with the path's task id and `/{tenant}` on
- * top; answers are `application/a2a+json`, errors a `google.rpc.Status`, streams SSE of bare
+ * The HTTP+JSON codec, v1.0 (§11): the dispatcher matched the operation from the method and path; params come from the body (POST) or the query
+ * string, with the path's task id and `/{tenant}` on top; answers are `application/a2a+json`, errors a `google.rpc.Status`, streams SSE of bare
  * StreamResponses.
  */
 import type { Request } from 'express';
 import { writeError, writeJson } from '../context/reply.js';
 import { A2AError, invalidParams } from '../errors.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../options.js';
 import { statusBody } from '../protocol/error-body.js';
 import type { ExtensionNegotiator } from '../protocol/extensions.js';
 import { withJsonNames } from '../protocol/field-names.js';
@@ -42,8 +41,8 @@ const REST_STREAM: StreamEncoding = {
 const BODY_TYPES = new Set(['application/a2a+json', 'application/json']);
 
 /**
- * ContentTypeNotSupported when `req` carries a body that is not JSON by its `Content-Type` (the router
- * answers it with 415); undefined for a JSON body or none (a cancel or subscribe POST may be empty).
+ * ContentTypeNotSupported when `req` carries a body that is not JSON by its `Content-Type` (the router answers it with 415); undefined for a JSON
+ * body or none (a cancel or subscribe POST may be empty).
  */
 export function unsupportedMediaType(req: Request): A2AError | undefined {
   const headers = req.headers;

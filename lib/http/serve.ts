@@ -1,6 +1,6 @@
 /**
- * The one request skeleton every binding and version runs: method -> version and extensions -> push
- * gate -> params -> call -> the handler -> answer or stream; a codec says how each step reads and writes.
+ * The one request skeleton every binding and version runs: method -> version and extensions -> push gate -> params -> call -> the handler -> answer
+ * or stream; a codec says how each step reads and writes.
  */
 import type { Request, Response } from 'express';
 import { runWithA2AContext } from '../context/carrier.js';

@@ -1,6 +1,6 @@
 /**
- * The bound on the bytes that all the SSE streams of a router have handed to their sockets and their
- * clients have not taken yet: checked before each write, cutting the streams furthest behind first.
+ * The bound on the bytes that all the SSE streams of a router have handed to their sockets and their clients have not taken yet: checked before each
+ * write, cutting the streams furthest behind first.
  */
 
 /** What the budget needs of a stream. */
@@ -12,9 +12,8 @@ export interface BudgetMember {
 }
 
 /**
- * A stream's count is refreshed at each of its writes (no timer, no per-chunk callback), so between
- * writes it may count bytes its client has read since: the total only overestimates, and every
- * count is read again before anyone is cut.
+ * A stream's count is refreshed at each of its writes (no timer, no per-chunk callback), so between writes it may count bytes its client has read
+ * since: the total only overestimates, and every count is read again before anyone is cut.
  */
 export class StreamBufferBudget {
   readonly maxBytes: number;
@@ -32,10 +31,9 @@ export class StreamBufferBudget {
   }
 
   /**
-   * `member` is about to hand `pending` bytes to its socket. Past the bound, the streams furthest
-   * behind are cut until the rest fits, `member` too when it is one of them (it then writes
-   * nothing). A stream with nothing buffered is written one event even when that event alone is
-   * past the bound, as a client reading it is not behind.
+   * `member` is about to hand `pending` bytes to its socket. Past the bound, the streams furthest behind are cut until the rest fits, `member` too
+   * when it is one of them (it then writes nothing). A stream with nothing buffered is written one event even when that event alone is past the
+   * bound, as a client reading it is not behind.
    */
   admit(member: BudgetMember, pending: number): void {
     if (this.#total + pending > this.maxBytes) this.#relieve(member, pending);

@@ -1,15 +1,13 @@
 /**
- * One event's JSON as a binding streams it, encoded once and shared by every stream of that binding
- * the event is fanned out to (the same event object reaches them all in one go). A large one is
- * shared as bytes: each socket references them instead of holding a copy per stream.
+ * One event's JSON as a binding streams it, encoded once and shared by every stream of that binding the event is fanned out to (the same event object
+ * reaches them all in one go). A large one is shared as bytes: each socket references them instead of holding a copy per stream.
  */
 
 const NOTHING: unique symbol = Symbol('nothing yet');
 
 /**
- * From this length a payload is shared as a Buffer, written as a chunk of its own (about 20 bytes
- * of chunked framing more than one string, and two more writes); below it, a copy per stream costs
- * less than that.
+ * From this length a payload is shared as a Buffer, written as a chunk of its own (about 20 bytes of chunked framing more than one string, and two
+ * more writes); below it, a copy per stream costs less than that.
  */
 export const SHARED_BYTES_FROM = 16 * 1024;
 

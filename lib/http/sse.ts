@@ -1,16 +1,12 @@
 /**
- * The one SSE writer: headers, `data:` framing, comment heartbeats, the final error frame, a
- * bounded send buffer (the router-wide bound: sse-budget.ts) and clean-up on close. The stream
- * opens lazily, so an error found before the first event can still be answered as a plain JSON response.
+ * The one SSE writer: headers, `data:` framing, comment heartbeats, the final error frame, a bounded send buffer (the router-wide bound:
+ * sse-budget.ts) and clean-up on close.
  */
 import type { Response } from 'express';
 import { sentByHandle, unsentInHandle } from '../internals/socket-write-queue.js';
 import type { BudgetMember, StreamBufferBudget } from './sse-budget.js';
 
-/**
- * One timer for all the open streams of a route instead of one per stream: an idle stream costs a
- * set entry, not an interval. It runs only while some stream is open.
- */
+/** One timer for a route's open streams (an idle stream costs a set entry, not an interval); it runs only while a stream is open. */
 export class Heartbeat {
   readonly #intervalMs: number;
   readonly #writers = new Set<SseWriter>();
@@ -41,10 +37,9 @@ export class Heartbeat {
 export interface SseLimits {
   readonly heartbeat: Heartbeat;
   /**
-   * Bytes a stream may have waiting for its client. A client further behind than this is cut: its
-   * connection is closed at once (the task is not affected; the client resumes with Last-Event-ID
-   * and misses nothing). One event larger than this still goes through to a client that was
-   * caught up, which then has `stallMs` to read it.
+   * Bytes a stream may have waiting for its client. A client further behind than this is cut: its connection is closed at once (the task is not
+   * affected; the client resumes with Last-Event-ID and misses nothing). One event larger than this still goes through to a client that was caught
+   * up, which then has `stallMs` to read it.
    */
   readonly maxBufferedBytes: number;
   readonly stallMs: number;
@@ -63,6 +58,7 @@ const FRAMING_BYTES = 64;
 /** Nothing observed yet: the stream went past its bound in the current turn of the event loop. */
 const NOT_YET = -1;
 
+/** The stream opens lazily, so an error found before the first event can still be answered as a plain JSON response. */
 export class SseWriter implements BudgetMember {
   readonly #res: Response;
   readonly #limits: SseLimits;
@@ -73,9 +69,8 @@ export class SseWriter implements BudgetMember {
   /** What the client may have buffered: maxBufferedBytes, more while it reads one larger event. */
   #allowance: number;
   /**
-   * Set while the client is past its allowance: what the kernel had taken from its socket when last
-   * seen (NOT_YET until the writes of the turn that took it past were flushed). A client that took
-   * nothing since is not reading, and is cut.
+   * Set while the client is past its allowance: what the kernel had taken from its socket when last seen (NOT_YET until the writes of the turn that
+   * took it past were flushed). A client that took nothing since is not reading, and is cut.
    */
   #sentMark: number | undefined;
   /** Set while past the bound (or reading one larger event): cuts the client after stallMs unless it caught up (it may be written nothing more). */
@@ -95,18 +90,14 @@ export class SseWriter implements BudgetMember {
     return this.#closed;
   }
 
-  /**
-   * Writes one event (a JSON text on one line). `id`: the store version the event's write made, the
-   * SSE event id a client resumes after (`Last-Event-ID` on SubscribeToTask).
-   */
+  /** Writes one event (one-line JSON); `id` is the store version its write made, the SSE id a client resumes after (`Last-Event-ID`). */
   send(json: string, id?: number): void {
     this.#write(id === undefined ? `data: ${json}\n\n` : `id: ${id}\ndata: ${json}\n\n`);
   }
 
   /**
-   * Writes one event whose JSON is `head` + `body` + `tail` (`end` is `tail` + EVENT_END): `body` is
-   * the event as every stream of the binding sends it, encoded once and shared (as bytes, each
-   * socket references it instead of holding a copy); `head` and `tail` are this stream's own (the
+   * Writes one event whose JSON is `head` + `body` + `tail` (`end` is `tail` + EVENT_END): `body` is the event as every stream of the binding sends
+   * it, encoded once and shared (as bytes, each socket references it instead of holding a copy); `head` and `tail` are this stream's own (the
    * JSON-RPC envelope with its request's id). `id` as in send().
    */
   sendShared(head: string, body: string | Buffer, end: string, id?: number): void {
@@ -169,8 +160,7 @@ export class SseWriter implements BudgetMember {
       this.#allowance = maxBufferedBytes + size + FRAMING_BYTES;
       this.#watchStall();
     }
-    // All slow clients together must not hold more than the budget: checked before the bytes are
-    // handed over, as a write buffers whatever the client has not taken (this stream may be cut here).
+    // Checked before the bytes are handed over (a write buffers what the client has not taken): all slow clients stay within the budget.
     budget.admit(this, size + FRAMING_BYTES);
     if (this.#closed) return;
     if (body === undefined) res.write(frame);
@@ -195,17 +185,15 @@ export class SseWriter implements BudgetMember {
   }
 
   /**
-   * Past the allowance: true when the client has taken nothing since it was last seen past it. The
-   * writes of one turn of the event loop are flushed together at its end, so a client that was
-   * caught up is first judged once they were (a burst is not a slow reader; the budget bounds a
-   * burst for all streams together). Without the socket's own count, the client has stallMs.
+   * Past the allowance: true when the client has taken nothing since it was last seen past it. The writes of one turn of the event loop are flushed
+   * together at its end, so a client that was caught up is first judged once they were (a burst is not a slow reader; the budget bounds a burst for
+   * all streams together). Without the socket's own count, the client has stallMs.
    */
   #behindAndNotReading(): boolean {
     const sent = this.#sentMark;
     if (sent === undefined) {
       this.#sentMark = NOT_YET;
-      // Marked after this turn's writes were flushed, judged from the next turn on: the client has
-      // had a poll phase of the event loop to take some of it.
+      // Marked after this turn's writes were flushed, judged from the next turn on: the client has had a poll phase to take some.
       setImmediate(() => {
         const mark = sentByHandle(this.#res);
         if (mark !== undefined) setImmediate(() => this.#sentMark === NOT_YET && (this.#sentMark = mark));
@@ -214,8 +202,7 @@ export class SseWriter implements BudgetMember {
       return false;
     }
     if (sent === NOT_YET) return false;
-    // What the kernel took since, not what the socket holds: that grows when the socket hands its
-    // handle the next batch, while the client reads.
+    // What the kernel took since, not what the socket holds: that grows when the socket hands its handle the next batch, while the client reads.
     const now = sentByHandle(this.#res) ?? sent + 1;
     if (now <= sent && (unsentInHandle(this.#res) ?? 0) > 0) return true;
     this.#sentMark = now;
@@ -246,10 +233,7 @@ export class SseWriter implements BudgetMember {
     this.#cut('stream');
   }
 
-  /**
-   * Cuts a stream whose client fell behind: what it has not read is stale by now, and holding it is
-   * the cost being bounded, so the connection is closed at once (the client can resume).
-   */
+  /** Cuts a client that fell behind at once: what it has not read is stale, and holding it is the cost being bounded (it can resume). */
   #cut(cause: 'stream' | 'total'): void {
     if (this.#res.destroyed) return;
     this.stop();

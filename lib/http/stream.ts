@@ -2,7 +2,7 @@
 import type { Request, Response } from 'express';
 import { runWithA2AContext } from '../context/carrier.js';
 import { A2AError, toA2AError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../options.js';
 import type { JsonRpcId } from '../protocol/jsonrpc.js';
 import type { A2ARequestHandler, CallContext, StreamObserver } from '../engine/request-handler.js';
 import { writeError } from '../context/reply.js';
@@ -16,10 +16,7 @@ import { EVENT_END, Heartbeat, SseWriter, type SseLimits } from './sse.js';
 export interface StreamEncoding {
   /** The binding of an error answered before the stream opened. */
   readonly binding: ErrorBinding;
-  /**
-   * The JSON of one event as every stream of the binding sends it, whatever its request: encoded
-   * once per event and shared by all the streams it goes to (see sse-payloads.ts).
-   */
+  /** One event's JSON as every stream of the binding sends it: encoded once per event, shared by all its streams (sse-payloads.ts). */
   payload(event: unknown): string;
   /** What one request's events are wrapped in (JSON-RPC: the envelope with its id), made once per stream; none: the payload alone. */
   envelope?(id: JsonRpcId): readonly [head: string, tail: string];
@@ -64,9 +61,8 @@ type StreamEvent = Parameters<StreamObserver['onEvent']>[0];
 type StreamOutcome = Parameters<StreamObserver['onEnd']>[0];
 
 /**
- * One stream, and the observer of the handler's stream: a single object per stream (methods, no
- * closures), so that an idle stream holds nothing of the request beyond it; the call, the params and
- * the request's A2A context are released once the stream is open.
+ * One stream, and the observer of the handler's stream: a single object per stream (methods, no closures), so that an idle stream holds nothing of
+ * the request beyond it; the call, the params and the request's A2A context are released once the stream is open.
  */
 class ObservedStream extends SseWriter implements StreamObserver {
   readonly #req: Request;
@@ -143,7 +139,6 @@ export async function serveStream(
   params: unknown,
 ): Promise<void> {
   const stream = new ObservedStream(req, res, settings, id);
-  // A client that goes away stops following; the task itself goes on.
   (res as StreamedResponse)[STREAM] = stream;
   res.on('close', onStreamClose);
   try {

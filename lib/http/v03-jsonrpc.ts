@@ -1,11 +1,10 @@
 /**
- * The JSON-RPC codec, v0.3 (compatibility): v0.3 method names and params in, translated to the
- * v1.0 params of the operation table's rows, and their results, stream events and errors
- * translated back (lib/protocol/v0_3). Chosen for a request served with version 0.3.
+ * The JSON-RPC codec, v0.3 (compatibility): v0.3 method names and params in, translated to the v1.0 params of the operation table's rows, and their
+ * results, stream events and errors translated back (lib/protocol/v0_3). Chosen for a request served with version 0.3.
  */
 import type { z } from 'zod';
-import { taskNotFound } from '../errors.js';
-import type { Logger } from '../logger.js';
+import { A2AError, taskNotFound } from '../errors.js';
+import type { Logger } from '../options.js';
 import type { ExtensionNegotiator } from '../protocol/extensions.js';
 import { withJsonNames } from '../protocol/field-names.js';
 import { errorResponse, parseParams, type JsonRpcRequest } from '../protocol/jsonrpc.js';
@@ -39,7 +38,6 @@ import { OPERATIONS, type A2AMethod, type PresentCard } from './operations.js';
 import type { Codec, Plan } from './serve.js';
 import type { SseLimits } from './sse.js';
 import type { StreamEncoding, StreamSettings } from './stream.js';
-import { v03Error, v03UnknownMethod } from './v03.js';
 
 interface V03JsonRpcCodecOptions {
   readonly extensions: ExtensionNegotiator;
@@ -131,4 +129,22 @@ export function v03JsonRpcCodec(options: V03JsonRpcCodecOptions): Codec<JsonRpcR
     writeResult: writeJsonRpcResult,
     writeError: (req, res, thrown, id) => writeJsonRpcError(req, res, v03Error(thrown), id, logger),
   };
+}
+
+/** A thrown value as a v0.3 client is answered (VersionNotSupported stays -32009: it is told in 1.0 terms). */
+export const v03Error = (error: unknown): unknown => (error instanceof A2AError && error.kind !== 'VersionNotSupported' ? toV03Error(error) : error);
+
+/** A method v0.3 does not have: a v1.0 name sent without a version header is a 1.0 client that forgot it. */
+function v03UnknownMethod(method: string): A2AError {
+  if (Object.hasOwn(OPERATIONS, method)) {
+    // Told in 1.0 terms (-32009): the method names which version the client meant.
+    return new A2AError(
+      'VersionNotSupported',
+      `${method} is an A2A 1.0 method, but this request is served as 0.3 (it states no A2A-Version, or 0.3): send the header A2A-Version: 1.0`,
+      {
+        metadata: { requestedVersion: '', supportedVersions: '1.0, 0.3' },
+      },
+    );
+  }
+  return new A2AError('MethodNotFound', `Method not found: ${method}`);
 }

@@ -1,13 +1,8 @@
-/**
- * The HTTP+JSON codec, v0.3 (compatibility): the `/v1/...` routes of a request served as 0.3 (see
- * the dispatcher). Bodies and answers are the ProtoJSON of the v0.3 proto, what the official v0.3
- * clients speak (lib/protocol/v0_3/rest.ts); in between, the same v0.3 params schemas and
- * translations as v0.3 JSON-RPC, and the same operation table as every other codec.
- */
+/** The HTTP+JSON codec, v0.3 (compatibility): the `/v1/...` routes of a request served as 0.3 (see the dispatcher). */
 import type { Request } from 'express';
 import { writeError, writeJson } from '../context/reply.js';
 import { A2AError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../options.js';
 import type { ExtensionNegotiator } from '../protocol/extensions.js';
 import { parseParams } from '../protocol/jsonrpc.js';
 import { pathSegment, queryParams, type RestMatch } from '../protocol/rest.js';
@@ -43,7 +38,7 @@ import { OPERATIONS, type A2AMethod, type PresentCard } from './operations.js';
 import type { Codec, Plan } from './serve.js';
 import type { SseLimits } from './sse.js';
 import type { StreamEncoding } from './stream.js';
-import { v03Error } from './v03.js';
+import { v03Error } from './v03-jsonrpc.js';
 
 interface V03RestCodecOptions {
   readonly extensions: ExtensionNegotiator;
@@ -93,6 +88,10 @@ const asTask = (result: unknown) => toV03RestTask(toV03Task(result as never));
 const asConfig = (result: unknown) => toV03RestPushConfig(result as TaskPushNotificationConfig);
 const configParams = (input: Input) => ({ taskId: input.id!, id: input.configId! });
 
+/**
+ * Bodies and answers are the ProtoJSON of the v0.3 proto, what the official v0.3 clients speak (lib/protocol/v0_3/rest.ts); in between, the same v0.3
+ * params schemas and translations as v0.3 JSON-RPC, and the same operation table as every other codec.
+ */
 export function v03RestCodec(options: V03RestCodecOptions): Codec<RestMatch> {
   const { extensions, streamLimits, logger } = options;
   const plans: Partial<Record<A2AMethod, V03Plan>> = {

@@ -3,7 +3,7 @@
  * each signature verified against the router's signing key.
  */
 import { createPublicKey, type KeyObject } from 'node:crypto';
-import { loadJose } from '../jose-loader.js';
+import { loadJose } from '../middleware/bearer-jwt.js';
 import { canonicalCardPayload } from '../protocol/card-canonical.js';
 import { AgentCardSchema, type AgentCard } from '../protocol/schemas.js';
 

@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../options.js';
 import type { AgentCard } from '../protocol/schemas.js';
 import type { TaskStore } from '../engine/seams/task-store.js';
 import type { PushConfigStore } from '../engine/seams/push-config-store.js';

@@ -1,6 +1,6 @@
 /**
- * Where a request that has not reached an A2A router stands below one (a kit middleware or the
- * app's auth refused it in front): from Express's stack, or the mounts Connect states on routers.
+ * Where a request that has not reached an A2A router stands below one (a kit middleware or the app's auth refused it in front): from Express's stack,
+ * or the mounts Connect states on routers.
  */
 import type { IncomingMessage } from 'node:http';
 import { classifyInFront, peekRequestRecord, requestedVersion, routeOf } from '../context/request-state.js';
@@ -41,9 +41,8 @@ function inStack(req: IncomingMessage, stack: readonly ExpressLayer[], path: str
 }
 
 /**
- * The router `req` is for, seen from in front of it: Express's stack (`req.app`, nested Routers
- * included), else a router Connect mounted on a prefix of the path. Read on error paths only;
- * a layout it cannot follow reads as none.
+ * The router `req` is for, seen from in front of it: Express's stack (`req.app`, nested Routers included), else a router Connect mounted on a prefix
+ * of the path. Read on error paths only; a layout it cannot follow reads as none.
  */
 function routerAhead(req: IncomingMessage): BelowRouter | undefined {
   // `req.app` may itself be mounted below the origin: try the path and each shorter suffix.
@@ -69,17 +68,14 @@ function connectRouter(req: IncomingMessage, path: string): BelowRouter | undefi
   return undefined;
 }
 
-/**
- * Whether `req` is for an A2A router: recorded as one, or refused before it reached one whose
- * mount leads there (what a2aAuthErrors answers by default).
- */
+/** Whether `req` is for an A2A router: recorded as one, or refused in front of one its mount leads to (a2aAuthErrors' default scope). */
 export function isA2ARequest(req: IncomingMessage): boolean {
   return peekRequestRecord(req)?.binding !== undefined || routerAhead(req) !== undefined;
 }
 
 /**
- * Records how the router will serve `req` (binding, version) when a kit piece in front of it is
- * the first to need it: the path below the router found ahead, else the path below this mount.
+ * Records how the router will serve `req` (binding, version) when a kit piece in front of it is the first to need it: the path below the router found
+ * ahead, else the path below this mount.
  */
 export function classifyAhead(req: IncomingMessage): void {
   if (peekRequestRecord(req)?.binding !== undefined) return;

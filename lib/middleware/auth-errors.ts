@@ -8,7 +8,7 @@ import { requestIdOf } from '../protocol/jsonrpc.js';
 import { isA2ARequest } from './a2a-requests.js';
 import { registerAuthErrors } from './wiring.js';
 import { A2AMiddlewareError, errorBindingFor } from './errors.js';
-import { parseOptions } from './options.js';
+import { parseOptions } from '../options.js';
 import { ensureRequestId } from './tracing.js';
 import type { A2AErrorMiddleware, A2AMiddlewareLogger } from './types.js';
 
@@ -18,9 +18,8 @@ export interface A2AAuthErrorsOptions {
   /** Gets one `warn` line per answered error (reason, status, request id; never credentials). */
   readonly logger?: A2AMiddlewareLogger;
   /**
-   * Which requests' errors it answers. `'a2a'` (default): only requests for an A2A router (its
-   * JSON-RPC endpoint, card and HTTP+JSON routes, including those the app's auth refused before the
-   * router ran); the app's own routes keep their answers. `'app'`: every 401/403 of the app.
+   * Which requests' errors it answers. `'a2a'` (default): only requests for an A2A router (its JSON-RPC endpoint, card and HTTP+JSON routes,
+   * including those the app's auth refused before the router ran); the app's own routes keep their answers. `'app'`: every 401/403 of the app.
    */
   readonly scope?: 'a2a' | 'app';
 }
@@ -50,13 +49,11 @@ function authStatus(err: unknown): 401 | 403 | undefined {
 }
 
 /**
- * a2aAuthErrors(options): mount it after the routes, as an error handler
- * (`app.use(a2aAuthErrors({ realm }))` or on the agent's path). By default it answers only
- * requests for an A2A router (`scope: 'app'` for every route of the app). A 401 becomes the kit's
- * `A2A_AUTH_REQUIRED` (no credentials: express-jwt's `credentials_required`) or `A2A_AUTH_INVALID`
- * (anything else), a 403 an `A2A_AUTH_FORBIDDEN` rejection with `error="insufficient_scope"`; the
- * body is a JSON-RPC envelope or a `google.rpc.Status` as the request's binding wants. The host
- * library's message is not sent (it may describe the token).
+ * a2aAuthErrors(options): mount it after the routes, as an error handler (`app.use(a2aAuthErrors({ realm }))` or on the agent's path). By default it
+ * answers only requests for an A2A router (`scope: 'app'` for every route of the app). A 401 becomes the kit's `A2A_AUTH_REQUIRED` (no credentials:
+ * express-jwt's `credentials_required`) or `A2A_AUTH_INVALID` (anything else), a 403 an `A2A_AUTH_FORBIDDEN` rejection with
+ * `error="insufficient_scope"`; the body is a JSON-RPC envelope or a `google.rpc.Status` as the request's binding wants. The host library's message
+ * is not sent (it may describe the token).
  */
 export function a2aAuthErrors(options: A2AAuthErrorsOptions = {}): A2AErrorMiddleware {
   const { realm, logger, scope } = parseOptions('a2aAuthErrors', schema, options);

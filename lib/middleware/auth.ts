@@ -1,22 +1,22 @@
 /**
- * a2aAuth: turns the app's own authentication result (or a bearer JWT) into the A2A caller, and
- * answers 401 + `WWW-Authenticate` when there is none, unless anonymous access is allowed.
+ * a2aAuth: turns the app's own authentication result (or a bearer JWT) into the A2A caller, and answers 401 + `WWW-Authenticate` when there is none,
+ * unless anonymous access is allowed.
  */
-import { isPublicCardRequest } from './public-card.js';
 import type { NextFunction, Request, Response } from 'express';
 import { z } from 'zod';
-import { readA2AState, type A2ACaller } from '../context/index.js';
-import { writableA2AState } from '../context/request-state.js';
+import { type A2ACaller } from '../context/carrier.js';
+import { readA2AState, writableA2AState } from '../context/request-state.js';
 import { ANONYMOUS_CALLER_PREFIX, ANONYMOUS_SESSION_KEY_PATTERN, createAnonymousCaller } from '../context/anonymous.js';
 import { defineCallerSource, invalidCredentials, isCallerSource, snapshotClaims, type A2ACallerInit, type A2ACallerSource } from './caller-source.js';
-import { A2AOptionsError } from '../options.js';
+import { A2AOptionsError, fn, parseOptions } from '../options.js';
 import { DEFAULT_REALM, rememberChallenge } from '../context/reply.js';
 import { A2AMiddlewareError, A2AWiringError, reportMiddlewareError, type A2AErrorMode } from './errors.js';
 import { isPromiseLike, resolveAndContinue, type MaybePromise } from './maybe-async.js';
 import { detectUncalledFactory } from './misuse.js';
 import { noteAuthRun } from './wiring.js';
-import { fn, parseOptions } from './options.js';
 import { brandMiddleware, type A2AMiddleware, type A2AMiddlewareLogger } from './types.js';
+import type { IncomingMessage } from 'node:http';
+import { requestPath } from '../context/node-request.js';
 
 /** What a custom `challenge` function is told about the failure. */
 export interface A2AAuthChallengeInput {
@@ -30,9 +30,8 @@ export interface A2AAuthOptions {
   /** Where the caller comes from; several sources are tried in order, the first caller wins. */
   readonly user?: A2ACallerSource | readonly A2ACallerSource[];
   /**
-   * Let requests without credentials through as anonymous callers (default false). Requests with
-   * credentials that fail to verify are rejected either way. See anonymous.ts for the bucket design;
-   * `{ sessionHeader }` lets a client keep one private anonymous bucket with an opaque key.
+   * Let requests without credentials through as anonymous callers (default false). Requests with credentials that fail to verify are rejected either
+   * way. See anonymous.ts for the bucket design; `{ sessionHeader }` lets a client keep one private anonymous bucket with an opaque key.
    */
   readonly allowAnonymous?: boolean | { readonly sessionHeader: string };
   /** `realm` of the default `WWW-Authenticate: Bearer` challenge (default 'a2a'). */
@@ -82,9 +81,8 @@ const MAX_CALLER_ID_LENGTH = 512;
 const CONTROL_CHARACTERS = /[\x00-\x1f\x7f-\x9f\u2028\u2029]/;
 
 /**
- * The one check of every source's answer (bearerJwt, fromRequestUser, fromVerify, custom sources).
- * A non-string id is a mapping bug (500, to the app's error handler); a string that cannot be a
- * caller id (empty, longer than 512, control characters) came from the credential: 401.
+ * The one check of every source's answer (bearerJwt, fromRequestUser, fromVerify, custom sources). A non-string id is a mapping bug (500, to the
+ * app's error handler); a string that cannot be a caller id (empty, longer than 512, control characters) came from the credential: 401.
  */
 function toCaller(init: A2ACallerInit, source: A2ACallerSource): A2ACaller {
   const { id, displayName, claims } = init as { id?: unknown; displayName?: unknown; claims?: unknown };
@@ -114,9 +112,7 @@ function toCaller(init: A2ACallerInit, source: A2ACallerSource): A2ACaller {
 /** More than one `Authorization` header (Node keeps only the first in `req.headers`). */
 function repeatedAuthorization(req: Request): boolean {
   if (req.headers.authorization === undefined) return false;
-  // Reflect.get, not req.rawHeaders: Express 5 gives each request a hidden class of its own, so a
-  // plain read misses its inline cache every time (about 3,500 instructions) and nothing later on
-  // the request's path reads that name; Reflect.get's uncached lookup costs a tenth of that.
+  // Reflect.get: on Express 5's per-request hidden class a plain read misses its inline cache (~3,500 instructions); this costs a tenth of that.
   const raw = Reflect.get(req, 'rawHeaders') as string[];
   let seen = 0;
   for (let i = 0; i < raw.length; i += 2) {
@@ -135,7 +131,6 @@ type AllowAnonymous = AuthSettings['allowAnonymous'];
 /** Builds the `WWW-Authenticate` value for a failure; `message` describes an invalid credential. */
 type ChallengeFor = (code: A2AAuthChallengeInput['code'], message?: string) => string;
 
-/** The caller sources in the order they are tried; throws when there is none and anonymous access is off. */
 function callerSourcesOf(parsed: AuthSettings): readonly A2ACallerSource[] {
   if (parsed.user === undefined && parsed.allowAnonymous === false) {
     throw new A2AOptionsError('a2aAuth: option "user" is required unless allowAnonymous is true (e.g. user: fromRequestUser())');
@@ -143,7 +138,6 @@ function callerSourcesOf(parsed: AuthSettings): readonly A2ACallerSource[] {
   return parsed.user === undefined ? [] : Array.isArray(parsed.user) ? parsed.user : [parsed.user as A2ACallerSource];
 }
 
-/** The challenge writer: the given string, the given function, or the default Bearer challenge. */
 function challengeWriter(realm: string, challenge: AuthSettings['challenge']): ChallengeFor {
   return function challengeFor(code: A2AAuthChallengeInput['code'], message = ''): string {
     // eslint-disable-next-line no-control-regex -- quotes, backslashes and control characters cannot go in a header
@@ -173,11 +167,7 @@ function callerAcceptor(challengeFor: ChallengeFor): (req: Request, caller: A2AC
   };
 }
 
-/**
- * The caller from the first source that knows one, else an anonymous one where allowed.
- * Synchronous while the sources answer synchronously (req.user, fromVerify with a plain
- * function): no promise on the common path.
- */
+/** The first source's caller, else an anonymous one where allowed; synchronous while the sources are (no promise on the common path). */
 function callerIdentifier(sources: readonly A2ACallerSource[], anonymous: AllowAnonymous): (req: Request) => MaybePromise<A2ACaller> {
   const sessionHeader = typeof anonymous === 'object' ? anonymous.sessionHeader.toLowerCase() : undefined;
 
@@ -249,11 +239,9 @@ function failureReporter(
 /**
  * a2aAuth(options): resolves the caller and contributes it to the request's A2A state.
  *
- * Failures: no credentials → 401 `A2A_AUTH_REQUIRED` with `WWW-Authenticate: Bearer realm="…"`
- * (unless `allowAnonymous`); credentials that fail → 401 `A2A_AUTH_INVALID` with
- * `error="invalid_token"`; an unreachable JWKS → 503. The body is a JSON-RPC error envelope
- * (code -32600, `error.data[0]` an ErrorInfo whose `reason` is the code) for JSON-RPC posts, and a
- * `google.rpc.Status` for REST routes.
+ * Failures: no credentials → 401 `A2A_AUTH_REQUIRED` with `WWW-Authenticate: Bearer realm="…"` (unless `allowAnonymous`); credentials that fail → 401
+ * `A2A_AUTH_INVALID` with `error="invalid_token"`; an unreachable JWKS → 503. The body is a JSON-RPC error envelope (code -32600, `error.data[0]` an
+ * ErrorInfo whose `reason` is the code) for JSON-RPC posts, and a `google.rpc.Status` for REST routes.
  */
 export function a2aAuth(options: A2AAuthOptions): A2AMiddleware {
   // eslint-disable-next-line prefer-rest-params -- how the factory was called (app.use(a2aX) vs a2aX()), not its parameters
@@ -274,22 +262,15 @@ export function a2aAuth(options: A2AAuthOptions): A2AMiddleware {
   }, 'auth');
 }
 
-// ---------------------------------------------------------------------------------------------
-// Sources
-
-/** Which request property fromRequestUser() reads. */
 export type RequestUserProvider = 'auto' | 'passport' | 'express-jwt' | 'express-openid-connect';
 
 export interface FromRequestUserOptions {
-  /**
-   * 'passport' → `req.user`, 'express-jwt' → `req.auth`, 'express-openid-connect' →
-   * `req.oidc.user`; 'auto' (default) tries them in that order.
-   */
+  /** 'passport' → `req.user`, 'express-jwt' → `req.auth`, 'express-openid-connect' → `req.oidc.user`; 'auto' (default) tries them in that order. */
   readonly from?: RequestUserProvider;
   /**
-   * Maps the found object to the caller. Default: id = `sub`, else `id` (string or number);
-   * displayName = `displayName`/`name`/`preferred_username`/`username`; claims = a shallow copy of
-   * the object (use `map` to pick claims when `req.user` is a database row).
+   * Maps the found object to the caller. Default: id = `sub`, else `id` (string or number); displayName =
+   * `displayName`/`name`/`preferred_username`/`username`; claims = a shallow copy of the object (use `map` to pick claims when `req.user` is a
+   * database row).
    */
   readonly map?: (user: Record<string, unknown>, req: Request) => A2ACallerInit | undefined;
 }
@@ -336,9 +317,8 @@ function defaultUserMap(user: Record<string, unknown>): A2ACallerInit | undefine
 }
 
 /**
- * Reads the principal the app's own authentication left on the request: passport (`req.user`),
- * express-jwt (`req.auth`), express-openid-connect (`req.oidc.user`). No object there means no
- * credentials; the app's auth middleware is responsible for verifying them.
+ * Reads the principal the app's own authentication left on the request: passport (`req.user`), express-jwt (`req.auth`), express-openid-connect
+ * (`req.oidc.user`). No object there means no credentials; the app's auth middleware is responsible for verifying them.
  */
 export function fromRequestUser(options: FromRequestUserOptions = {}): A2ACallerSource {
   const { from, map } = parseOptions('fromRequestUser', fromRequestUserSchema, options);
@@ -362,9 +342,8 @@ export function fromRequestUser(options: FromRequestUserOptions = {}): A2ACaller
 }
 
 /**
- * The result of a custom verify function: a caller; `undefined`/`null` when the request carries no
- * credentials (anonymous may apply); `false` when it carries credentials that are not valid (401).
- * A thrown error is a server error (500) unless it is an A2AMiddlewareError.
+ * The result of a custom verify function: a caller; `undefined`/`null` when the request carries no credentials (anonymous may apply); `false` when it
+ * carries credentials that are not valid (401). A thrown error is a server error (500) unless it is an A2AMiddlewareError.
  */
 export type A2AVerifyResult = A2ACallerInit | undefined | null | false;
 
@@ -391,3 +370,8 @@ export function fromVerify(verify: (req: Request) => A2AVerifyResult | Promise<A
     return isPromiseLike(result) ? Promise.resolve(result).then(interpret) : interpret(result);
   });
 }
+
+// The public card is served without credentials or a tenant (§8.2); only the card path relative to the mount is exempt, so an app-wide a2aAuth never
+// opens other routes ending with the same path.
+export const isPublicCardRequest = (req: IncomingMessage): boolean =>
+  (req.method === 'GET' || req.method === 'HEAD') && requestPath(req) === '/.well-known/agent-card.json';

@@ -1,22 +1,17 @@
-/**
- * bearerJwt: a caller source that verifies `Authorization: Bearer <JWT>` with jose against a key,
- * an inline JWKS, or a remote JWKS URL.
- */
+/** bearerJwt: a caller source that verifies `Authorization: Bearer <JWT>` with jose against a key, an inline JWKS, or a remote JWKS URL. */
 import { KeyObject, createPublicKey, createSecretKey } from 'node:crypto';
 import type { Request } from 'express';
 import type * as Jose from 'jose';
 import type { JWK, JWTHeaderParameters, JWTPayload, JWTVerifyGetKey, JWTVerifyOptions, KeyLike } from 'jose';
 import { z } from 'zod';
 import { defineCallerSource, invalidCredentials, type A2ACallerInit, type A2ACallerSource } from './caller-source.js';
-import { loadJose } from '../jose-loader.js';
-import { A2AOptionsError } from '../options.js';
+import { A2AOptionsError, fn, optionsError, parseOptions } from '../options.js';
 import { A2AMiddlewareError } from './errors.js';
-import { fn, optionsError, parseOptions } from './options.js';
 
 export interface BearerJwtOptions {
   /**
-   * Verification key: a public `KeyObject`/`CryptoKey`, a public JWK, a PEM public key or
-   * certificate, or an HMAC secret as bytes (at least 32). Exactly one of key, jwks, jwksUrl.
+   * Verification key: a public `KeyObject`/`CryptoKey`, a public JWK, a PEM public key or certificate, or an HMAC secret as bytes (at least 32).
+   * Exactly one of key, jwks, jwksUrl.
    */
   readonly key?: KeyLike | JWK | Uint8Array | string;
   /** An inline JSON Web Key Set `{ keys: [...] }`. */
@@ -28,14 +23,13 @@ export interface BearerJwtOptions {
   readonly issuer?: string | readonly string[];
   readonly audience?: string | readonly string[];
   /**
-   * Accepted `alg` values, e.g. ['RS256']. Default: every algorithm the key can verify (an RSA key
-   * RS256-512 and PS256-512, an EC key the ES algorithm of its curve, an Ed25519/Ed448 key EdDSA,
-   * a secret HS256-512; for a JWKS, those of its keys). Values the key cannot verify are refused.
+   * Accepted `alg` values, e.g. ['RS256']. Default: every algorithm the key can verify (an RSA key RS256-512 and PS256-512, an EC key the ES
+   * algorithm of its curve, an Ed25519/Ed448 key EdDSA, a secret HS256-512; for a JWKS, those of its keys). Values the key cannot verify are refused.
    */
   readonly algorithms?: readonly string[];
   /**
-   * Refuse tokens without an `exp` claim (default true): such a token, once issued, is accepted
-   * forever. `false` accepts them (e.g. tokens of an internal issuer that never sets `exp`).
+   * Refuse tokens without an `exp` claim (default true): such a token, once issued, is accepted forever. `false` accepts them (e.g. tokens of an
+   * internal issuer that never sets `exp`).
    */
   readonly requireExpiration?: boolean;
   /** Clock skew tolerance in seconds (default 0). */
@@ -44,10 +38,7 @@ export interface BearerJwtOptions {
   readonly maxTokenAge?: number;
   /** Claims that must be present. */
   readonly requiredClaims?: readonly string[];
-  /**
-   * Maps the verified payload to the caller. Default: id = `sub` (required), displayName =
-   * `name`/`preferred_username`, claims = the payload.
-   */
+  /** Maps the verified payload to the caller. Default: id = `sub` (required), displayName = `name`/`preferred_username`, claims = the payload. */
   readonly toCaller?: (payload: JWTPayload, header: JWTHeaderParameters) => A2ACallerInit | undefined;
 }
 
@@ -184,7 +175,6 @@ function algorithmsOfKey(key: KeyLike | Uint8Array): readonly JwsAlgorithm[] {
   return isJwsAlgorithm(candidate) ? [candidate] : [];
 }
 
-/** What a JWK can verify: its `alg` when it names one, else by key type and curve. */
 function algorithmsOfJwk(jwk: JWK): readonly JwsAlgorithm[] {
   const byType: readonly JwsAlgorithm[] =
     jwk.kty === 'RSA'
@@ -199,11 +189,7 @@ function algorithmsOfJwk(jwk: JWK): readonly JwsAlgorithm[] {
   return typeof jwk.alg === 'string' ? byType.filter((alg) => alg === jwk.alg) : byType;
 }
 
-/**
- * The algorithms to accept: the stated ones, which the key material must be able to verify, or
- * else all it can. Without this, a token naming an algorithm of another key type (HS256 against an
- * RSA key) makes jose throw a TypeError, which is not a verification failure.
- */
+/** The stated algorithms (the key must verify them) or all it can: else HS256 against an RSA key makes jose throw a TypeError, not a failure. */
 function allowedAlgorithms(stated: readonly JwsAlgorithm[] | undefined, usable: readonly JwsAlgorithm[], option: 'key' | 'jwks'): JwsAlgorithm[] {
   if (usable.length === 0) {
     throw optionError(
@@ -275,14 +261,12 @@ function keyMaterialOf(parsed: BearerJwtSettings): KeyMaterial {
     const algorithms = allowedAlgorithms(parsed.algorithms, [...new Set(keys.flatMap(algorithmsOfJwk))], 'jwks');
     return { verifyWith: (jose) => jose.createLocalJWKSet({ keys }), algorithms, remote: false };
   }
-  // A remote set's keys are unknown until fetched; jose only selects a key of the token's
-  // algorithm's type, so a mismatched algorithm is a verification failure there already.
+  // A remote set's keys are unknown until fetched; jose picks a key of the token's algorithm's type, so a mismatch already fails verification.
   const url = parseJwksUrl(parsed.jwksUrl as string | URL);
   const timeoutDuration = parsed.jwksTimeoutMs ?? 5000;
   return { verifyWith: (jose) => jose.createRemoteJWKSet(url, { timeoutDuration }), algorithms: parsed.algorithms, remote: true };
 }
 
-/** jose's verify options: issuer, audience, algorithms, clock and age bounds, required claims. */
 function verifyOptionsOf(parsed: BearerJwtSettings, algorithms: JwsAlgorithm[] | undefined): JWTVerifyOptions {
   const verifyOptions: JWTVerifyOptions = {
     ...(parsed.issuer === undefined ? {} : { issuer: parsed.issuer }),
@@ -322,9 +306,8 @@ function callerOfToken(payload: JWTPayload, protectedHeader: JWTHeaderParameters
 }
 
 /**
- * A caller source for `Authorization: Bearer <JWT>`. No Authorization header, or another scheme,
- * means "no credentials" (another source or anonymous access may apply); a Bearer token that does
- * not verify (signature, algorithm, `exp`/`nbf`, no `exp` unless `requireExpiration: false`, issuer,
+ * A caller source for `Authorization: Bearer <JWT>`. No Authorization header, or another scheme, means "no credentials" (another source or anonymous
+ * access may apply); a Bearer token that does not verify (signature, algorithm, `exp`/`nbf`, no `exp` unless `requireExpiration: false`, issuer,
  * audience, no `sub`) is A2A_AUTH_INVALID.
  */
 export function bearerJwt(options: BearerJwtOptions): A2ACallerSource {
@@ -356,4 +339,12 @@ export function bearerJwt(options: BearerJwtOptions): A2ACallerSource {
     }
     return callerOfToken(result.payload, result.protectedHeader, toCaller);
   });
+}
+
+// jose is loaded at the first token verified or card signed: an app doing neither skips its ~80 modules (20-50 ms).
+let jose: Promise<typeof Jose> | undefined;
+
+export function loadJose(): Promise<typeof Jose> {
+  jose ??= import('jose');
+  return jose;
 }

@@ -1,14 +1,10 @@
 /**
- * The body size limit, shared by a2aSecurity and the router: a declared `Content-Length`, or the size
- * of a body the host app already parsed; and a 413 the client can read although its body is unread.
+ * The body size limit, shared by a2aSecurity and the router: a declared `Content-Length`, or the size of a body the host app already parsed; and a
+ * 413 the client can read although its body is unread.
  */
 import type { Request, Response } from 'express';
 
-/**
- * Whether the host app already read and parsed the body (its own `express.json()`), so that no
- * parser of ours will see the bytes: Express 4's body-parser sets `_body`; Express 5's skips a
- * request whose stream has ended.
- */
+/** Whether the host already parsed the body, so no parser of ours sees it: Express 4's body-parser sets `_body`; Express 5's skips an ended stream. */
 function bodyAlreadyRead(req: Request): boolean {
   return req.body !== undefined && ((req as { _body?: unknown })._body === true || (req.complete && req.readableEnded));
 }
@@ -57,10 +53,9 @@ const MEASURED = Symbol('a2a-express-kit.body-measured');
 type WithMeasure = { [MEASURED]?: number };
 
 /**
- * Whether the body is over `limit` bytes, as far as can be known before reading it: a declared
- * `Content-Length`, or, for a body the host already parsed (e.g. chunked, through a larger
- * `express.json({ limit })`), its raw length when the app kept it (`req.rawBody`), else its size
- * as JSON. A body still unread and undeclared is left to the parser, which counts the bytes.
+ * Whether the body is over `limit` bytes, as far as can be known before reading it: a declared `Content-Length`, or, for a body the host already
+ * parsed (e.g. chunked, through a larger `express.json({ limit })`), its raw length when the app kept it (`req.rawBody`), else its size as JSON. A
+ * body still unread and undeclared is left to the parser, which counts the bytes.
  */
 export function bodyOverLimit(req: Request, limit: number): boolean {
   const declared = req.headers['content-length'];
@@ -79,11 +74,10 @@ export const DRAIN_MAX_BYTES = 16 * 1024 * 1024;
 const DRAIN_MAX_MS = 10_000;
 
 /**
- * Prepares `res` for an answer sent before the request body was read (a 413): `Connection: close`,
- * and the connection stays open, discarding what the client still sends, until the request ends
- * (at most DRAIN_MAX_BYTES or DRAIN_MAX_MS). Closing a socket with unread data makes TCP reset
- * it, and a reset makes the client lose the answer it already received. The answer itself goes
- * out at once: `res.end()` writes it and only the end of the exchange waits for the drain.
+ * Prepares `res` for an answer sent before the request body was read (a 413): `Connection: close`, and the connection stays open, discarding what the
+ * client still sends, until the request ends (at most DRAIN_MAX_BYTES or DRAIN_MAX_MS). Closing a socket with unread data makes TCP reset it, and a
+ * reset makes the client lose the answer it already received. The answer itself goes out at once: `res.end()` writes it and only the end of the
+ * exchange waits for the drain.
  */
 export function answerBeforeBody(req: Request, res: Response): void {
   // A body already read (by the host's parser) leaves the connection reusable.

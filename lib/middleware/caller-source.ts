@@ -1,6 +1,6 @@
 /**
- * Caller sources: how a2aAuth finds out who sent a request (req.user, a bearer JWT, a custom check).
- * A source answers a caller, `undefined` for "no credentials here", or throws A2A_AUTH_INVALID.
+ * Caller sources: how a2aAuth finds out who sent a request (req.user, a bearer JWT, a custom check). A source answers a caller, `undefined` for "no
+ * credentials here", or throws A2A_AUTH_INVALID.
  */
 import type { Request } from 'express';
 import { A2AMiddlewareError } from './errors.js';
@@ -18,8 +18,8 @@ export interface A2ACallerSource {
   /** Used in error messages and logs, e.g. `bearerJwt`. */
   readonly name: string;
   /**
-   * The caller, `undefined` when the request carries no credentials for this source, or throws an
-   * A2AMiddlewareError `A2A_AUTH_INVALID` when it carries credentials that do not verify.
+   * The caller, `undefined` when the request carries no credentials for this source, or throws an A2AMiddlewareError `A2A_AUTH_INVALID` when it
+   * carries credentials that do not verify.
    */
   resolve(req: Request): A2ACallerInit | undefined | Promise<A2ACallerInit | undefined>;
 }

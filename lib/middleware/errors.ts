@@ -29,9 +29,8 @@ export function isA2AMiddlewareError(value: unknown): value is A2AMiddlewareErro
 }
 
 /**
- * The error shape of a request: the binding and version the router records before its preset runs,
- * or, for a kit piece in front of it, as the router will (classifyAhead: the same classification).
- * A request no router serves: a parsed JSON-RPC body or a POST is JSON-RPC, anything else HTTP+JSON.
+ * The error shape of a request: the binding and version the router records before its preset runs, or, for a kit piece in front of it, as the router
+ * will (classifyAhead: the same classification). A request no router serves: a parsed JSON-RPC body or a POST is JSON-RPC, anything else HTTP+JSON.
  */
 export function errorBindingFor(req: Request): ErrorBinding {
   const recorded = recordedErrorBinding(req);
@@ -49,19 +48,12 @@ export function buildMiddlewareErrorBody(req: Request, err: A2AMiddlewareError):
   return { contentType, body };
 }
 
-/**
- * Writes `err` as the response (its status, its headers, the A2A-shaped body), in `binding` when
- * the caller knows it, else in the binding the request looks like.
- */
+/** Writes `err` (status, headers, A2A-shaped body) in `binding` when the caller knows it, else in the binding the request looks like. */
 export function sendMiddlewareError(req: Request, res: Response, err: A2AMiddlewareError, binding: ErrorBinding = errorBindingFor(req)): void {
   writeError(req, res, err, binding, binding === 'jsonrpc' ? requestIdOf(req.body) : null);
 }
 
-/**
- * Routes an error raised while handling a request: A2AMiddlewareErrors are written directly in
- * 'respond' mode; wiring errors and foreign errors always go to `next(err)` so the app's error
- * handler and logs see them.
- */
+/** A2AMiddlewareErrors are written in 'respond' mode; wiring and foreign errors always go to `next(err)`, for the app's handler and logs. */
 export function reportMiddlewareError(err: unknown, req: Request, res: Response, next: NextFunction, mode: A2AErrorMode): void {
   if (mode === 'respond' && isA2AMiddlewareError(err)) {
     try {

@@ -1,10 +1,10 @@
 /**
- * withRequestContext(logger): a Logger that adds the current request's id and trace ids to every
- * line, so everything logged while handling a message can be correlated with its HTTP request.
+ * withRequestContext(logger): a Logger that adds the current request's id and trace ids to every line, so everything logged while handling a message
+ * can be correlated with its HTTP request.
  */
 import * as rTracer from 'cls-rtracer';
-import { tryGetA2ARequestContext } from '../context/index.js';
-import type { Logger } from '../logger.js';
+import { tryGetA2ARequestContext } from '../context/carrier.js';
+import type { Logger } from '../options.js';
 
 const LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 
@@ -21,9 +21,8 @@ function correlation(): Record<string, string> | undefined {
 }
 
 /**
- * Wraps a pino-compatible logger: inside a request (the A2A carrier, or a2aTracing's cls-rtracer
- * scope) each line gets `requestId` (and `traceId`/`spanId` when known); fields the caller passes
- * win. Outside a request lines pass through unchanged.
+ * Wraps a pino-compatible logger: inside a request (the A2A carrier, or a2aTracing's cls-rtracer scope) each line gets `requestId` (and
+ * `traceId`/`spanId` when known); fields the caller passes win. Outside a request lines pass through unchanged.
  */
 export function withRequestContext(logger: Logger): Logger {
   const wrapped = {} as Logger;

@@ -1,8 +1,8 @@
 import type { NextFunction, Request, Response } from 'express';
 
 /**
- * Values a source may answer synchronously or as a promise. Middlewares whose sources answer
- * synchronously (req.user, a header, a plain verify function) then make no promise at all.
+ * Values a source may answer synchronously or as a promise. Middlewares whose sources answer synchronously (req.user, a header, a plain verify
+ * function) then make no promise at all.
  */
 export type MaybePromise<T> = T | PromiseLike<T>;
 
@@ -11,11 +11,9 @@ export function isPromiseLike<T>(value: MaybePromise<T>): value is PromiseLike<T
 }
 
 /**
- * The tail of a middleware that resolves something per request (auth's caller, the tenant):
- * `resolve`, then `accept` and next(), synchronously when `resolve` answers synchronously. A throw
- * or rejection goes to `reject`. `accept` and `reject` are made once per middleware, so the
- * synchronous path allocates nothing. A throw from next() (the rest of the request) is not caught
- * here: it is not the source's failure.
+ * The tail of a middleware that resolves something per request (auth's caller, the tenant): `resolve`, then `accept` and next(), synchronously when
+ * `resolve` answers synchronously. A throw or rejection goes to `reject`. `accept` and `reject` are made once per middleware, so the synchronous path
+ * allocates nothing. A throw from next() (the rest of the request) is not caught here: it is not the source's failure.
  */
 export function resolveAndContinue<T>(
   resolve: (req: Request) => MaybePromise<T>,

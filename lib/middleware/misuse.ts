@@ -1,6 +1,6 @@
 /**
- * Detects a factory handed to Express uncalled (`app.use(a2aAuth)`): Express then calls the factory
- * itself with (req, res, next) on the first request, which we recognise and report via next(err).
+ * Detects a factory handed to Express uncalled (`app.use(a2aAuth)`): Express then calls the factory itself with (req, res, next) on the first
+ * request, which we recognise and report via next(err).
  */
 import { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction } from 'express';
@@ -30,10 +30,7 @@ function misuseError(factory: string, example: string): A2AWiringError {
   return new A2AWiringError('A2A_MIDDLEWARE_MISUSE', `${factory} was passed to app.use() without being called: write app.use(${example})`);
 }
 
-/**
- * When `args` are Express's (req, res, next), reports the misuse through `next` and returns a
- * pass-through middleware for the factory to return; otherwise undefined.
- */
+/** When `args` are Express's (req, res, next): reports the misuse through `next`, returns a pass-through for the factory to return. */
 export function detectUncalledFactory(factory: string, example: string, args: ArrayLike<unknown>): A2AMiddleware | undefined {
   if (args.length < 3 || !looksLikeRequest(args[0]) || !looksLikeResponse(args[1]) || typeof args[2] !== 'function') {
     return undefined;

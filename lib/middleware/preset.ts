@@ -1,12 +1,10 @@
 /**
- * The middleware preset: builds security → tracing → auth → tenant in that order from their
- * options (or takes ready-made ones), for `app.use(mount, ...a2aMiddlewareChain(o), router)` and
- * for createA2ARouter's `{ security, tracing, auth, tenant }` options.
+ * The middleware preset: builds security → tracing → auth → tenant in that order from their options (or takes ready-made ones), for `app.use(mount,
+ * ...a2aMiddlewareChain(o), router)` and for createA2ARouter's `{ security, tracing, auth, tenant }` options.
  */
 import { z } from 'zod';
-import { A2AOptionsError } from '../options.js';
+import { A2AOptionsError, parseOptions } from '../options.js';
 import { a2aAuth, type A2AAuthOptions } from './auth.js';
-import { parseOptions } from './options.js';
 import { a2aSecurity, type A2ASecurityOptions } from './security.js';
 import { a2aTenant, type A2ATenantOptions } from './tenant.js';
 import { a2aTracing, type A2ATracingOptions } from './tracing.js';
@@ -39,8 +37,8 @@ const FACTORIES: Record<A2AMiddlewareKind, { build: Build; needsOptions: boolean
 };
 
 /**
- * The configured pieces, built and in order. Factories' own option errors surface unchanged
- * (they name the factory and the option); a built middleware in the wrong slot is an error.
+ * The configured pieces, built and in order. Factories' own option errors surface unchanged (they name the factory and the option); a built
+ * middleware in the wrong slot is an error.
  */
 export function a2aMiddlewareChain(options: A2AMiddlewareChainOptions, factory = 'a2aMiddlewareChain'): A2AMiddleware[] {
   const parsed = parseOptions(factory, schema, options);

@@ -1,19 +1,17 @@
 /**
- * a2aSecurity: a helmet preset for a JSON + SSE API and a request body size limit answered with an
- * A2A-shaped 413. The limit is recorded per request so the router's body parser enforces the same
- * one on bodies without Content-Length (chunked); see body-limit.ts for bodies the host parsed.
+ * a2aSecurity: a helmet preset for a JSON + SSE API and a request body size limit answered with an A2A-shaped 413. The limit is recorded per request
+ * so the router's body parser enforces the same one on bodies without Content-Length (chunked); see body-limit.ts for bodies the host parsed.
  */
 import { validateHeaderName, validateHeaderValue } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import helmet, { type HelmetOptions } from 'helmet';
 import { z } from 'zod';
-import { A2AOptionsError, closestKey } from '../options.js';
+import { A2AOptionsError, closestKey, optionsError, parseOptions } from '../options.js';
 import { peekRequestRecord, requestRecord } from '../context/request-state.js';
 import { answerBeforeBody, bodyOverLimit } from './body-limit.js';
 import { canWriteHeadersDirectly, hasNodeRemoveHeader, outHeaders } from '../internals/node-out-headers.js';
 import { A2AMiddlewareError, reportMiddlewareError, type A2AErrorMode } from './errors.js';
 import { detectUncalledFactory } from './misuse.js';
-import { optionsError, parseOptions } from './options.js';
 import { brandMiddleware, type A2AMiddleware } from './types.js';
 
 /** Default request body limit: 1 MiB (A2A messages may carry inline file parts). */
@@ -21,16 +19,13 @@ export const A2A_DEFAULT_BODY_LIMIT = 1024 * 1024;
 const MAX_BODY_LIMIT = 1024 * 1024 * 1024;
 
 /**
- * The preset: the headers that act on a JSON or event-stream response. Such a response is never a
- * document, so helmet's document-only headers (COOP, Origin-Agent-Cluster, Referrer-Policy, DNS
- * prefetch, download options, cross-domain policies, the legacy XSS filter) change nothing for it;
- * they are off, and each comes back with an override (`helmet: { referrerPolicy: { policy: … } }`).
- * Kept: a CSP that loads nothing and forbids framing (should a response ever be rendered), its
- * legacy twin X-Frame-Options, nosniff (JSON never read as script or HTML), and a same-origin
- * resource policy (no cross-origin no-cors reads). HSTS is off because it is an origin-wide policy
- * (with includeSubDomains, even domain-wide) that belongs to the app or its edge, not to a router
- * mounted on one path; enable it with `helmet: { strictTransportSecurity: … }`. Fewer headers is
- * also less per response: seven fewer lines are about 250 bytes on every answer.
+ * The preset: the headers that act on a JSON or event-stream response. Such a response is never a document, so helmet's document-only headers (COOP,
+ * Origin-Agent-Cluster, Referrer-Policy, DNS prefetch, download options, cross-domain policies, the legacy XSS filter) change nothing for it; they
+ * are off, and each comes back with an override (`helmet: { referrerPolicy: { policy: … } }`). Kept: a CSP that loads nothing and forbids framing
+ * (should a response ever be rendered), its legacy twin X-Frame-Options, nosniff (JSON never read as script or HTML), and a same-origin resource
+ * policy (no cross-origin no-cors reads). HSTS is off because it is an origin-wide policy (with includeSubDomains, even domain-wide) that belongs to
+ * the app or its edge, not to a router mounted on one path; enable it with `helmet: { strictTransportSecurity: … }`. Fewer headers is also less per
+ * response: seven fewer lines are about 250 bytes on every answer.
  */
 export const A2A_HELMET_PRESET: Readonly<HelmetOptions> = Object.freeze<HelmetOptions>({
   contentSecurityPolicy: { useDefaults: false, directives: { 'default-src': ["'none'"], 'frame-ancestors': ["'none'"] } },
@@ -71,7 +66,6 @@ export function parseByteSize(value: number | string): number | undefined {
 
 /** The body limit a2aSecurity set for this request (for the router's body parser), if any. */
 export function readA2ABodyLimit(req: object): number | undefined {
-  // In the kit's per-request record (see lib/context/request-state.ts), not on the request.
   return peekRequestRecord(req)?.bodyLimit;
 }
 
@@ -142,17 +136,12 @@ function buildHelmet(overrides: Record<string, unknown> | undefined): ReturnType
 }
 
 type HeaderMiddleware = (req: Request, res: Response, next: (err?: unknown) => void) => void;
-/** Static headers replayed per request, or helmet itself when its options vary per request. */
 type HeaderStep = { readonly apply: (res: Response) => void } | { readonly middleware: HeaderMiddleware };
 
 const hasFunction = (value: unknown): boolean =>
   typeof value === 'function' || (value !== null && typeof value === 'object' && Object.values(value).some(hasFunction));
 
-/**
- * Helmet computes static headers for static options: run it once at construction against a
- * recording response and replay the result per request (precompute, not per-request work). Options
- * with functions (e.g. a CSP nonce per request) keep helmet on every request.
- */
+/** Static options: helmet runs once against a recording response, replayed per request; options with functions (a CSP nonce) keep helmet per request. */
 function precomputed(middleware: ReturnType<typeof helmet>, overrides: Record<string, unknown> | undefined): HeaderStep {
   const perRequest = { middleware: middleware as unknown as HeaderMiddleware };
   if (overrides && hasFunction(overrides)) return perRequest;
@@ -183,10 +172,7 @@ function precomputed(middleware: ReturnType<typeof helmet>, overrides: Record<st
 // removeHeader sets flags for these instead of only deleting the entry.
 const REMOVE_WITH_SIDE_EFFECTS = new Set(['connection', 'content-length', 'transfer-encoding', 'date']);
 
-/**
- * The static headers written as setHeader/removeHeader would (lib/internals/node-out-headers.ts),
- * names and values validated here once; false from the writer when the response needs the Node methods.
- */
+/** The static headers written as setHeader/removeHeader would (names and values validated once); false when the response needs Node's methods. */
 function directHeaderWriter(
   names: readonly string[],
   values: readonly string[],
@@ -216,10 +202,9 @@ function directHeaderWriter(
 }
 
 /**
- * a2aSecurity(options): helmet headers, then the size check: a `Content-Length` above the limit is
- * answered 413 A2A_BODY_TOO_LARGE before any byte is read (JSON-RPC body: code -32600, message
- * "Request body too large"), and so is a body the host app already parsed that is over the limit;
- * the limit is recorded for the router's parser, which enforces it on streamed bodies.
+ * a2aSecurity(options): helmet headers, then the size check: a `Content-Length` above the limit is answered 413 A2A_BODY_TOO_LARGE before any byte is
+ * read (JSON-RPC body: code -32600, message "Request body too large"), and so is a body the host app already parsed that is over the limit; the limit
+ * is recorded for the router's parser, which enforces it on streamed bodies.
  */
 export function a2aSecurity(options: A2ASecurityOptions = {}): A2AMiddleware {
   // eslint-disable-next-line prefer-rest-params -- how the factory was called (app.use(a2aX) vs a2aX()), not its parameters

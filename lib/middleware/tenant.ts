@@ -1,18 +1,16 @@
 /**
- * a2aTenant: resolves the tenant of a request (header, path parameter, token claim, subdomain or a
- * function), validates it, and contributes it to the request's A2A state. The router then rejects
- * a `params.tenant` or REST `/{tenant}` prefix that differs from it.
+ * a2aTenant: resolves the tenant of a request (header, path parameter, token claim, subdomain or a function), validates it, and contributes it to the
+ * request's A2A state. The router then rejects a `params.tenant` or REST `/{tenant}` prefix that differs from it.
  */
 import { hostnameOf } from '../context/node-request.js';
-import { isPublicCardRequest } from './public-card.js';
+import { isPublicCardRequest } from './auth.js';
 import type { NextFunction, Request, Response } from 'express';
 import { z } from 'zod';
-import { readA2AState } from '../context/index.js';
-import { writableA2AState } from '../context/request-state.js';
+import { readA2AState, writableA2AState } from '../context/request-state.js';
 import { A2AMiddlewareError, A2AWiringError, reportMiddlewareError, type A2AErrorMode } from './errors.js';
 import { isPromiseLike, resolveAndContinue, type MaybePromise } from './maybe-async.js';
 import { detectUncalledFactory } from './misuse.js';
-import { parseArgument, parseOptions } from './options.js';
+import { parseArgument, parseOptions } from '../options.js';
 import { brandMiddleware, type A2AMiddleware } from './types.js';
 
 /** A built-in tenant source (from header(), pathParam(), claim(), subdomain()). */
@@ -36,8 +34,8 @@ export interface A2ATenantOptions {
   /** Maximum tenant length (default 128). */
   readonly maxLength?: number;
   /**
-   * Allowed tenant shape (default: letters, digits, '.', '_', '-', starting with a letter or digit).
-   * Keep it path-safe: the tenant also appears as the REST `/{tenant}` prefix.
+   * Allowed tenant shape (default: letters, digits, '.', '_', '-', starting with a letter or digit). Keep it path-safe: the tenant also appears as
+   * the REST `/{tenant}` prefix.
    */
   readonly pattern?: RegExp;
   /** 'respond' (default) writes 400 itself; 'next' passes the error to an A2A-aware error handler. */
@@ -72,9 +70,8 @@ export function pathParam(name: string): A2ATenantSourceObject {
 }
 
 /**
- * The tenant from a claim of the caller (set by a2aAuth, which must run first): claim('tid'), or a
- * path into nested claims: claim(['org', 'id']). Claim names may contain dots, so a string is
- * never split.
+ * The tenant from a claim of the caller (set by a2aAuth, which must run first): claim('tid'), or a path into nested claims: claim(['org', 'id']).
+ * Claim names may contain dots, so a string is never split.
  */
 export function claim(name: string | readonly string[]): A2ATenantSourceObject {
   const path = parseArgument('claim', 'name', z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]), name);
@@ -96,15 +93,15 @@ export function claim(name: string | readonly string[]): A2ATenantSourceObject {
 
 export interface SubdomainOptions {
   /**
-   * The domain under which tenants live, e.g. 'agents.example.com' → 'acme.agents.example.com'
-   * is tenant 'acme'. Without it, the leftmost label of a host with at least three labels is used.
+   * The domain under which tenants live, e.g. 'agents.example.com' → 'acme.agents.example.com' is tenant 'acme'. Without it, the leftmost label of a
+   * host with at least three labels is used.
    */
   readonly baseDomain?: string;
 }
 
 /**
- * The tenant from the subdomain (Express's `req.hostname`, which honours `trust proxy`; elsewhere the Host header's). The Host
- * header is client-controlled: use this for routing, and authorise tenants per caller elsewhere.
+ * The tenant from the subdomain (Express's `req.hostname`, which honours `trust proxy`; elsewhere the Host header's). The Host header is
+ * client-controlled: use this for routing, and authorise tenants per caller elsewhere.
  */
 export function subdomain(options: SubdomainOptions = {}): A2ATenantSourceObject {
   const { baseDomain } = parseOptions(
@@ -166,8 +163,8 @@ function sourceName(source: A2ATenantSource): string {
 }
 
 /**
- * a2aTenant(options): resolves and validates the tenant. Missing (when required) → 400
- * A2A_TENANT_REQUIRED; malformed → 400 A2A_INVALID_TENANT. JSON-RPC bodies use -32602.
+ * a2aTenant(options): resolves and validates the tenant. Missing (when required) → 400 A2A_TENANT_REQUIRED; malformed → 400 A2A_INVALID_TENANT.
+ * JSON-RPC bodies use -32602.
  */
 export function a2aTenant(options: A2ATenantOptions): A2AMiddleware {
   // eslint-disable-next-line prefer-rest-params -- how the factory was called (app.use(a2aX) vs a2aX()), not its parameters

@@ -4,12 +4,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import * as rTracer from 'cls-rtracer';
 import { z } from 'zod';
-import { contributeA2AState, type A2ATraceContext } from '../context/index.js';
-import { writableA2AState, type A2ARequestState } from '../context/request-state.js';
+import { type A2ATraceContext } from '../context/carrier.js';
+import { contributeA2AState, writableA2AState, type A2ARequestState } from '../context/request-state.js';
 import { A2AMiddlewareError, A2AWiringError, reportMiddlewareError, type A2AErrorMode } from './errors.js';
 import { detectUncalledFactory } from './misuse.js';
 import { canWriteHeadersDirectly, setValidHeader } from '../internals/node-out-headers.js';
-import { fn, parseOptions } from './options.js';
+import { fn, parseOptions } from '../options.js';
 import { brandMiddleware, type A2AMiddleware } from './types.js';
 
 /** The part of `@opentelemetry/api` a2aTracing uses (so the package stays an optional peer). */
@@ -36,9 +36,8 @@ export interface A2ATracingOptions {
   /** Longest incoming request id honoured (default 128, at most 1024). */
   readonly maxRequestIdLength?: number;
   /**
-   * An incoming id that is too long or has characters outside [A-Za-z0-9._:-]: 'replace' (default)
-   * answers normally under a fresh id (a tracing header should not fail a request; the bad value is
-   * never echoed or logged), 'reject' answers 400 A2A_INVALID_REQUEST_ID.
+   * An incoming id that is too long or has characters outside [A-Za-z0-9._:-]: 'replace' (default) answers normally under a fresh id (a tracing
+   * header should not fail a request; the bad value is never echoed or logged), 'reject' answers 400 A2A_INVALID_REQUEST_ID.
    */
   readonly invalidRequestId?: 'replace' | 'reject';
   /** Honour incoming request ids at all (default true; false when clients are untrusted). */
@@ -47,10 +46,7 @@ export interface A2ATracingOptions {
   readonly generateRequestId?: () => string;
   /** Parse `traceparent`/`tracestate` (default true). */
   readonly traceContext?: boolean;
-  /**
-   * 'auto' (default) loads `@opentelemetry/api` if installed; pass the module itself (e.g. from an
-   * ESM app) or false to disable.
-   */
+  /** 'auto' (default) loads `@opentelemetry/api` if installed; pass the module itself (e.g. from an ESM app) or false to disable. */
   readonly opentelemetry?: 'auto' | false | OpenTelemetryApiLike;
   /** 'respond' (default) writes 400 itself; 'next' passes the error to an A2A-aware error handler. */
   readonly errors?: A2AErrorMode;
@@ -60,18 +56,13 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]+$/;
 const MAX_GENERATED_ID_LENGTH = 1024;
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
-// --- W3C Trace Context (https://www.w3.org/TR/trace-context/) -------------------------------
-
 const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/;
 const TRACESTATE_KEY = /^(?:[a-z0-9][_0-9a-z\-*/]{0,255}|[a-z0-9][_0-9a-z\-*/]{0,240}@[a-z][_0-9a-z\-*/]{0,13})$/;
 const TRACESTATE_VALUE = /^[\x20-\x2b\x2d-\x3c\x3e-\x7e]{0,255}[\x21-\x2b\x2d-\x3c\x3e-\x7e]$/;
 const MAX_TRACESTATE_MEMBERS = 32;
 const MAX_TRACESTATE_LENGTH = 512;
 
-/**
- * Validates a `tracestate` value; returns it normalised (members joined by ','), or undefined when
- * it is malformed, which the spec lets us drop as a whole.
- */
+/** A `tracestate` normalised (members joined by ','), or undefined when malformed (the spec lets us drop it whole). */
 export function parseTracestate(value: string | undefined): string | undefined {
   if (value === undefined || value.length > MAX_TRACESTATE_LENGTH) return undefined;
   const members = value
@@ -91,9 +82,8 @@ export function parseTracestate(value: string | undefined): string | undefined {
 }
 
 /**
- * Parses `traceparent` (version 00, or a higher version read by its 00 prefix as the spec asks);
- * undefined for anything malformed, an all-zero trace or span id, or version ff. `tracestate` is
- * only kept next to a valid `traceparent`.
+ * Parses `traceparent` (version 00, or a higher version read by its 00 prefix as the spec asks); undefined for anything malformed, an all-zero trace
+ * or span id, or version ff. `tracestate` is only kept next to a valid `traceparent`.
  */
 export function parseTraceparent(traceparent: string | undefined, tracestate?: string): A2ATraceContext | undefined {
   if (traceparent === undefined) return undefined;
@@ -105,8 +95,6 @@ export function parseTraceparent(traceparent: string | undefined, tracestate?: s
   const traceState = parseTracestate(tracestate);
   return { traceId, spanId, flags: Number.parseInt(flags, 16), ...(traceState === undefined ? {} : { traceState }) };
 }
-
-// --- OpenTelemetry (optional peer) -------------------------------------------------------------
 
 interface OtelSlot {
   api: OpenTelemetryApiLike | null | undefined; // undefined while loading
@@ -145,8 +133,6 @@ function autoOpenTelemetry(): OtelSlot {
   return slot;
 }
 
-// --- the middleware -----------------------------------------------------------------------------
-
 const optionsSchema = z.strictObject({
   requestIdHeader: z.string().regex(HEADER_NAME, { error: 'must be an HTTP header name' }).default('X-Request-Id'),
   echoHeader: z.boolean().default(true),
@@ -164,8 +150,8 @@ const optionsSchema = z.strictObject({
 });
 
 /**
- * The request id of an answer the kit writes before a2aTracing ran (the app's auth in front of
- * it): a2aTracing's default rules, the client's valid `X-Request-Id` or a fresh one, echoed.
+ * The request id of an answer the kit writes before a2aTracing ran (the app's auth in front of it): a2aTracing's default rules, the client's valid
+ * `X-Request-Id` or a fresh one, echoed.
  */
 export function ensureRequestId(req: IncomingMessage, res: ServerResponse): string {
   const state = writableA2AState(req);
@@ -182,17 +168,13 @@ function single(value: string | string[] | undefined): string | undefined {
 
 type TracingSettings = z.output<typeof optionsSchema>;
 
-/** The request-id side of the settings, fixed at construction. */
 interface RequestIdSettings {
   readonly headerName: string;
   readonly headerKey: string;
   readonly echoHeader: boolean;
 }
 
-/**
- * Enters the request's scopes (OpenTelemetry's when present, then cls-rtracer's) and echoes the id;
- * built once per middleware.
- */
+/** Enters the request's scopes (OpenTelemetry's when present, then cls-rtracer's) and echoes the id; built once per middleware. */
 type EnterScopes = (req: Request, res: Response, next: NextFunction, requestId: string, state: A2ARequestState) => void;
 
 /** Where OpenTelemetry comes from: loaded once ('auto'), given, or none. */
@@ -200,7 +182,6 @@ function otelSlotOf(option: TracingSettings['opentelemetry']): OtelSlot {
   return option === 'auto' ? autoOpenTelemetry() : { api: option === false ? null : option, ready: Promise.resolve() };
 }
 
-/** Makes fresh request ids, checking a custom generator's (crypto.randomUUID's need no check). */
 function freshIdMaker(generateRequestId: (() => string) | undefined): () => string {
   const generate = generateRequestId ?? randomUUID;
   // crypto.randomUUID's ids (36 characters of [0-9a-f-]) need no check; only a custom generator's do.
@@ -222,9 +203,8 @@ function freshIdMaker(generateRequestId: (() => string) | undefined): () => stri
 /** The scope entry for one middleware: OpenTelemetry's context (active or extracted), then the id's. */
 function scopeEnterer(otel: OtelSlot, traceContext: boolean, ids: RequestIdSettings): EnterScopes {
   const { headerName, headerKey, echoHeader } = ids;
-  // cls-rtracer holds the id (rTracer.id() works in execute(), stores, loggers). runWithId rather
-  // than its express middleware: the middleware re-wraps five emitter methods on req and res per
-  // request, which the kit does not need (raw-body binds the body parser's callback itself).
+  // cls-rtracer holds the id (rTracer.id() works in execute(), stores, loggers). runWithId rather than its express middleware: the middleware
+  // re-wraps five emitter methods on req and res per request, which the kit does not need (raw-body binds the body parser's callback itself).
   if (echoHeader) canWriteHeadersDirectly(); // looks up where Node keeps headers, once
   const tracer = (_req: Request, res: Response, next: NextFunction, requestId: string): void => {
     // A valid header name (checked above) and value (an id passes REQUEST_ID or is ours).
@@ -240,8 +220,7 @@ function scopeEnterer(otel: OtelSlot, traceContext: boolean, ids: RequestIdSetti
     }
     const current = api.context.active();
     let context = current;
-    // The empty context (no SDK, or no span around this request) holds no span: skip the lookup,
-    // one call through OpenTelemetry's global registry per request.
+    // The empty context holds no span: skip the lookup (one call through OpenTelemetry's global registry per request).
     const active = current === api.ROOT_CONTEXT ? undefined : api.trace.getSpanContext(current as never);
     if (!active && traceContext && req.headers.traceparent !== undefined) {
       context = api.propagation.extract(current as never, req.headers as Record<string, unknown>);
@@ -256,20 +235,17 @@ function scopeEnterer(otel: OtelSlot, traceContext: boolean, ids: RequestIdSetti
         });
       }
     }
-    // cls-rtracer's scope opens inside this one. The active context unchanged (nothing extracted),
-    // with() would only re-enter the context the request already runs in: no closure, no call.
+    // cls-rtracer's scope opens inside this one; with nothing extracted, with() would only re-enter the current context, so skip it.
     if (context === current) tracer(req, res, next, requestId);
     else api.context.with(context as never, () => tracer(req, res, next, requestId));
   };
 }
 
 /**
- * a2aTracing(options): opens the request scope. Contributes `requestId` and `trace` to the A2A
- * state, runs the rest of the request inside cls-rtracer's id scope (so `rTracer.id()` works in
- * execute()), and, with OpenTelemetry present, inside the request's OTel context: the active one
- * (e.g. the HTTP instrumentation's server span) or, when none, one extracted from the headers
- * by the registered propagator. Both scopes survive body parsing because cls-rtracer binds the
- * request's and response's event listeners to the scope it opens inside ours.
+ * a2aTracing(options): opens the request scope. Contributes `requestId` and `trace` to the A2A state, runs the rest of the request inside
+ * cls-rtracer's id scope (so `rTracer.id()` works in execute()), and, with OpenTelemetry present, inside the request's OTel context: the active one
+ * (e.g. the HTTP instrumentation's server span) or, when none, one extracted from the headers by the registered propagator. Both scopes survive body
+ * parsing because cls-rtracer binds the request's and response's event listeners to the scope it opens inside ours.
  */
 export function a2aTracing(options: A2ATracingOptions = {}): A2AMiddleware {
   // eslint-disable-next-line prefer-rest-params -- how the factory was called (app.use(a2aX) vs a2aX()), not its parameters

@@ -1,14 +1,14 @@
 /** Types shared by the middleware factories. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../options.js';
 
 /** A middleware as Express calls it. */
 type ExpressMiddleware = (req: Request, res: Response, next: NextFunction) => void;
 
 /**
- * What every factory returns: a plain, named `(req, res, next)` middleware, typed for Express and
- * for Connect or plain Node (it reads nothing Express alone adds), so either host takes it as is.
+ * What every factory returns: a plain, named `(req, res, next)` middleware, typed for Express and for Connect or plain Node (it reads nothing Express
+ * alone adds), so either host takes it as is.
  */
 export type A2AMiddleware = ExpressMiddleware & ((req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void) => void);
 

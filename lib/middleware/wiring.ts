@@ -1,10 +1,9 @@
 /**
- * Wiring mistakes that would otherwise pass silently, found from notes on the request and from the
- * host app's stack; the router reports each once through its logger (wiringReporter).
+ * Wiring mistakes that would otherwise pass silently, found from notes on the request and from the host app's stack; the router reports each once
+ * through its logger (wiringReporter).
  */
 import type { Request } from 'express';
-import { readA2AState } from '../context/index.js';
-import { peekRequestRecord, requestRecord } from '../context/request-state.js';
+import { readA2AState, peekRequestRecord, requestRecord } from '../context/request-state.js';
 import {
   isMountedAppLayer,
   isRouteLayer,
@@ -15,33 +14,23 @@ import {
   routeServes,
   type ExpressLayer,
 } from '../internals/express-layer-stack.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../options.js';
 import { mountPathOf } from '../context/node-request.js';
 import { a2aMiddlewareKind, type A2AMiddlewareKind } from './types.js';
 
-// ---------------------------------------------------------------------------------------------
-// Notes left on the request by the middlewares themselves
+// One small integer per request in the kit's per-request record (lib/context/request-state.ts), no object: bit 0 = a request id was known when the
+// first a2aAuth ran (a2aTracing had run), the rest = how many a2aAuth instances ran.
 
-// One small integer per request in the kit's per-request record (lib/context/request-state.ts),
-// no object: bit 0 = a request id was known when the first a2aAuth ran (a2aTracing had run), the
-// rest = how many a2aAuth instances ran.
-
-/** a2aAuth calls this as it starts on a request. */
 export function noteAuthRun(req: Request): void {
   const record = requestRecord(req);
   const notes = record.wiringNotes;
   record.wiringNotes = notes === undefined ? 2 + (record.requestId !== undefined ? 1 : 0) : notes + 2;
 }
 
-/** a2aAuth ran more than once on the request. */
 const AUTH_TWICE = 1;
-/** a2aTracing ran after a2aAuth. */
 const TRACING_AFTER_AUTH = 2;
 
-/**
- * What the notes on a request say is wrong (AUTH_TWICE | TRACING_AFTER_AUTH, 0 for nothing), once
- * every middleware in front of the router ran. A number, so the common case allocates nothing.
- */
+/** What the notes say is wrong once the middlewares in front of the router ran (0 for nothing): a number, so the common case allocates nothing. */
 function requestWiringProblems(req: Request): number {
   const record = peekRequestRecord(req);
   const notes = record?.wiringNotes;
@@ -50,9 +39,6 @@ function requestWiringProblems(req: Request): number {
   const tracingLate = (notes & 1) === 0 && record!.requestId !== undefined;
   return (notes >> 1 > 1 ? AUTH_TWICE : 0) | (tracingLate ? TRACING_AFTER_AUTH : 0);
 }
-
-// ---------------------------------------------------------------------------------------------
-// The host app's middleware stack (Express 4 and 5), read through lib/internals/express-layer-stack
 
 // The layer Express created for each router mounted with app.use (its handle is a wrapper).
 const MOUNTED_LAYERS = new WeakMap<object, object>();
@@ -77,7 +63,6 @@ export function routerOfLayer(layer: ExpressLayer): object | undefined {
   return ROUTERS.has(handle) ? handle : MOUNTED_LAYERS.get(layer);
 }
 
-/** Whether `router` serves v0.3. */
 export const servesV03 = (router: object): boolean => ROUTERS.get(router) ?? true;
 
 /** The routers Connect mounted (each with the path Connect states on it: `route`), live ones only. */
@@ -89,10 +74,7 @@ export function* connectMountedRouters(): Generator<{ router: object; route: str
   }
 }
 
-/**
- * Called when Express mounts `router` on `parent` (app.use): Express has just pushed the layer
- * that wraps it, so it is the last one of the parent's stack.
- */
+/** Called as Express mounts `router` on `parent`: the layer wrapping it was just pushed, the last of the parent's stack. */
 export function rememberMountLayer(router: object, parent: unknown): void {
   const layer = layersOf(parent)?.at(-1);
   if (layer && isMountedAppLayer(layer)) MOUNTED_LAYERS.set(layer, router);
@@ -128,8 +110,8 @@ function locate(stack: readonly ExpressLayer[], path: string, router: object, de
 function locateRouter(req: Request, router: object): Position | undefined {
   const stack = layersOf(req.app);
   if (!stack) return undefined;
-  // `req.baseUrl` is the path to the router from the origin; `req.app` may itself be mounted
-  // somewhere, so try it and each shorter suffix until the router is found.
+  // `req.baseUrl` is the path to the router from the origin; `req.app` may itself be mounted somewhere, so try it and each shorter suffix until the
+  // router is found.
   const base = mountPathOf(req) || '/';
   const candidates = [base];
   for (let i = base.indexOf('/', 1); i !== -1; i = base.indexOf('/', i + 1)) candidates.push(base.slice(i));
@@ -155,10 +137,7 @@ function findRoute(stack: readonly ExpressLayer[], from: number, path: string, m
   return false;
 }
 
-/**
- * Whether a route the app registered after the router (app.get('/agent/docs'), or one in a Router
- * mounted after it) would have served this request, which the router answers itself (404/405).
- */
+/** Whether a route registered after the router (app.get('/agent/docs')) would have served this request, which the router answers 404/405. */
 function laterRouteServes(req: Request, router: object, path: string): boolean {
   try {
     const position = locateRouter(req, router);
@@ -191,9 +170,8 @@ function collectAfter(stack: readonly ExpressLayer[], from: number, path: string
 }
 
 /**
- * Kit middlewares and other A2A routers mounted after `router` on the path this request reached it
- * by. Reads the stack of the app that handles the request (`req.app`) and the Routers in it; a
- * layout it cannot follow yields nothing (these are warnings, never errors).
+ * Kit middlewares and other A2A routers mounted after `router` on the path this request reached it by. Reads the stack of the app that handles the
+ * request (`req.app`) and the Routers in it; a layout it cannot follow yields nothing (these are warnings, never errors).
  */
 function mountedAfter(req: Request, router: object): Set<ShadowedKind> {
   const found = new Set<ShadowedKind>();
@@ -218,9 +196,8 @@ function* layersOnPath(stack: readonly ExpressLayer[], path: string, depth = 0):
 }
 
 /**
- * Where the errors of the app's auth in front of `router` go: undefined when an a2aAuthErrors
- * answers them first; else the name of the app's error handler that does, or '' for Express's
- * final handler (HTML). Undefined too for a stack it cannot read.
+ * Where the errors of the app's auth in front of `router` go: undefined when an a2aAuthErrors answers them first; else the name of the app's error
+ * handler that does, or '' for Express's final handler (HTML). Undefined too for a stack it cannot read.
  */
 function authErrorsMissed(req: Request, router: object): string | undefined {
   try {
@@ -246,15 +223,9 @@ const appAuthRan = (req: Request): boolean => {
   return fields.auth !== undefined || fields.user !== undefined || fields.oidc?.user !== undefined;
 };
 
-// ---------------------------------------------------------------------------------------------
-// Where the server listens
-
 const LOOPBACK = /^(?:127\.\d+\.\d+\.\d+|::1|::ffff:127\.\d+\.\d+\.\d+|localhost)$/i;
 
-/**
- * The address the server accepting this request listens on, when it is not a loopback one (a
- * wildcard such as 0.0.0.0 or :: counts as public); undefined for loopback and local sockets.
- */
+/** The address the accepting server listens on when not loopback (a wildcard such as 0.0.0.0 counts as public); else undefined. */
 function publicListenAddress(req: Request): string | undefined {
   const socket = req.socket as (Request['socket'] & { server?: { address?: () => unknown } }) | undefined;
   if (!socket) return undefined;
@@ -269,9 +240,6 @@ function publicListenAddress(req: Request): string | undefined {
   return typeof address === 'string' && address !== '' && !LOOPBACK.test(address) ? address : undefined;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Reporting, once each, through the router's logger
-
 const AFTER_ROUTER: Record<ShadowedKind, string> = {
   auth: "the router answers before it runs, so every caller is anonymous. Mount it in front of the router: app.use(path, a2aAuth(...), router), or use the router's auth option",
   tenant:
@@ -283,11 +251,7 @@ const AFTER_ROUTER: Record<ShadowedKind, string> = {
   router: 'it never receives a request, since this one answers first. Mount each router at its own path',
 };
 
-/**
- * Wiring mistakes, each reported once through the router's logger with the fix: middlewares
- * mounted after the router or in the wrong order, auth twice, a second router on the same path,
- * and no authentication on a server that listens beyond loopback.
- */
+/** Reports each wiring mistake once through the router's logger, with the fix. */
 export function wiringReporter(logger: Logger, hasCallContext: boolean) {
   const warned = new Set<string>();
   let authErrorsChecked = false;

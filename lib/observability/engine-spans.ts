@@ -1,8 +1,6 @@
 /**
- * The engine's spans (EngineTracing): one per turn, a child of the request that runs it and linked
- * to the request that started its task when that is another one (a follow-up, a resumed turn); one
- * per cancel, with its steps as events. The first turn of a task names its origin, which the traced
- * store keeps when the task is created.
+ * The engine's spans (EngineTracing): one per turn, a child of the request that runs it and linked to the request that started its task when that is
+ * another one (a follow-up, a resumed turn); one per cancel, with its steps as events.
  */
 import type { EngineTracing, TracedTask } from '../engine/engine-events.js';
 import type { TaskScope } from '../engine/seams/task-store.js';
@@ -57,6 +55,9 @@ const CANCEL_STEPS: Readonly<Record<string, string>> = {
   grace: A2A_SPAN_EVENTS.cancelGraceOver,
 };
 
+/**
+ * The first turn of a task names its origin, which the traced store keeps when the task is created.
+ */
 export function engineSpans(core: TracingCore): EngineTracing {
   return {
     startTurn(task: TracedTask, turn: Turn, resumed: string | undefined, start: (turn: Turn) => void): void {
@@ -113,8 +114,8 @@ export function engineSpans(core: TracingCore): EngineTracing {
 }
 
 /**
- * router.openTaskPublisher() for handed-off work (a queue worker, maybe in another process): a span
- * in the worker's context, linked to the request that started the task, with the read as its event.
+ * router.openTaskPublisher() for handed-off work (a queue worker, maybe in another process): a span in the worker's context, linked to the request
+ * that started the task, with the read as its event.
  */
 export function publisherSpan<T>(core: TracingCore, scope: TaskScope, taskId: string, open: () => Promise<T>): Promise<T> {
   const tracer = core.tracer;

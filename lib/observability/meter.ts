@@ -1,8 +1,8 @@
 /**
- * The part of an OpenTelemetry `Meter` the kit uses, and how `metrics: true` finds one: the global
- * MeterProvider of `@opentelemetry/api`, an optional peer loaded only when asked for.
+ * The part of an OpenTelemetry `Meter` the kit uses, and how `metrics: true` finds one: the global MeterProvider of `@opentelemetry/api`, an optional
+ * peer loaded only when asked for.
  */
-import type { Logger } from '../logger.js';
+import type { Logger } from '../options.js';
 
 export type MetricAttributesLike = Readonly<Record<string, string | number | boolean>>;
 
@@ -64,9 +64,8 @@ interface MetricsApiLike {
 const isMetricsApi = (value: unknown): value is MetricsApiLike => typeof (value as Partial<MetricsApiLike> | null)?.metrics?.getMeter === 'function';
 
 /**
- * The kit's meter from the global MeterProvider of `@opentelemetry/api`, if installed. Register the
- * SDK's provider before creating the router: the API hands out no-op meters until one is.
- * A non-literal specifier keeps bundlers from requiring the optional peer.
+ * The kit's meter from the global MeterProvider of `@opentelemetry/api`, if installed. Register the SDK's provider before creating the router: the
+ * API hands out no-op meters until one is. A non-literal specifier keeps bundlers from requiring the optional peer.
  */
 export function globalMeter(logger: Logger): MeterSlot {
   const specifier = '@opentelemetry/api';

@@ -1,5 +1,5 @@
 /** The kit's OpenTelemetry metrics, each defined once (name, unit, attributes, per the semantic conventions), fed by engine events, live gauges and the store hook. */
-import type { Logger } from '../logger.js';
+import type { Logger } from '../options.js';
 import type { EngineEvents } from '../engine/engine-events.js';
 import {
   globalMeter,
@@ -16,9 +16,8 @@ import type { PushDeliveryObserver } from '../engine/push/push-dispatcher-deps.j
 import { PUSH_METRICS, pushInstruments, pushMetricsObserver, type PushInstruments } from './push-metrics.js';
 
 /**
- * `createA2ARouter({ metrics })`: `true` records through the global MeterProvider of
- * `@opentelemetry/api` (loaded if installed); `{ meter }` through that meter (an ESM app, or a
- * provider of its own); `false` or absent records nothing and costs nothing.
+ * `createA2ARouter({ metrics })`: `true` records through the global MeterProvider of `@opentelemetry/api` (loaded if installed); `{ meter }` through
+ * that meter (an ESM app, or a provider of its own); `false` or absent records nothing and costs nothing.
  */
 export type A2AMetricsOption = boolean | { readonly meter: MeterLike };
 
@@ -111,10 +110,7 @@ function observeGauges(meter: MeterLike, gauges: LiveGauges): void {
     .addCallback((result) => result.observe(gauges.liveObservers));
 }
 
-/**
- * The engine listener that records metrics. Only the events it needs are implemented, so the engine
- * skips the others (no per-event call for `taskEvent`).
- */
+/** The engine listener recording metrics: only the events it needs are implemented, so the engine skips the others (no call per `taskEvent`). */
 function metricsListener(current: () => EngineInstruments | undefined): EngineEvents {
   const stateAttributes = attributeCache('a2a.task.state', shortState);
   const outcomeAttributes = attributeCache('a2a.turn.outcome', shortState);

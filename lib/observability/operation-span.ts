@@ -1,7 +1,6 @@
 /**
- * The span of one A2A operation (kind SERVER, named `a2a.v1.A2AService/<Method>` after the RPC
- * semantic conventions): opened by the request skeleton (lib/http/serve.ts) once the method is
- * known, active while the engine serves it, ended with its answer (a stream: when it closes).
+ * The span of one A2A operation (kind SERVER, named `a2a.v1.A2AService/<Method>` after the RPC semantic conventions): opened by the request skeleton
+ * (lib/http/serve.ts) once the method is known, active while the engine serves it, ended with its answer (a stream: when it closes).
  */
 import type { Request, Response } from 'express';
 import { A2AError } from '../errors.js';

@@ -1,6 +1,6 @@
 /**
- * Push delivery metrics: attempts by outcome, their duration, and deliveries given up. Fed by the
- * dispatcher's observer; names are listed in A2A_METRICS with the others.
+ * Push delivery metrics: attempts by outcome, their duration, and deliveries given up. Fed by the dispatcher's observer; names are listed in
+ * A2A_METRICS with the others.
  */
 import type { PushDeliveryObserver } from '../engine/push/push-dispatcher-deps.js';
 import type { CounterLike, HistogramLike, MeterLike, MetricAttributesLike } from './meter.js';

@@ -1,7 +1,6 @@
 /**
- * A span per webhook request of a push delivery (kind CLIENT), a child of the turn or cancel whose
- * event it delivers (the dispatcher runs a delivery in that event's context), else of the task's
- * latest turn known here; its W3C `traceparent` goes with the request so the receiver joins the trace.
+ * A span per webhook request of a push delivery (kind CLIENT), a child of the turn or cancel whose event it delivers (the dispatcher runs a delivery
+ * in that event's context), else of the task's latest turn known here; its W3C `traceparent` goes with the request so the receiver joins the trace.
  */
 import type { PushAttemptTrace, PushAttemptTracing } from '../engine/push/push-deliverer.js';
 import { A2A_SPANS, A2A_SPAN_ATTRIBUTES as ATTR, SPAN_KIND, SPAN_STATUS_ERROR } from './span-names.js';

@@ -1,5 +1,5 @@
 /** What the `metrics`, `traces` and `onTaskEvent` options turn into: one engine listener, seam hooks, push observer, operation spans, gauges; none of it when off. */
-import type { Logger } from '../logger.js';
+import type { Logger } from '../options.js';
 import type { StreamResponse, Task } from '../protocol/schemas.js';
 import { combineEngineEvents, type EngineEvents } from '../engine/engine-events.js';
 import type { TaskScope, TaskStore } from '../engine/seams/task-store.js';
@@ -22,8 +22,8 @@ export interface A2ATaskEventInfo {
 }
 
 /**
- * Called synchronously after each commit, on the engine's path: keep it cheap (count, enqueue) and
- * do not mutate `event` or `task`. A throw is logged and ignored; the task goes on.
+ * Called synchronously after each commit, on the engine's path: keep it cheap (count, enqueue) and do not mutate `event` or `task`. A throw is logged
+ * and ignored; the task goes on.
  */
 export type A2ATaskEventHook = (info: A2ATaskEventInfo) => void;
 

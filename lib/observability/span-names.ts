@@ -1,7 +1,6 @@
 /**
- * The kit's span names and attribute keys, each defined once (docs/operations.md, Traces, lists
- * them). Operation spans follow the OpenTelemetry semantic conventions for RPC; no span carries a
- * message's content, a token or a credential: only ids, states, counts and error kinds.
+ * The kit's span names and attribute keys, each defined once (docs/operations.md, Traces, lists them). Operation spans follow the OpenTelemetry
+ * semantic conventions for RPC; no span carries a message's content, a token or a credential: only ids, states, counts and error kinds.
  */
 
 /** The gRPC service A2A v1.0 defines: operation spans are named `a2a.v1.A2AService/<Method>`. */

@@ -90,9 +90,8 @@ export function storeMetricsHook(instruments: () => StoreInstruments | undefined
 }
 
 /**
- * Wraps `store` so each call records `a2a.store.operation.duration` (seconds; attribute
- * `a2a.store.operation`, plus `error.type` when it failed) and each failure `a2a.store.errors`.
- * `createA2ARouter({ metrics })` does this itself; call it for a store you also use elsewhere.
+ * Wraps `store` so each call records `a2a.store.operation.duration` (seconds; attribute `a2a.store.operation`, plus `error.type` when it failed) and
+ * each failure `a2a.store.errors`. `createA2ARouter({ metrics })` does this itself; call it for a store you also use elsewhere.
  */
 export function instrumentTaskStore(store: TaskStore, meter: MeterLike): TaskStore {
   const instruments = storeInstruments(meter);

@@ -1,7 +1,6 @@
 /**
- * Where a task's trace is known: the span of the request that started it (its origin) and of its
- * latest turn, kept per task in this process (bounded), and the origin as a W3C `traceparent`
- * string for the stores that keep it beside the task (so another replica links to it).
+ * Where a task's trace is known: the span of the request that started it (its origin) and of its latest turn, kept per task in this process
+ * (bounded), and the origin as a W3C `traceparent` string for the stores that keep it beside the task (so another replica links to it).
  */
 import type { SpanContextLike } from './trace-api.js';
 

@@ -1,8 +1,8 @@
 /**
- * The part of `@opentelemetry/api`'s tracing the kit uses (so the package stays an optional peer),
- * and how `traces: true` finds it: the module itself, loaded when asked for, and its global tracer.
+ * The part of `@opentelemetry/api`'s tracing the kit uses (so the package stays an optional peer), and how `traces: true` finds it: the module
+ * itself, loaded when asked for, and its global tracer.
  */
-import type { Logger } from '../logger.js';
+import type { Logger } from '../options.js';
 
 export type SpanAttributeValue = string | number | boolean;
 export type SpanAttributesLike = Readonly<Record<string, SpanAttributeValue>>;
@@ -91,9 +91,8 @@ export interface TraceApiSlot {
 }
 
 /**
- * `@opentelemetry/api` loaded asynchronously (`traces: true`): spans start once it is, from the
- * global TracerProvider (register the SDK's provider before the first request). A non-literal
- * specifier keeps bundlers from requiring the optional peer.
+ * `@opentelemetry/api` loaded asynchronously (`traces: true`): spans start once it is, from the global TracerProvider (register the SDK's provider
+ * before the first request). A non-literal specifier keeps bundlers from requiring the optional peer.
  */
 export function globalTraceApi(logger: Logger): TraceApiSlot {
   const specifier = '@opentelemetry/api';

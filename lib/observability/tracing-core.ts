@@ -1,9 +1,8 @@
 /**
- * What every span of one router shares: the OpenTelemetry API and tracer (once loaded), what this
- * process knows of each task's trace, the store that keeps a task's origin for other replicas, and
- * the context key under which the kit's innermost span rides (store and lease events go on it).
+ * What every span of one router shares: the OpenTelemetry API and tracer (once loaded), what this process knows of each task's trace, the store that
+ * keeps a task's origin for other replicas, and the context key under which the kit's innermost span rides (store and lease events go on it).
  */
-import type { Logger } from '../logger.js';
+import type { Logger } from '../options.js';
 import type { TaskScope, TaskStore } from '../engine/seams/task-store.js';
 import { A2A_SPAN_ATTRIBUTES as ATTR } from './span-names.js';
 import { TaskTraces, isValidSpanContext, spanContextOf, traceparentOf } from './task-traces.js';
@@ -13,8 +12,8 @@ import type { ContextLike, OpenTelemetryTraceApiLike, SpanContextLike, SpanLike,
 const KIT_SPAN_KEY = Symbol.for('a2a-express-kit.span');
 
 /**
- * One of the kit's spans as the context carries it: the store's updates made under it are counted
- * here (one per committed event: too many, and too hot, for an event each) and set on it at its end.
+ * One of the kit's spans as the context carries it: the store's updates made under it are counted here (one per committed event: too many, and too
+ * hot, for an event each) and set on it at its end.
  */
 export interface KitSpan {
   readonly span: SpanLike;

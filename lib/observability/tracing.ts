@@ -1,5 +1,5 @@
 /** The router's `traces` option: OpenTelemetry spans for operations, turns, cancels and webhooks; off by default, and then nothing is wrapped or started. */
-import type { Logger } from '../logger.js';
+import type { Logger } from '../options.js';
 import type { EngineTracing } from '../engine/engine-events.js';
 import type { TaskScope, TaskStore } from '../engine/seams/task-store.js';
 import type { SeamHook } from '../engine/seams/intercept.js';

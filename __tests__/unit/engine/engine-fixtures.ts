@@ -11,7 +11,7 @@ import { TaskChannel, type ChannelListener } from '../../../lib/engine/execution
 import { ReplicaGuard } from '../../../lib/engine/execution/replica-guard';
 import type { TurnHost } from '../../../lib/engine/execution/turn-runner';
 import { endsTurn } from '../../../lib/engine/task-state';
-import { silentLogger } from '../../../lib/logger';
+import { silentLogger } from '../../../lib/options';
 import type { Message, StreamResponse, Task, TaskState } from '../../../lib/protocol/schemas';
 import { deferred } from '../../helpers/async';
 

@@ -4,7 +4,7 @@ import { interceptSeam } from '../../../lib/engine/seams/intercept';
 import { TaskReader, type EngineLifecycle } from '../../../lib/engine/lifecycle';
 import { InMemoryTaskStore } from '../../../lib/backends/memory/in-memory-task-store';
 import type { TaskScope, VersionedTask } from '../../../lib/engine/seams/task-store';
-import { silentLogger } from '../../../lib/logger';
+import { silentLogger } from '../../../lib/options';
 import { scope, storeWith, task } from './engine-fixtures';
 
 /** Counts the seam calls that go through a deadline. */

@@ -6,7 +6,7 @@ import { InProcessTaskEventBus } from '../../../lib/engine/seams/task-event-bus'
 import { openTaskPublisher } from '../../../lib/engine/task-publisher';
 import type { AgentExecutor } from '../../../lib/engine/executor';
 import type { HandOff } from '../../../lib/engine/task-events';
-import { silentLogger } from '../../../lib/logger';
+import { silentLogger } from '../../../lib/options';
 import { aborted, deferred } from '../../helpers/async';
 import { FakeLeases, executionDeps, recorder, scope, storeWith, task, turnRequest, userMessage } from './engine-fixtures';
 import type { InMemoryTaskStore } from '../../../lib/backends/memory/in-memory-task-store';

@@ -5,7 +5,7 @@ import type { EngineEvents } from '../../../lib/engine/engine-events';
 import type { InMemoryTaskStore } from '../../../lib/backends/memory/in-memory-task-store';
 import type { VersionedTask } from '../../../lib/engine/seams/task-store';
 import type { TaskEvent } from '../../../lib/engine/task-reducer';
-import { silentLogger } from '../../../lib/logger';
+import { silentLogger } from '../../../lib/options';
 import type { Task } from '../../../lib/protocol/schemas';
 import { scope, status, storeWith, task, userMessage } from './engine-fixtures';
 

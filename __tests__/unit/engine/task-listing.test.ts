@@ -3,7 +3,7 @@ import { listTasks } from '../../../lib/engine/task-listing';
 import { withHistoryLength } from '../../../lib/engine/task-state';
 import { TaskReader, type EngineLifecycle } from '../../../lib/engine/lifecycle';
 import { A2AError } from '../../../lib/errors';
-import { silentLogger } from '../../../lib/logger';
+import { silentLogger } from '../../../lib/options';
 import { deferred } from '../../helpers/async';
 import { scope, storeWith, task, userMessage } from './engine-fixtures';
 

@@ -1,9 +1,6 @@
 /**
- * The default task store: a Map per (tenant, owner) partition. Tasks are kept as JSON text, which
- * is the clone on the way in (cheaper than structuredClone) and parsed into a fresh object on the
- * way out; listing filters and sorts on the few fields it needs without parsing. An artifact or
- * status write keeps only its update's JSON, folded into the task's text when the task is next read, so a
- * streamed chunk costs what the chunk costs however long the task already is.
+ * The default task store: a Map per (tenant, owner) partition. Tasks are kept as JSON text, which is the clone on the way in (cheaper than
+ * structuredClone) and parsed into a fresh object on the way out; listing filters and sorts on the few fields it needs without parsing.
  */
 import type { Task, TaskArtifactUpdateEvent, TaskState, TaskStatusUpdateEvent } from '../../protocol/schemas.js';
 import { isTerminal } from '../../engine/task-state.js';
@@ -53,6 +50,10 @@ function pend(entry: Entry, update: Pending): void {
 
 const scopeKeyOf = (scope: TaskScope): string => `${scope.tenant.length}:${scope.tenant}${scope.owner}`;
 
+/**
+ * An artifact or status write keeps only its update's JSON, folded into the task's text when the task is next read, so a streamed chunk costs what
+ * the chunk costs however long the task already is.
+ */
 export class InMemoryTaskStore implements TaskStore {
   readonly #byId = new Map<string, Entry>();
   readonly #byScope = new Map<string, Map<string, Entry>>();
@@ -175,9 +176,8 @@ export class InMemoryTaskStore implements TaskStore {
   }
 
   /**
-   * Retention: the terminal tasks finished before the cutoff, oldest first, up to `limit`. A scan
-   * of every task (no ordered index is kept for it, so writes cost nothing extra): a sweep every
-   * minute over 100k tasks costs a few ms.
+   * Retention: the terminal tasks finished before the cutoff, oldest first, up to `limit`. A scan of every task (no ordered index is kept for it, so
+   * writes cost nothing extra): a sweep every minute over 100k tasks costs a few ms.
    */
   async removeFinished(finishedBefore: string, limit: number): Promise<number> {
     const expired: Entry[] = [];

@@ -1,16 +1,10 @@
 /**
- * createPostgresBackend(): the PostgreSQL seams on one pool, ready to spread into createA2ARouter:
- * `createA2ARouter({ agentCard, executor, ...backend.options })`, with durable push in
- * `backend.push`. Opens a pool from `connectionString` (every statement bounded by
- * `queryTimeoutMs`, on the server and in the client) or uses the application's own `pool` (left
- * open on close()), brings the schema's tables up to date and listens for cancel requests before
- * it resolves.
+ * createPostgresBackend(): the PostgreSQL seams on one pool, ready to spread into createA2ARouter: `createA2ARouter({ agentCard, executor,
+ * ...backend.options })`, with durable push in `backend.push`.
  */
 import { z } from 'zod';
-import { consoleLogger, type Logger } from '../../logger.js';
-import { A2AOptionsError, optionsError, parseOptions } from '../../options.js';
-import type { PgPool } from './postgres-client.js';
-import { PostgresDatabase } from './postgres-client.js';
+import { consoleLogger, type Logger, A2AOptionsError, optionsError, parseOptions } from '../../options.js';
+import { type PgPool, PostgresDatabase } from './postgres-client.js';
 import { PostgresTaskEventBus } from './postgres-event-bus.js';
 import { migrate } from './postgres-migrations.js';
 import { DEFAULT_QUERY_TIMEOUT_MS, loggerSchema, millisecondsSchema, poolSchema, schemaNameSchema } from './postgres-options.js';
@@ -53,9 +47,8 @@ export interface PostgresBackend {
   readonly eventBus: PostgresTaskEventBus;
   readonly taskLeases: PostgresTaskLeases;
   /**
-   * Durable push notifications on the same database, for `pushNotifications: { ...backend.push, allow }`:
-   * configs and delivery cursors in tables, events from the events table; a replica that dies
-   * before delivering has its deliveries taken over by another after `leaseTtlMs`.
+   * Durable push notifications on the same database, for `pushNotifications: { ...backend.push, allow }`: configs and delivery cursors in tables,
+   * events from the events table; a replica that dies before delivering has its deliveries taken over by another after `leaseTtlMs`.
    */
   readonly push: { readonly configStore: PostgresPushConfigStore; readonly outbox: PostgresPushOutbox };
   /** The pool in use (the one given, or the one opened from `connectionString`). */
@@ -82,6 +75,10 @@ const schema = z.strictObject({
   logger: loggerSchema.default(consoleLogger),
 });
 
+/**
+ * Opens a pool from `connectionString` (every statement bounded by `queryTimeoutMs`, on the server and in the client) or uses the application's own
+ * `pool` (left open on close()), brings the schema's tables up to date and listens for cancel requests before it resolves.
+ */
 export async function createPostgresBackend(options: PostgresBackendOptions): Promise<PostgresBackend> {
   const parsed = parseOptions(FACTORY, schema, options);
   const { connectionString, logger, queryTimeoutMs, connectTimeoutMs } = parsed;
@@ -108,9 +105,8 @@ export async function createPostgresBackend(options: PostgresBackendOptions): Pr
     ...(parsed.eventMaxPerTask === undefined ? {} : { eventMaxPerTask: parsed.eventMaxPerTask }),
   });
   const taskLeases = new PostgresTaskLeases({ ...connection, logger, ...(parsed.leaseTtlMs === undefined ? {} : { leaseTtlMs: parsed.leaseTtlMs }) });
-  // Linked: each store write inserts its event in the bus's table in the same statement, so a
-  // replica killed between the write and the bus's publish loses no event; and a task's create
-  // takes its lease, its terminal write gives it back, without a statement of their own.
+  // Linked: each store write inserts its event in the bus's table in the same statement, so a replica killed between the write and the bus's publish
+  // loses no event; and a task's create takes its lease, its terminal write gives it back, without a statement of their own.
   const taskStore = new PostgresTaskStore({ ...connection, eventBus, taskLeases });
   // Nothing runs until the router's push dispatcher starts the outbox (push enabled).
   const configStore = new PostgresPushConfigStore(connection);

@@ -1,6 +1,6 @@
 /**
- * The part of node-postgres the PostgreSQL seams use, structurally (nothing imports `pg` at run
- * time), and `PostgresDatabase`, the one place statements run: within a deadline, in the schema.
+ * The part of node-postgres the PostgreSQL seams use, structurally (nothing imports `pg` at run time), and `PostgresDatabase`, the one place
+ * statements run: within a deadline, in the schema.
  */
 import { createHash } from 'node:crypto';
 
@@ -57,19 +57,16 @@ export const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 export const quoteIdentifier = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 
 /**
- * A NOTIFY channel name for this schema: channel names are identifiers of at most 63 bytes, so the
- * schema is hashed into it (two schemas on one database never hear each other).
+ * A NOTIFY channel name for this schema: channel names are identifiers of at most 63 bytes, so the schema is hashed into it (two schemas on one
+ * database never hear each other).
  */
 export const channelName = (schema: string, kind: string): string => `a2a_${createHash('sha1').update(schema).digest('hex').slice(0, 16)}_${kind}`;
 
-/**
- * How a task key travels in a NOTIFY payload (at most 8000 bytes): as it is when short, else its
- * hash. Listeners compare against the same form.
- */
+/** How a task key travels in a NOTIFY payload (at most 8000 bytes): as it is when short, else its hash. Listeners compare against the same form. */
 export const wireKey = (key: string): string => (key.length <= 256 ? `k${key}` : `h${createHash('sha1').update(key).digest('hex')}`);
 
-// Named statements are parsed and planned once per connection (about a tenth less CPU per request);
-// the texts are the backend's own, a few dozen per schema, and past the bound the rest run unnamed.
+// Named statements are parsed and planned once per connection (about a tenth less CPU per request); the texts are the backend's own, a few dozen per
+// schema, and past the bound the rest run unnamed.
 const statementNames = new Map<string, string>();
 const MAX_NAMED_STATEMENTS = 1_000;
 

@@ -1,9 +1,6 @@
 /**
- * The creates of PostgresTaskStore for tasks without artifacts (the usual `{ task }` event),
- * several tasks' in one statement: creates asked while one such statement is in flight go together
- * in the next (postgres-statement-batch.ts; alone, a create goes at once). With the bus's event log
- * each created task's event is inserted and notified by the same statement, and with the linked
- * leases each create takes its task's pending lease (the task row only once the lease is taken).
+ * The creates of PostgresTaskStore for tasks without artifacts (the usual `{ task }` event), several tasks' in one statement: creates asked while one
+ * such statement is in flight go together in the next (postgres-statement-batch.ts; alone, a create goes at once).
  */
 import { TaskExistsError, type TaskScope } from '../../engine/seams/task-store.js';
 import { taskKey } from '../../engine/task-key.js';
@@ -33,6 +30,10 @@ interface CreateOutcome {
   readonly existed: boolean;
 }
 
+/**
+ * With the bus's event log each created task's event is inserted and notified by the same statement, and with the linked leases each create takes its
+ * task's pending lease (the task row only once the lease is taken).
+ */
 export class CreateWrites {
   readonly #db: PostgresDatabase;
   readonly #log: PostgresEventLog | undefined;

@@ -1,10 +1,9 @@
 /**
- * A TaskEventBus on PostgreSQL: each committed event is a row of the events table and a NOTIFY of
- * `<version> <wire key>`; followers read the rows, so a late or lost notification loses nothing.
+ * A TaskEventBus on PostgreSQL: each committed event is a row of the events table and a NOTIFY of `<version> <wire key>`; followers read the rows, so
+ * a late or lost notification loses nothing.
  */
 import { z } from 'zod';
-import { consoleLogger, type Logger } from '../../logger.js';
-import { parseOptions } from '../../options.js';
+import { consoleLogger, type Logger, parseOptions } from '../../options.js';
 import type { CommittedEvent } from '../../engine/seams/task-event-bus.js';
 import { LoggedEventBus, type Group } from '../shared/logged-event-bus.js';
 import { wireKey } from './postgres-client.js';
@@ -99,8 +98,8 @@ export class PostgresTaskEventBus extends LoggedEventBus {
   }
 
   /**
-   * Where the log stands when following starts, read on the listening connection, so it is sent
-   * before the caller's next statements (its read of the task).
+   * Where the log stands when following starts, read on the listening connection, so it is sent before the caller's next statements (its read of the
+   * task).
    */
   protected follow(group: Group): Promise<{ top: number; read: boolean }> {
     const wire = wireKey(group.key);
@@ -151,9 +150,8 @@ export class PostgresTaskEventBus extends LoggedEventBus {
   }
 
   /**
-   * Listens for cancel requests from now on; settles once they arrive. onCancelRequest() starts it
-   * too, but a cancel routed here before it settles would be lost: createPostgresBackend awaits it,
-   * so a replica hears cancels from the moment it serves (before its first turn).
+   * Listens for cancel requests from now on; settles once they arrive. onCancelRequest() starts it too, but a cancel routed here before it settles
+   * would be lost: createPostgresBackend awaits it, so a replica hears cancels from the moment it serves (before its first turn).
    */
   listenForCancels(): Promise<void> {
     if (this.closed) return Promise.reject(new Error('PostgresTaskEventBus is closed'));

@@ -1,6 +1,6 @@
 /**
- * The task event log of PostgresTaskEventBus (the events table and its NOTIFY), shared with the
- * linked PostgresTaskStore: one SQL fragment logs an event for both, so the payload is the same.
+ * The task event log of PostgresTaskEventBus (the events table and its NOTIFY), shared with the linked PostgresTaskStore: one SQL fragment logs an
+ * event for both, so the payload is the same.
  */
 import type { TaskScope } from '../../engine/seams/task-store.js';
 import { taskKey } from '../../engine/task-key.js';
@@ -26,10 +26,9 @@ export class PostgresEventLog extends AppendedVersions {
   }
 
   /**
-   * SQL for a data-modifying WITH clause: `logged` inserts the rows of `source` (columns `version`
-   * and `payload`) for task key parameter `keyParam`; `notified` notifies each inserted one. A
-   * version already logged is left as it is and not notified again; rows `maxPerTask` versions
-   * older go. The main query must read `notified` (a plain SELECT in WITH runs only when referenced).
+   * SQL for a data-modifying WITH clause: `logged` inserts the rows of `source` (columns `version` and `payload`) for task key parameter `keyParam`;
+   * `notified` notifies each inserted one. A version already logged is left as it is and not notified again; rows `maxPerTask` versions older go. The
+   * main query must read `notified` (a plain SELECT in WITH runs only when referenced).
    */
   appendSql(source: string, keyParam: string, wireParam: string): string {
     return `logged AS (

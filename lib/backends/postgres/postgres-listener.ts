@@ -1,8 +1,8 @@
 /**
- * The one LISTEN connection of a pool in a process (kept, shared by the bus and the leases); when it
- * drops it is replaced with a bounded backoff and every channel listened to again.
+ * The one LISTEN connection of a pool in a process (kept, shared by the bus and the leases); when it drops it is replaced with a bounded backoff and
+ * every channel listened to again.
  */
-import type { Logger } from '../../logger.js';
+import type { Logger } from '../../options.js';
 import { NoticeChannels, type NoticeHandler, type ReconnectHooks } from '../shared/notice-channels.js';
 import { quoteIdentifier, type PgNotification, type PgPoolClient, type PostgresDatabase } from './postgres-client.js';
 
@@ -27,8 +27,8 @@ export class PostgresListener {
   }
 
   /**
-   * Calls `handler` with each payload notified on `channel` until the returned function is called.
-   * `ready` settles once the channel is listened to (notifications after that arrive).
+   * Calls `handler` with each payload notified on `channel` until the returned function is called. `ready` settles once the channel is listened to
+   * (notifications after that arrive).
    */
   listen(channel: string, handler: NoticeHandler): { ready: Promise<void>; stop: () => void } {
     if (this.#closed) throw new Error('this PostgreSQL listener is closed');

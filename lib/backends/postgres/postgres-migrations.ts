@@ -1,15 +1,16 @@
 /**
- * The PostgreSQL schema of the backend and its migrations: steps applied in order on open, their
- * count kept in a version table. Replicas starting at once serialise on a transaction-scoped
- * advisory lock, so each step runs once; a database newer than this code is refused.
+ * The PostgreSQL schema of the backend and its migrations: steps applied in order on open, their count kept in a version table. Replicas starting at
+ * once serialise on a transaction-scoped advisory lock, so each step runs once; a database newer than this code is refused.
  */
 import { quoteIdentifier, type PostgresDatabase } from './postgres-client.js';
 import { finishedIndexMigration } from './postgres-retention.js';
+import { z } from 'zod';
+import { parseOptions } from '../../options.js';
+import { connectionShape, databaseOf, type PostgresConnectionOptions } from './postgres-options.js';
 
 /**
- * Each step is a list of statements for table name `t(name)`. Never edit a released step: add one.
- * Text compared for ListTasks order is COLLATE "C" (byte order), the order the engine's string
- * comparison gives for the timestamps and ids it writes.
+ * Each step is a list of statements for table name `t(name)`. Never edit a released step: add one. Text compared for ListTasks order is COLLATE "C"
+ * (byte order), the order the engine's string comparison gives for the timestamps and ids it writes.
  */
 const MIGRATIONS: ReadonlyArray<(t: (name: string) => string) => string[]> = [
   (t) => [
@@ -127,4 +128,14 @@ export async function migrate(db: PostgresDatabase): Promise<void> {
     if (row) await query(`UPDATE ${t('schema_version')} SET version = $1`, [POSTGRES_SCHEMA_VERSION]);
     else await query(`INSERT INTO ${t('schema_version')} (version) VALUES ($1)`, [POSTGRES_SCHEMA_VERSION]);
   }, Infinity); // bounded by the caller (connectTimeoutMs), each statement by queryTimeoutMs
+}
+
+const optionsSchema = z.strictObject(connectionShape);
+
+/**
+ * Brings the schema's tables to this version of the kit (createPostgresBackend() does it on open). Safe when several replicas run it at once: they
+ * wait for each other on an advisory lock.
+ */
+export async function migratePostgres(options: PostgresConnectionOptions): Promise<void> {
+  await migrate(databaseOf(parseOptions('migratePostgres', optionsSchema, options)));
 }

@@ -1,7 +1,6 @@
 /** Option schemas the PostgreSQL seams share, so each class and createPostgresBackend() check them alike. */
 import { z } from 'zod';
-import type { Logger } from '../../logger.js';
-import { hasMethods } from '../../options.js';
+import { type Logger, hasMethods } from '../../options.js';
 import { isPgPool, PostgresDatabase, SCHEMA_NAME, type PgPool } from './postgres-client.js';
 
 const DEFAULT_SCHEMA = 'public';

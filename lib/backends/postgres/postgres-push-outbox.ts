@@ -1,10 +1,9 @@
 /**
- * PostgresPushOutbox: the claiming outbox on PostgreSQL. The events are the bus's events table, the
- * cursors sit in the config rows (PostgresPushConfigStore), and a claim is a row with an expiry.
+ * PostgresPushOutbox: the claiming outbox on PostgreSQL. The events are the bus's events table, the cursors sit in the config rows
+ * (PostgresPushConfigStore), and a claim is a row with an expiry.
  */
 import { z } from 'zod';
-import { consoleLogger, type Logger } from '../../logger.js';
-import { parseOptions } from '../../options.js';
+import { consoleLogger, type Logger, parseOptions } from '../../options.js';
 import type { LoggedEvent, Span } from '../../engine/push/push-cursors.js';
 import type { PushDelivery } from '../../engine/seams/push-outbox.js';
 import type { TaskStore } from '../../engine/seams/task-store.js';

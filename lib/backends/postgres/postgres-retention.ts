@@ -1,20 +1,17 @@
 /**
- * Retention for PostgresTaskStore: the schema step adding a partial index of finished tasks, and
- * the sweep removing a batch of them with every row kept for them in one transaction.
+ * Retention for PostgresTaskStore: the schema step adding a partial index of finished tasks, and the sweep removing a batch of them with every row
+ * kept for them in one transaction.
  */
 import type { PostgresDatabase } from './postgres-client.js';
 import { taskKey } from '../../engine/task-key.js';
 import { TERMINAL_STATES } from '../../engine/task-state.js';
 
-/**
- * The terminal states as the partial index names them: the sweep repeats this WHERE word for word,
- * so the planner can prove the index covers it.
- */
+/** The terminal states as the partial index names them: the sweep repeats this WHERE word for word, so the planner can prove the index covers it. */
 const FINISHED = `state IN (${[...TERMINAL_STATES].map((state) => `'${state}'`).join(', ')})`;
 
 /**
- * Schema step 2. Partial: only finished tasks are in it, so writes of running tasks never touch
- * it, and the sweep reads the oldest finished tasks of every scope without scanning the others.
+ * Schema step 2. Partial: only finished tasks are in it, so writes of running tasks never touch it, and the sweep reads the oldest finished tasks of
+ * every scope without scanning the others.
  */
 export const finishedIndexMigration = (t: (name: string) => string): string[] => [
   `CREATE INDEX a2a_tasks_finished ON ${t('tasks')} (status_ts) WHERE ${FINISHED}`,
@@ -25,11 +22,10 @@ export const finishedBeforeSql = (tasks: string): string =>
   `SELECT id, tenant, owner FROM ${tasks} WHERE ${FINISHED} AND status_ts < $1 ORDER BY status_ts LIMIT $2 FOR UPDATE SKIP LOCKED`;
 
 /**
- * A function removing up to `limit` finished tasks older than the cutoff, oldest first. The batch
- * is locked FOR UPDATE SKIP LOCKED, so a concurrent sweeper takes other rows (or none) and each
- * task is removed and counted once; every delete commits together, so a reader sees the task
- * whole or not at all. The tables have no foreign keys (writes stay single statements without
- * cascade checks), hence one delete per table, each by its primary key's leading column.
+ * A function removing up to `limit` finished tasks older than the cutoff, oldest first. The batch is locked FOR UPDATE SKIP LOCKED, so a concurrent
+ * sweeper takes other rows (or none) and each task is removed and counted once; every delete commits together, so a reader sees the task whole or not
+ * at all. The tables have no foreign keys (writes stay single statements without cascade checks), hence one delete per table, each by its primary
+ * key's leading column.
  */
 export function finishedTaskRemover(db: PostgresDatabase): (finishedBefore: string, limit: number) => Promise<number> {
   const t = (name: string) => db.table(name);

@@ -1,10 +1,6 @@
 /**
- * The task-row writes of PostgresTaskStore (a status change, or a task without artifacts), several
- * tasks' in one statement: writes asked while one such statement is in flight go together in the
- * next (postgres-statement-batch.ts; alone, a write goes at once). Each row is still its own
- * compare-and-set on the version that refuses a terminal task and another scope; with the bus's
- * event log, each written row's event is inserted and notified by the same statement, and with
- * the linked leases a terminal write gives back the lease held here for its task.
+ * The task-row writes of PostgresTaskStore (a status change, or a task without artifacts), several tasks' in one statement: writes asked while one
+ * such statement is in flight go together in the next (postgres-statement-batch.ts; alone, a write goes at once).
  */
 import type { PostgresDatabase } from './postgres-client.js';
 import { committedPayloadSql, type PostgresEventLog } from './postgres-event-log.js';
@@ -45,6 +41,11 @@ export interface RowOutcome {
 /** PostgreSQL's deadlock_detected. */
 const DEADLOCK = '40P01';
 
+/**
+ * Each row is still its own compare-and-set on the version that refuses a terminal task and another scope; with the bus's event log, each written
+ * row's event is inserted and notified by the same statement, and with the linked leases a terminal write gives back the lease held here for its
+ * task.
+ */
 export class RowWrites {
   readonly #db: PostgresDatabase;
   readonly #sql: string;

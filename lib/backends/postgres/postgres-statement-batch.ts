@@ -1,8 +1,6 @@
 /**
- * Requests of one kind gathered into one statement: at most one statement of the kind is in
- * flight, and the requests made meanwhile go together in the next. Alone, a request is sent at
- * once, as before; under load, many share a round trip (each costs the process a socket write and
- * an answer to parse, more than the rows in it).
+ * Requests of one kind gathered into one statement: at most one statement of the kind is in flight, and the requests made meanwhile go together in
+ * the next.
  */
 interface Pending<T, R> {
   readonly item: T;
@@ -10,6 +8,10 @@ interface Pending<T, R> {
   readonly reject: (error: unknown) => void;
 }
 
+/**
+ * Alone, a request is sent at once, as before; under load, many share a round trip (each costs the process a socket write and an answer to parse,
+ * more than the rows in it).
+ */
 export class StatementBatch<T, R = void> {
   readonly #run: (items: readonly T[]) => Promise<readonly R[]>;
   #queue: Pending<T, R>[] = [];

@@ -1,15 +1,11 @@
 /**
- * TaskLeases on PostgreSQL: a row (task key, holder, expiry in database time) taken when free or
- * expired, renewed every ttl/3 while it names this holder, deleted and NOTIFYed on release (waiters
- * also poll, for a holder that died). claimExpired() deletes rows expired for half a ttl, locked
- * FOR UPDATE SKIP LOCKED, each for one caller, and adds the tasks mid-turn with no lease row. Takes
- * and releases asked while one of the kind is in flight share the next statement.
+ * TaskLeases on PostgreSQL: a row (task key, holder, expiry in database time) taken when free or expired, renewed every ttl/3 while it names this
+ * holder, deleted and NOTIFYed on release (waiters also poll, for a holder that died). claimExpired() deletes rows expired for half a ttl, locked FOR
+ * UPDATE SKIP LOCKED, each for one caller, and adds the tasks mid-turn with no lease row.
  */
 import { z } from 'zod';
-import { consoleLogger, type Logger } from '../../logger.js';
-import { parseOptions } from '../../options.js';
-import type { LeasedTask } from '../../engine/seams/task-leases.js';
-import type { LeasesOnWrites } from '../../engine/seams/task-leases.js';
+import { consoleLogger, type Logger, parseOptions } from '../../options.js';
+import type { LeasedTask, LeasesOnWrites } from '../../engine/seams/task-leases.js';
 import { ExpiringLeases, type HeldLease, type LeaseRef, type ReleaseNotices } from '../shared/expiring-leases.js';
 import { channelName, wireKey, type PostgresDatabase } from './postgres-client.js';
 import { StatementBatch } from './postgres-statement-batch.js';
@@ -20,9 +16,8 @@ import { connectionShape, databaseOf, loggerSchema, millisecondsSchema, type Pos
 
 export interface PostgresTaskLeasesOptions extends PostgresConnectionOptions {
   /**
-   * How long a lease outlives its last renewal (renewed every third of it): how soon a dead
-   * replica's tasks are settled, and how long a database hiccup may last before a lease is lost.
-   * Default 10000.
+   * How long a lease outlives its last renewal (renewed every third of it): how soon a dead replica's tasks are settled, and how long a database
+   * hiccup may last before a lease is lost. Default 10000.
    */
   readonly leaseTtlMs?: number;
   /** Renewal failures are reported here. Default: the console. */
@@ -43,6 +38,9 @@ const writesOfLeases = new WeakMap<PostgresTaskLeases, { readonly db: PostgresDa
 /** The bridge of `leases` and their database, for the store that links them (see postgres-write-leases.ts). */
 export const writeLeasesOf = (leases: PostgresTaskLeases) => writesOfLeases.get(leases)!;
 
+/**
+ * Takes and releases asked while one of the kind is in flight share the next statement.
+ */
 export class PostgresTaskLeases extends ExpiringLeases {
   readonly #db: PostgresDatabase;
   readonly #table: string;
@@ -98,9 +96,8 @@ export class PostgresTaskLeases extends ExpiringLeases {
   }
 
   /**
-   * Takes asked together in one statement: inserts that overwrite only an expired row; each
-   * answers undefined when won, else its holder's remaining ms. A key asked twice at once runs
-   * alone (one statement cannot claim a row twice).
+   * Takes asked together in one statement: inserts that overwrite only an expired row; each answers undefined when won, else its holder's remaining
+   * ms. A key asked twice at once runs alone (one statement cannot claim a row twice).
    */
   async #takeAll(leases: readonly LeaseRef[]): Promise<({ left: number } | undefined)[]> {
     const keys = leases.map((lease) => lease.key);
@@ -168,10 +165,9 @@ export class PostgresTaskLeases extends ExpiringLeases {
     return [];
   }
 
-  // Claimed half a time to live after it expired: by then a push outbox on the same time to live
-  // (it sweeps every half) has taken the dead replica's deliveries over, so the status that settles
-  // the task is delivered after the events the dead replica still owed, not before them.
-  // A task mid-turn with no lease row runs nowhere: every replica sees it; the one taking its lease settles it.
+  // Claimed half a time to live after it expired: by then a push outbox on the same time to live (it sweeps every half) has taken the dead replica's
+  // deliveries over, so the status that settles the task is delivered after the events the dead replica still owed, not before them. A task mid-turn
+  // with no lease row runs nowhere: every replica sees it; the one taking its lease settles it.
   async claimExpired(): Promise<LeasedTask[]> {
     const rows = await this.#db.query<{ tenant: string; owner: string; task_id: string }>(
       `WITH expired AS (

@@ -1,7 +1,6 @@
 /**
- * How a task maps to rows: its listing columns, its JSON without artifact parts (an "artifacts": []
- * stand-in keeps the key where it was), one row per artifact (its JSON with "parts": []) and its
- * parts as appended chunks (a JSON array each); and the SQL that reads a task back in one row.
+ * How a task maps to rows: its listing columns, its JSON without artifact parts (an "artifacts": [] stand-in keeps the key where it was), one row per
+ * artifact (its JSON with "parts": []) and its parts as appended chunks (a JSON array each); and the SQL that reads a task back in one row.
  */
 import type { Artifact, Task } from '../../protocol/schemas.js';
 import { isTerminal } from '../../engine/task-state.js';
@@ -33,10 +32,7 @@ export const artifactRecords = (artifacts: ReadonlyArray<{ position: number; art
 
 export const ARTIFACT_RECORD = 'a(p integer, id text, head text, n integer, parts text)';
 
-/**
- * SQL select-list: `version`, `body` and `artifacts` (null, or [[head, [chunk, ...]], ...] in order)
- * of task row alias `t`.
- */
+/** SQL select-list: `version`, `body` and `artifacts` (null, or [[head, [chunk, ...]], ...] in order) of task row alias `t`. */
 export const loadColumns = (artifactsTable: string, chunksTable: string): string => `t.version, t.body,
   CASE WHEN t.artifact_count > 0 THEN (
     SELECT json_agg(json_build_array(a.head, (

@@ -1,14 +1,4 @@
-/**
- * A TaskStore on PostgreSQL, shared by every replica. A task is a row with its listing columns
- * (indexed per scope, per context and per state in ListTasks order, so a page never loads the
- * other tasks) and its JSON without artifact parts; artifacts are rows, their parts appended
- * chunks, so streaming an artifact writes only the chunk. Writes are compare-and-set on the
- * version in one statement or transaction (see postgres-task-writes.ts); a task of another scope
- * looks exactly like a missing one. Given the backend's PostgresTaskEventBus (`eventBus`), each
- * write inserts its committed event in the events table and notifies it in the same statement;
- * given its PostgresTaskLeases (`taskLeases`), a create takes the task's lease and a terminal write
- * gives it back in the write's own statement (see postgres-write-leases.ts).
- */
+/** A TaskStore on PostgreSQL, shared by every replica. */
 import { z } from 'zod';
 import { optionsError, parseOptions } from '../../options.js';
 import type { Task } from '../../protocol/schemas.js';
@@ -33,16 +23,14 @@ import { finishedTaskRemover } from './postgres-retention.js';
 
 export interface PostgresTaskStoreOptions extends PostgresConnectionOptions {
   /**
-   * The event bus on the same database (createPostgresBackend links them): every write that
-   * records an event inserts it in the bus's events table and notifies it in the write's own
-   * statement, so a replica killed right after a write has lost nothing, and the bus's publish()
-   * of that event costs nothing. Without it the engine's publish() does both, after the write.
+   * The event bus on the same database (createPostgresBackend links them): every write that records an event inserts it in the bus's events table and
+   * notifies it in the write's own statement, so a replica killed right after a write has lost nothing, and the bus's publish() of that event costs
+   * nothing. Without it the engine's publish() does both, after the write.
    */
   readonly eventBus?: PostgresTaskEventBus;
   /**
-   * The task leases on the same pool and schema (createPostgresBackend links them): the create of a
-   * task takes the lease the engine asked for it, and a terminal write gives back the lease this
-   * process holds, in the write's own statement, instead of a statement each. One store per leases.
+   * The task leases on the same pool and schema (createPostgresBackend links them): the create of a task takes the lease the engine asked for it, and
+   * a terminal write gives back the lease this process holds, in the write's own statement, instead of a statement each. One store per leases.
    */
   readonly taskLeases?: PostgresTaskLeases;
 }
@@ -53,6 +41,14 @@ const optionsSchema = z.strictObject({
   taskLeases: z.custom<PostgresTaskLeases>((v) => v instanceof PostgresTaskLeases, { error: 'must be a PostgresTaskLeases' }).optional(),
 });
 
+/**
+ * A task is a row with its listing columns (indexed per scope, per context and per state in ListTasks order, so a page never loads the other tasks)
+ * and its JSON without artifact parts; artifacts are rows, their parts appended chunks, so streaming an artifact writes only the chunk. Writes are
+ * compare-and-set on the version in one statement or transaction (see postgres-task-writes.ts); a task of another scope looks exactly like a missing
+ * one. Given the backend's PostgresTaskEventBus (`eventBus`), each write inserts its committed event in the events table and notifies it in the same
+ * statement; given its PostgresTaskLeases (`taskLeases`), a create takes the task's lease and a terminal write gives it back in the write's own
+ * statement (see postgres-write-leases.ts).
+ */
 export class PostgresTaskStore implements TaskStore {
   readonly #db: PostgresDatabase;
   readonly #writes: PostgresTaskWrites;
@@ -156,9 +152,8 @@ export class PostgresTaskStore implements TaskStore {
   }
 
   /**
-   * Retention: removes up to `limit` finished tasks of every scope whose status timestamp is
-   * before `finishedBefore`, with their artifacts, events, push configs, claims and leases (see
-   * postgres-retention.ts); safe from several replicas at once.
+   * Retention: removes up to `limit` finished tasks of every scope whose status timestamp is before `finishedBefore`, with their artifacts, events,
+   * push configs, claims and leases (see postgres-retention.ts); safe from several replicas at once.
    */
   removeFinished(finishedBefore: string, limit: number): Promise<number> {
     return this.#removeFinished(finishedBefore, limit);

@@ -1,13 +1,6 @@
 /**
- * The write path of PostgresTaskStore on the delta seam: an artifact change writes its update
- * alone (a chunk row, or a new artifact's rows), a status change the task's row alone (its
- * artifacts are as stored), never reading or re-serializing the artifacts the task holds. Each
- * write is a compare-and-set on the version that also refuses a terminal task and another scope,
- * in one statement; a whole-task replace of a task with artifacts is one transaction that rewrites
- * only the artifacts that differ. With the bus's event log, the committed event is inserted and
- * notified by the same statement or transaction, so no written event can be lost. With the linked
- * leases, a create takes the task's pending lease and a terminal status write gives back the one
- * held here, in the same statement (see postgres-write-leases.ts).
+ * The write path of PostgresTaskStore on the delta seam: an artifact change writes its update alone (a chunk row, or a new artifact's rows), a status
+ * change the task's row alone (its artifacts are as stored), never reading or re-serializing the artifacts the task holds.
  */
 import type { StreamResponse, Task, TaskArtifactUpdateEvent } from '../../protocol/schemas.js';
 import {
@@ -37,6 +30,11 @@ interface Outcome {
 /** The columns' types, for an insert that selects its values (a VALUES list infers them). */
 const HEAD_CASTS = ['::text', '::boolean', '::text', '::text', '::text'];
 
+/**
+ * Each write is a compare-and-set on the version that also refuses a terminal task and another scope, in one statement; a whole-task replace of a
+ * task with artifacts is one transaction that rewrites only the artifacts that differ. With the bus's event log, the committed event is inserted and
+ * notified by the same statement or transaction, so no written event can be lost. Linked leases ride on the same statements (postgres-write-leases.ts).
+ */
 export class PostgresTaskWrites {
   readonly #db: PostgresDatabase;
   readonly #log: PostgresEventLog | undefined;
@@ -125,8 +123,7 @@ export class PostgresTaskWrites {
     else if (change?.kind === 'status' || !task.artifacts?.length)
       outcome = await this.#rowWrite(scope, task, expectedVersion, change?.kind === 'status', event);
     if (outcome?.version != null) return outcome.version;
-    // The statement refused: a conflict, another scope, or a shape it cannot write (then the
-    // transaction below writes the whole task).
+    // The statement refused: a conflict, another scope, or a shape it cannot write (then the transaction below writes the whole task).
     if (outcome) this.#refused(task.id, expectedVersion, outcome);
     return this.#wholeWrite(scope, task, expectedVersion, event);
   }
@@ -137,9 +134,8 @@ export class PostgresTaskWrites {
   }
 
   /**
-   * The event's WITH clauses and select-list part for a write whose new version is the `version`
-   * column of `source`; nothing without a linked log or an event. `payload` adds the parameters
-   * of the event's and the task's JSON and names them.
+   * The event's WITH clauses and select-list part for a write whose new version is the `version` column of `source`; nothing without a linked log or
+   * an event. `payload` adds the parameters of the event's and the task's JSON and names them.
    */
   #eventSql(p: Params, source: string, payload: (() => { event: string; task: string }) | undefined, scope: TaskScope, taskId: string) {
     const log = this.#log;
@@ -155,9 +151,8 @@ export class PostgresTaskWrites {
   }
 
   /**
-   * The event's and the payload task's JSON as parameters. The payload's task leaves the artifacts
-   * out (as the Redis backend's does) for an artifact event, which leaves the rest as it was, and for
-   * a status that does not end the turn; so a payload costs what the event costs, not the task.
+   * The event's and the payload task's JSON as parameters. The payload's task leaves the artifacts out (as the Redis backend's does) for an artifact
+   * event, which leaves the rest as it was, and for a status that does not end the turn; so a payload costs what the event costs, not the task.
    */
   #eventPayload(
     p: Params,
@@ -186,8 +181,8 @@ export class PostgresTaskWrites {
   }
 
   /**
-   * The task's row only: a status change (the artifacts are as stored), or a task without
-   * artifacts (stored without any too); batched with other tasks' (see postgres-row-writes.ts).
+   * The task's row only: a status change (the artifacts are as stored), or a task without artifacts (stored without any too); batched with other
+   * tasks' (see postgres-row-writes.ts).
    */
   async #rowWrite(scope: TaskScope, task: Task, expectedVersion: number, statusOnly: boolean, event: StreamResponse | undefined): Promise<Outcome> {
     const head = headValues(task);

@@ -1,9 +1,6 @@
 /**
- * The task leases a PostgresTaskStore's writes take and give back, for the PostgresTaskLeases
- * linked to that store (createPostgresBackend links them): a task's create takes the lease that
- * leaseOnCreate() gave for it, in the create's own statement, and a terminal write gives back the
- * lease this process holds for its task. A turn that creates and finishes a task then runs two
- * statements instead of four (each costs the process a socket write and an answer to parse).
+ * The task leases a PostgresTaskStore's writes carry for its linked PostgresTaskLeases: a create takes the lease leaseOnCreate() gave, in its own
+ * statement; a terminal write gives back the lease held here.
  */
 import type { LeasedTask, LeasesOnWrites, TaskLease } from '../../engine/seams/task-leases.js';
 import type { TaskScope, TaskStore } from '../../engine/seams/task-store.js';
@@ -27,6 +24,7 @@ interface LeaseStatements {
 
 const RESOLVED: Promise<void> = Promise.resolve();
 
+/** A turn that creates and finishes a task then runs two statements instead of four (each a socket write and an answer to parse). */
 export class WriteLeases {
   readonly #statements: LeaseStatements;
   /** The store whose writes carry the leases, once linked. */
@@ -70,9 +68,8 @@ export class WriteLeases {
   }
 
   /**
-   * The create of the task takes its pending lease: its key and holder, and what to tell the lease
-   * once the statement ended (taken, not taken, or unknown: the statement failed). Undefined when
-   * none is pending, or when the task is created finished (nothing runs its turns: no lease to take).
+   * The create of the task takes its pending lease: its key and holder, and what to tell the lease once the statement ended (taken, not taken, or
+   * unknown: the statement failed). Undefined when none is pending, or when the task is created finished (nothing runs its turns: no lease to take).
    */
   claimOnCreate(
     scope: TaskScope,
@@ -93,9 +90,8 @@ export class WriteLeases {
   }
 
   /**
-   * The WITH clause `lease`: takes the lease of each row of `source` (columns key, tenant, owner, id,
-   * holder) that has a holder, when free or expired, and only for a task that does not exist (its
-   * create then fails: never over an existing task's lease); returns the keys taken.
+   * The WITH clause `lease`: takes the lease of each row of `source` (columns key, tenant, owner, id, holder) that has a holder, when free or
+   * expired, and only for a task that does not exist (its create then fails: never over an existing task's lease); returns the keys taken.
    */
   takeSql(source: string, tasksTable: string): string {
     const { table, ttlMs } = this.#statements;
@@ -110,19 +106,17 @@ export class WriteLeases {
       )`;
   }
 
-  /** The leases table. */
   get table(): string {
     return this.#statements.table;
   }
 
-  /** The channel a release is notified on. */
   get releasedChannel(): string {
     return this.#statements.releasedChannel;
   }
 
   /**
-   * The lease held here for the task, for its terminal write to give back (see postgres-row-writes.ts):
-   * its key and holder, and what to tell it once the write ended. Undefined when none is held.
+   * The lease held here for the task, for its terminal write to give back (see postgres-row-writes.ts): its key and holder, and what to tell it once
+   * the write ended. Undefined when none is held.
    */
   giveBackFor(scope: TaskScope, taskId: string): { key: string; holder: string; ended: (given: boolean) => void } | undefined {
     if (this.#held.size === 0) return undefined;
@@ -135,8 +129,8 @@ export class WriteLeases {
 }
 
 /**
- * A lease a create is to take: nothing until then; held (renewed) once the create took it; given
- * back by its own statement only when the create's outcome is unknown (the statement failed).
+ * A lease a create is to take: nothing until then; held (renewed) once the create took it; given back by its own statement only when the create's
+ * outcome is unknown (the statement failed).
  */
 class LeaseOnCreate implements TaskLease {
   readonly ref: LeaseRef;

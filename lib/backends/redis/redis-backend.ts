@@ -1,17 +1,14 @@
 /**
- * createRedisBackend(): the three Redis seams on one client, ready to spread into createA2ARouter:
- * `createA2ARouter({ agentCard, executor, ...backend.options })`. Connects a client from `url`, or
- * uses the application's own `client` (left open on close()).
+ * createRedisBackend(): the three Redis seams on one client, ready to spread into createA2ARouter: `createA2ARouter({ agentCard, executor,
+ * ...backend.options })`. Connects a client from `url`, or uses the application's own `client` (left open on close()).
  */
 import { z } from 'zod';
-import { consoleLogger, type Logger } from '../../logger.js';
-import { A2AOptionsError, markUnawaitedSpread, optionsError, parseOptions } from '../../options.js';
-import type { RedisClient } from './redis-client.js';
+import { consoleLogger, type Logger, A2AOptionsError, markUnawaitedSpread, optionsError, parseOptions } from '../../options.js';
+import { type RedisClient, clientSchema, keyPrefixSchema, loggerSchema, millisecondsSchema } from './redis-client.js';
 import { RedisTaskEventBus } from './redis-event-bus.js';
 import { RedisPushConfigStore } from './redis-push-config-store.js';
 import { RedisPushOutbox } from './redis-push-outbox.js';
 import { withCommandDeadline } from './redis-deadline.js';
-import { clientSchema, keyPrefixSchema, loggerSchema, millisecondsSchema } from './redis-options.js';
 import { RedisTaskLeases } from './redis-task-leases.js';
 import { RedisTaskStore } from './redis-task-store.js';
 
@@ -31,14 +28,14 @@ export interface RedisBackendOptions {
   /** How long connecting may take before createRedisBackend() rejects. Default 10000. */
   readonly connectTimeoutMs?: number;
   /**
-   * How long any one Redis command may go unanswered before the call behind it fails (a request then
-   * gets 503 UNAVAILABLE). Applies to a `client` of yours too, in the backend's own calls. Default 2000.
+   * How long any one Redis command may go unanswered before the call behind it fails (a request then gets 503 UNAVAILABLE). Applies to a `client` of
+   * yours too, in the backend's own calls. Default 2000.
    */
   readonly commandTimeoutMs?: number;
   /**
-   * With `url`: how many commands may wait (unsent or unanswered) before new ones fail at once
-   * ("The queue is full"); commands also fail at once while the client is reconnecting. For your own
-   * `client`, set node-redis's `commandsQueueMaxLength` / `disableOfflineQueue` yourself. Default 10000.
+   * With `url`: how many commands may wait (unsent or unanswered) before new ones fail at once ("The queue is full"); commands also fail at once
+   * while the client is reconnecting. For your own `client`, set node-redis's `commandsQueueMaxLength` / `disableOfflineQueue` yourself. Default
+   * 10000.
    */
   readonly maxQueuedCommands?: number;
   /** Connection trouble and lease renewals are reported here. Default: the console. */
@@ -56,9 +53,8 @@ export interface RedisBackend {
   readonly eventBus: RedisTaskEventBus;
   readonly taskLeases: RedisTaskLeases;
   /**
-   * Durable push notifications on the same Redis, for `pushNotifications: { ...backend.push, allow }`:
-   * configs and delivery cursors in Redis, events from the task streams; a replica that dies
-   * before delivering has its deliveries taken over by another after `leaseTtlMs`.
+   * Durable push notifications on the same Redis, for `pushNotifications: { ...backend.push, allow }`: configs and delivery cursors in Redis, events
+   * from the task streams; a replica that dies before delivering has its deliveries taken over by another after `leaseTtlMs`.
    */
   readonly push: { readonly configStore: RedisPushConfigStore; readonly outbox: RedisPushOutbox };
   /** Closes the subscriber connections, stops lease renewals, and closes the client when it was made from `url`. Call it after router.close(). */
@@ -107,8 +103,7 @@ async function openRedisBackend(options: RedisBackendOptions): Promise<RedisBack
     ...(parsed.streamRetentionMs === undefined ? {} : { streamRetentionMs: parsed.streamRetentionMs }),
     ...(parsed.streamMaxLength === undefined ? {} : { streamMaxLength: parsed.streamMaxLength }),
   });
-  // Linked: each store write appends its event to the bus's stream in the same script, so a replica
-  // killed between the write and the bus's publish loses no event (resumes and push read the stream).
+  // Linked: each store write appends its event to the bus's stream in its own script (see RedisTaskStoreOptions.eventBus).
   const taskStore = new RedisTaskStore({ client, keyPrefix, eventBus });
   const taskLeases = new RedisTaskLeases({
     client,

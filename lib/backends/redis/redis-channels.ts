@@ -1,8 +1,8 @@
 /**
- * One subscriber connection (a duplicate of the command client, connected on first use) shared by
- * every channel a bus or a lease set follows: SUBSCRIBEd while it has a handler, UNSUBSCRIBEd after.
+ * One subscriber connection (a duplicate of the command client, connected on first use) shared by every channel a bus or a lease set follows:
+ * SUBSCRIBEd while it has a handler, UNSUBSCRIBEd after.
  */
-import type { Logger } from '../../logger.js';
+import type { Logger } from '../../options.js';
 import { NoticeChannels, type NoticeHandler, type ReconnectHooks } from '../shared/notice-channels.js';
 import type { RedisClient } from './redis-client.js';
 
@@ -38,8 +38,8 @@ export class RedisChannels {
     if (!subscription) {
       const listener = (message: string) => this.#notices.dispatch(name, message);
       const created: Subscription = { ready: this.#connect().then((connection) => connection.subscribe(name, listener)), listener };
-      // Reported to whoever awaits `ready`. Forgotten, so the next listen() subscribes again rather
-      // than inheriting the failure (a SUBSCRIBE that timed out may still land: undone, just in case).
+      // Reported to whoever awaits `ready`. Forgotten, so the next listen() subscribes again rather than inheriting the failure (a SUBSCRIBE that
+      // timed out may still land: undone, just in case).
       created.ready.catch(() => {
         if (this.#subscriptions.get(name) !== created) return;
         this.#subscriptions.delete(name);

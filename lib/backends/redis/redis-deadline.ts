@@ -1,6 +1,6 @@
 /**
- * A view of a node-redis client whose commands each fail after a deadline: a paused or wedged Redis
- * (TCP open, no answers) makes the seams' calls reject instead of hanging the requests behind them.
+ * A view of a node-redis client whose commands each fail after a deadline: a paused or wedged Redis (TCP open, no answers) makes the seams' calls
+ * reject instead of hanging the requests behind them.
  */
 import type { RedisArgument, RedisClient } from './redis-client.js';
 
@@ -15,11 +15,10 @@ export class RedisCommandTimeoutError extends Error {
 }
 
 /**
- * `client` with every command, SUBSCRIBE and UNSUBSCRIBE bounded by `timeoutMs`; its duplicate()s
- * (the subscriber connections) are bounded alike. Raced here rather than with node-redis's own
- * `timeout` command option (node-redis 6.3): that one drops its timer once the command is written,
- * so a command sent to a Redis that no longer reads (SIGSTOP, a stalled host) still waits forever.
- * The late answer, if one comes, is ignored; the command may have taken effect by then.
+ * `client` with every command, SUBSCRIBE and UNSUBSCRIBE bounded by `timeoutMs`; its duplicate()s (the subscriber connections) are bounded alike.
+ * Raced here rather than with node-redis's own `timeout` command option (node-redis 6.3): that one drops its timer once the command is written, so a
+ * command sent to a Redis that no longer reads (SIGSTOP, a stalled host) still waits forever. The late answer, if one comes, is ignored; the command
+ * may have taken effect by then.
  */
 export function withCommandDeadline(client: RedisClient, timeoutMs: number): RedisClient {
   return {

@@ -1,18 +1,15 @@
 /**
- * A TaskEventBus on Redis: each committed event is an entry `<version>-0` of the task's stream and
- * a PUBLISH of it on the task's channel, in one script; followers catch up from the stream.
+ * A TaskEventBus on Redis: each committed event is an entry `<version>-0` of the task's stream and a PUBLISH of it on the task's channel, in one
+ * script; followers catch up from the stream.
  */
 import { z } from 'zod';
-import { consoleLogger, type Logger } from '../../logger.js';
-import { parseOptions } from '../../options.js';
+import { consoleLogger, type Logger, parseOptions } from '../../options.js';
 import type { CommittedEvent } from '../../engine/seams/task-event-bus.js';
 import { LoggedEventBus, type Group } from '../shared/logged-event-bus.js';
 import { RedisChannels } from './redis-channels.js';
-import type { RedisClient } from './redis-client.js';
+import { type RedisClient, clientSchema, keyPrefixSchema, loggerSchema, millisecondsSchema, RedisScript } from './redis-client.js';
 import { TaskEventStreams, APPEND_EVENT_LUA } from './redis-event-stream.js';
 import { RedisKeys } from './redis-keys.js';
-import { clientSchema, keyPrefixSchema, loggerSchema, millisecondsSchema } from './redis-options.js';
-import { RedisScript } from './redis-script.js';
 
 export interface RedisTaskEventBusOptions {
   /** A connected node-redis client for commands; the bus duplicates it for its subscriptions and does not close it. */
@@ -35,15 +32,14 @@ const optionsSchema = z.strictObject({
   logger: loggerSchema.default(consoleLogger),
 });
 
-// KEYS: the stream. ARGV: version, payload, max length, retention ms, channel. Replies 0 when the
-// stream has that version (or a later one) already, so nothing happens.
+// KEYS: the stream. ARGV: version, payload, max length, retention ms, channel. Replies 0 when the stream has that version (or a later one) already,
+// so nothing happens.
 const PUBLISH = new RedisScript(`${APPEND_EVENT_LUA}
 return append_event(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])
 `);
 
-// KEYS: the cancel count, the cancel log. ARGV: task key, its cancel channel. Numbers the request,
-// logs it (the last 1000 or so kept: a subscriber connection that was replaced replays them) and
-// publishes its number.
+// KEYS: the cancel count, the cancel log. ARGV: task key, its cancel channel. Numbers the request, logs it (the last 1000 or so kept: a subscriber
+// connection that was replaced replays them) and publishes its number.
 const SEND_CANCEL = new RedisScript(`
 local n = redis.call('INCR', KEYS[1])
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', 1000, n .. '-0', 'k', ARGV[1])
@@ -57,10 +53,9 @@ const streamsOfBus = new WeakMap<RedisTaskEventBus, TaskEventStreams>();
 /** The streams of `bus`, for a store that appends its events to them. */
 export const taskEventStreams = (bus: RedisTaskEventBus): TaskEventStreams => streamsOfBus.get(bus)!;
 
-// KEYS: the stream. ARGV: the version after which events are wanted, and '1' to check that the
-// stream still holds all of them. Replies false when it is checked and the stream is gone or starts
-// above the next version (trimmed or expired: some may be missing), else the payloads after that
-// version, oldest first.
+// KEYS: the stream. ARGV: the version after which events are wanted, and '1' to check that the stream still holds all of them. Replies false when it
+// is checked and the stream is gone or starts above the next version (trimmed or expired: some may be missing), else the payloads after that version,
+// oldest first.
 const READ = new RedisScript(`
 local after = tonumber(ARGV[1])
 if ARGV[2] == '1' then
@@ -106,8 +101,8 @@ export class RedisTaskEventBus extends LoggedEventBus {
   }
 
   /**
-   * Where the stream stands is asked before the SUBSCRIBE, so every event published after this
-   * call is read from the stream (once subscribed) or arrives on the channel.
+   * Where the stream stands is asked before the SUBSCRIBE, so every event published after this call is read from the stream (once subscribed) or
+   * arrives on the channel.
    */
   protected follow(group: Group): Promise<{ top: number; read: boolean }> {
     const fence = this.#client.sendCommand<Array<[string, unknown]>>(['XREVRANGE', this.#keys.events(group.key), '+', '-', 'COUNT', '1']);

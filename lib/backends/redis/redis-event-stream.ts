@@ -1,6 +1,6 @@
 /**
- * The task event streams of RedisTaskEventBus, shared with the linked RedisTaskStore: one Lua
- * fragment appends and publishes for both, so entry id, payload, trimming and expiry are the same.
+ * The task event streams of RedisTaskEventBus, shared with the linked RedisTaskStore: one Lua fragment appends and publishes for both, so entry id,
+ * payload, trimming and expiry are the same.
  */
 import type { TaskScope } from '../../engine/seams/task-store.js';
 import { taskKey } from '../../engine/task-key.js';
@@ -8,9 +8,8 @@ import { AppendedVersions } from '../shared/logged-event-bus.js';
 import type { RedisKeys } from './redis-keys.js';
 
 /**
- * Lua: appends payload `p` as entry `<version>-0` to stream key `k`, trimmed to about `maxlen`
- * entries, keeps it `ttl` ms, and publishes `p` on `channel`. An id at or below the stream's last is
- * refused by XADD (that version is there already): nothing else happens then, and pcall keeps the
+ * Lua: appends payload `p` as entry `<version>-0` to stream key `k`, trimmed to about `maxlen` entries, keeps it `ttl` ms, and publishes `p` on
+ * `channel`. An id at or below the stream's last is refused by XADD (that version is there already): nothing else happens then, and pcall keeps the
  * refusal from aborting a script that has written already (Redis does not roll a script back).
  */
 export const APPEND_EVENT_LUA = `
@@ -41,8 +40,8 @@ export class TaskEventStreams {
   ) {}
 
   /**
-   * A store write script's stream key (KEYS) and [max length, retention, channel] (ARGV); the script
-   * builds the payload from the task JSON it stores anyway (COMMITTED_LUA): the task is sent once.
+   * A store write script's stream key (KEYS) and [max length, retention, channel] (ARGV); the script builds the payload from the task JSON it stores
+   * anyway (COMMITTED_LUA): the task is sent once.
    */
   streamArgs(scope: TaskScope, taskId: string): { stream: string; args: Array<string | number> } {
     const { stream, channel } = this.keys.taskEvents(scope, taskId);

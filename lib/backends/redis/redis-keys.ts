@@ -1,7 +1,6 @@
 /**
- * Every Redis key and channel name the seams use, in one place. Each name is the prefix, a literal
- * kind, then the variable parts; user text (tenant, owner, context id) is length-prefixed, so two
- * different (tenant, owner, context) triples can never produce the same name.
+ * Every Redis key and channel name the seams use, in one place. Each name is the prefix, a literal kind, then the variable parts; user text (tenant,
+ * owner, context id) is length-prefixed, so two different (tenant, owner, context) triples can never produce the same name.
  */
 import type { TaskState } from '../../protocol/schemas.js';
 import type { TaskScope } from '../../engine/seams/task-store.js';
@@ -24,16 +23,16 @@ export class RedisKeys {
   }
 
   /**
-   * List: the artifact and status updates written since the task's JSON in its hash was last
-   * written, as `a<artifact update JSON>` or `s<status update JSON>`, oldest first; folded in on read.
+   * List: the artifact and status updates written since the task's JSON in its hash was last written, as `a<artifact update JSON>` or `s<status
+   * update JSON>`, oldest first; folded in on read.
    */
   taskDeltas(taskId: string): string {
     return `${this.prefix}task-deltas:${taskId}`;
   }
 
   /**
-   * Sorted sets listing a scope's tasks (all of them; by context; by state; by both), members in
-   * ListTasks order. One is read per query, whichever matches its filters.
+   * Sorted sets listing a scope's tasks (all of them; by context; by state; by both), members in ListTasks order. One is read per query, whichever
+   * matches its filters.
    */
   taskIndex(scope: TaskScope, contextId?: string, state?: TaskState): string {
     const base = `${this.prefix}tasks:${scopeId(scope)}`;
@@ -42,8 +41,8 @@ export class RedisKeys {
   }
 
   /**
-   * The by-context sets a task without a context id is kept in: no query names them (a contextId
-   * filter never matches such a task), but every task has the same four entries to maintain.
+   * The by-context sets a task without a context id is kept in: no query names them (a contextId filter never matches such a task), but every task
+   * has the same four entries to maintain.
    */
   noContextIndex(scope: TaskScope, state?: TaskState): string {
     const base = `${this.prefix}tasks:${scopeId(scope)}`;
@@ -51,8 +50,8 @@ export class RedisKeys {
   }
 
   /**
-   * Sorted set of every finished task (score 0), member `<status timestamp> NUL <taskKey>`: byte
-   * order is finishing order, so retention reads the oldest with one ZRANGEBYLEX.
+   * Sorted set of every finished task (score 0), member `<status timestamp> NUL <taskKey>`: byte order is finishing order, so retention reads the
+   * oldest with one ZRANGEBYLEX.
    */
   finishedTasks(): string {
     return `${this.prefix}tasks-finished`;

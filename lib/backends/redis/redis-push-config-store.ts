@@ -1,20 +1,12 @@
-/**
- * RedisPushConfigStore: push configs on the Redis of the task store, under the same key prefix.
- * A task's configs are one hash keyed by taskKey(scope, id) (another scope's configs live under
- * another key), their order a sorted set; each config carries its delivery cursor, which
- * RedisPushOutbox moves. A new config's cursor starts at its task's version, read in the same
- * script. Credentials are stored as given (they are sent to the webhook) and never logged here.
- */
+/** RedisPushConfigStore: push configs on the Redis of the task store, under the same key prefix. */
 import { z } from 'zod';
 import { parseOptions } from '../../options.js';
 import { PushConfigLimitError, type PushConfigStore, type StoredPushConfig } from '../../engine/seams/push-config-store.js';
 import type { ConfigCursor } from '../../engine/push/push-cursors.js';
 import type { TaskScope } from '../../engine/seams/task-store.js';
 import { taskKey } from '../../engine/task-key.js';
-import type { RedisClient } from './redis-client.js';
+import { type RedisClient, clientSchema, keyPrefixSchema, RedisScript } from './redis-client.js';
 import { RedisKeys, scopeId } from './redis-keys.js';
-import { clientSchema, keyPrefixSchema } from './redis-options.js';
-import { RedisScript } from './redis-script.js';
 
 export interface RedisPushConfigStoreOptions {
   /** A connected node-redis client; the store does not close it. */
@@ -25,10 +17,9 @@ export interface RedisPushConfigStoreOptions {
 
 const optionsSchema = z.strictObject({ client: clientSchema, keyPrefix: keyPrefixSchema });
 
-// KEYS: configs hash, order set, task hash, push-tasks set. ARGV: id, JSON, failing flag, bound,
-// scope id, push-tasks member. Replies 0 over the bound. A config put on an ended task is owed
-// nothing: its task joins no sweep, which would drop the configs of an ended task owing nothing
-// (the client keeps it until it deletes it).
+// KEYS: configs hash, order set, task hash, push-tasks set. ARGV: id, JSON, failing flag, bound, scope id, push-tasks member. Replies 0 over the
+// bound. A config put on an ended task is owed nothing: its task joins no sweep, which would drop the configs of an ended task owing nothing (the
+// client keeps it until it deletes it).
 const PUT = new RedisScript(`
 if not redis.call('ZSCORE', KEYS[2], ARGV[1]) then
   if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then return 0 end
@@ -50,8 +41,7 @@ redis.call('HSET', KEYS[1], 'c:' .. ARGV[1], ARGV[2], 'f:' .. ARGV[1], ARGV[3])
 return 1
 `);
 
-// KEYS: configs hash, order set, push-tasks set. ARGV: push-tasks member, then the ids to remove
-// (none: all of them).
+// KEYS: configs hash, order set, push-tasks set. ARGV: push-tasks member, then the ids to remove (none: all of them).
 const DELETE = new RedisScript(`
 if #ARGV == 1 then
   redis.call('DEL', KEYS[1], KEYS[2])
@@ -96,6 +86,11 @@ const parse = (json: string, failing: string): StoredPushConfig => {
 /** The push-tasks member of a task: what the outbox's sweep reads back. */
 export const pushTaskMember = (scope: TaskScope, taskId: string): string => JSON.stringify([scope.tenant, scope.owner, taskId]);
 
+/**
+ * A task's configs are one hash keyed by taskKey(scope, id) (another scope's configs live under another key), their order a sorted set; each config
+ * carries its delivery cursor, which RedisPushOutbox moves. A new config's cursor starts at its task's version, read in the same script. Credentials
+ * are stored as given (they are sent to the webhook) and never logged here.
+ */
 export class RedisPushConfigStore implements PushConfigStore {
   readonly #client: RedisClient;
   readonly #keys: RedisKeys;

@@ -1,10 +1,9 @@
 /**
- * RedisPushOutbox: the claiming outbox on Redis. The events are the task's stream, the cursors sit
- * with the configs (RedisPushConfigStore), and a claim is a key with a time to live.
+ * RedisPushOutbox: the claiming outbox on Redis. The events are the task's stream, the cursors sit with the configs (RedisPushConfigStore), and a
+ * claim is a key with a time to live.
  */
 import { z } from 'zod';
-import { consoleLogger, type Logger } from '../../logger.js';
-import { parseOptions } from '../../options.js';
+import { consoleLogger, type Logger, parseOptions } from '../../options.js';
 import type { StreamResponse } from '../../protocol/schemas.js';
 import type { LoggedEvent, Span } from '../../engine/push/push-cursors.js';
 import type { PushDelivery } from '../../engine/seams/push-outbox.js';
@@ -12,11 +11,9 @@ import type { TaskStore } from '../../engine/seams/task-store.js';
 import { taskKey } from '../../engine/task-key.js';
 import type { CommittedEvent } from '../../engine/seams/task-event-bus.js';
 import { ClaimingOutbox } from '../shared/claiming-outbox.js';
-import type { RedisClient } from './redis-client.js';
+import { type RedisClient, clientSchema, keyPrefixSchema, loggerSchema, millisecondsSchema, RedisScript } from './redis-client.js';
 import { RedisKeys, scopeId } from './redis-keys.js';
-import { clientSchema, keyPrefixSchema, loggerSchema, millisecondsSchema } from './redis-options.js';
 import type { RedisPushConfigStore } from './redis-push-config-store.js';
-import { RedisScript } from './redis-script.js';
 
 export interface RedisPushOutboxOptions {
   readonly client: RedisClient;
@@ -44,9 +41,8 @@ const optionsSchema = z.strictObject({
   logger: loggerSchema.default(consoleLogger),
 });
 
-// KEYS: claim, configs hash, task hash, stream. ARGV: replica id, ttl, scope id. Replies 1 (claimed:
-// some cursor is behind the stream, or behind the task when the stream expired), 2 (ended task,
-// nothing owed: its configs can go), 0 otherwise (claimed by another, or nothing owed).
+// KEYS: claim, configs hash, task hash, stream. ARGV: replica id, ttl, scope id. Replies 1 (claimed: some cursor is behind the stream, or behind the
+// task when the stream expired), 2 (ended task, nothing owed: its configs can go), 0 otherwise (claimed by another, or nothing owed).
 const CLAIM = new RedisScript(`
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 local task = redis.call('HMGET', KEYS[3], 's', 'v', 't')
@@ -65,8 +61,8 @@ if task[3] == '1' then return 2 end
 return 0
 `);
 
-// KEYS: configs hash, stream. ARGV: config id, span start, span end. Moves the cursor to the end
-// when no streamed event between it and the span start is still owed (compare-and-set).
+// KEYS: configs hash, stream. ARGV: config id, span start, span end. Moves the cursor to the end when no streamed event between it and the span start
+// is still owed (compare-and-set).
 const ADVANCE = new RedisScript(`
 local d = redis.call('HGET', KEYS[1], 'd:' .. ARGV[1])
 if not d then return 0 end
@@ -122,8 +118,8 @@ export class RedisPushOutbox extends ClaimingOutbox {
   /** The tasks of the push-tasks set, a batch at a time: each claimed when nobody holds it, with what it is owed. */
   protected async sweep(): Promise<PushDelivery[]> {
     const members = await this.#client.sendCommand<string[]>(['SMEMBERS', this.#keys.pushTasks()]);
-    // Tasks are independent (a claim per task): a batch at a time in flight, not one round trip
-    // after another, so a sweep over thousands of tasks takes a few dozen round trips' time.
+    // Tasks are independent (a claim per task): a batch at a time in flight, not one round trip after another, so a sweep over thousands of tasks
+    // takes a few dozen round trips' time.
     const out: PushDelivery[] = [];
     for (let from = 0; from < members.length; from += SWEEP_BATCH) {
       const batch = await Promise.all(members.slice(from, from + SWEEP_BATCH).map((member) => this.#takeOver(member)));

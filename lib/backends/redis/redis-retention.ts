@@ -1,18 +1,15 @@
 /**
- * Retention for RedisTaskStore: the finished-tasks set (written by the store's scripts when a task
- * reaches a terminal state) read oldest first, and one script per batch removing each task with
- * everything kept for it, so replicas sweeping at once remove each task once.
+ * Retention for RedisTaskStore: the finished-tasks set (written by the store's scripts when a task reaches a terminal state) read oldest first, and
+ * one script per batch removing each task with everything kept for it, so replicas sweeping at once remove each task once.
  */
 import type { TaskScope } from '../../engine/seams/task-store.js';
-import type { RedisClient } from './redis-client.js';
+import { type RedisClient, RedisScript } from './redis-client.js';
 import { RedisKeys, scopeId } from './redis-keys.js';
 import { pushTaskMember } from './redis-push-config-store.js';
-import { RedisScript } from './redis-script.js';
 
 /**
- * A finished-tasks member: the status timestamp, NUL, the task key. Byte order is timestamp order
- * (a NUL sorts below every other byte, so a timestamp sorts before the ones it is a prefix of, as
- * text comparison does). A NUL inside a timestamp (no valid one has any) becomes 0x01.
+ * A finished-tasks member: the status timestamp, NUL, the task key. Byte order is timestamp order (a NUL sorts below every other byte, so a timestamp
+ * sorts before the ones it is a prefix of, as text comparison does). A NUL inside a timestamp (no valid one has any) becomes 0x01.
  */
 export const finishedMember = (timestamp: string, key: string): string => `${timestamp.replaceAll('\0', '\x01')}\0${key}`;
 
@@ -34,11 +31,9 @@ function parseTaskKey(key: string): { scope: TaskScope; taskId: string } | undef
 const KEYS_PER_TASK = 6;
 const ARGS_PER_TASK = 3;
 
-// KEYS: finished-tasks set, push-tasks set, then per task: hash, delta list, event stream, push
-// configs, push order, push claim. ARGV per task: finished member, scope id, push-tasks member.
-// A task whose member is gone from the set was removed by another sweeper: skipped. One whose hash
-// is another scope's or not terminal (never written so) only loses the stray member. Replies how
-// many tasks it removed.
+// KEYS: finished-tasks set, push-tasks set, then per task: hash, delta list, event stream, push configs, push order, push claim. ARGV per task:
+// finished member, scope id, push-tasks member. A task whose member is gone from the set was removed by another sweeper: skipped. One whose hash is
+// another scope's or not terminal (never written so) only loses the stray member. Replies how many tasks it removed.
 const REMOVE = new RedisScript(`
 local removed = 0
 for t = 0, (#ARGV / ${ARGS_PER_TASK}) - 1 do

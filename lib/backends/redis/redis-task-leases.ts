@@ -1,22 +1,11 @@
-/**
- * TaskLeases on Redis. A lease is `SET lease:<key> <holder> NX PX <ttl>`, renewed every ttl/3 by a
- * script that extends it only while it still names this holder; release deletes it the same way
- * and PUBLISHes a notice, which wakes the processes waiting for it (they also poll, with a bounded
- * backoff, for a lease that expires because its holder died). Every held lease is also in one
- * sorted set scored by its expiry, in Redis server time, so claimExpired() finds a dead holder's
- * task without scanning keys; the claim removes it from the set inside one script, so exactly one
- * caller across all processes gets each. With them, the tasks mid-turn that have no lease at all.
- */
+/** TaskLeases on Redis. */
 import { z } from 'zod';
-import { consoleLogger, type Logger } from '../../logger.js';
-import { parseOptions } from '../../options.js';
+import { consoleLogger, type Logger, parseOptions } from '../../options.js';
 import type { LeasedTask } from '../../engine/seams/task-leases.js';
 import { ExpiringLeases, type LeaseRef, type ReleaseNotices } from '../shared/expiring-leases.js';
 import { RedisChannels } from './redis-channels.js';
-import type { RedisClient } from './redis-client.js';
+import { type RedisClient, clientSchema, keyPrefixSchema, loggerSchema, millisecondsSchema, RedisScript } from './redis-client.js';
 import { leaseMember, RedisKeys } from './redis-keys.js';
-import { clientSchema, keyPrefixSchema, loggerSchema, millisecondsSchema } from './redis-options.js';
-import { RedisScript } from './redis-script.js';
 
 export interface RedisTaskLeasesOptions {
   /** A connected node-redis client for commands; duplicated for the release notices, not closed. */
@@ -24,9 +13,8 @@ export interface RedisTaskLeasesOptions {
   /** Put before every key and channel. Default 'a2a:'. */
   readonly keyPrefix?: string;
   /**
-   * How long a lease outlives its last renewal (renewed every third of it): how soon a dead
-   * replica's tasks are settled, and how long a Redis hiccup may last before a lease is lost.
-   * Default 10000.
+   * How long a lease outlives its last renewal (renewed every third of it): how soon a dead replica's tasks are settled, and how long a Redis hiccup
+   * may last before a lease is lost. Default 10000.
    */
   readonly leaseTtlMs?: number;
   /** Renewal failures are reported here. Default: the console. */
@@ -70,9 +58,8 @@ redis.call('PUBLISH', ARGV[3], '')
 return 1
 `);
 
-// KEYS: live-lease set. ARGV: lease key prefix, how many at most. A member past its expiry whose
-// lease is gone (its holder stopped renewing) is removed and returned: this caller claimed it.
-// One past its expiry whose lease still exists is a renewal that is due; it stays.
+// KEYS: live-lease set. ARGV: lease key prefix, how many at most. A member past its expiry whose lease is gone (its holder stopped renewing) is
+// removed and returned: this caller claimed it. One past its expiry whose lease still exists is a renewal that is due; it stays.
 const CLAIM = new RedisScript(`
 ${NOW}
 local claimed = {}
@@ -85,9 +72,9 @@ end
 return claimed
 `);
 
-// KEYS: mid-turn set, live-lease set. ARGV: lease key prefix, how many at most, task key prefix. A
-// task mid-turn with neither a lease nor a live-lease entry runs nowhere (a write given up on that
-// ran later): every caller gets it, and whichever takes its lease settles it. A task gone leaves.
+// KEYS: mid-turn set, live-lease set. ARGV: lease key prefix, how many at most, task key prefix. A task mid-turn with neither a lease nor a
+// live-lease entry runs nowhere (a write given up on that ran later): every caller gets it, and whichever takes its lease settles it. A task gone
+// leaves.
 const STRANDED = new RedisScript(`
 local stranded = {}
 for _, member in ipairs(redis.call('SMEMBERS', KEYS[1])) do
@@ -106,6 +93,13 @@ const CLAIMS_PER_SWEEP = 100;
 /** A lease's member of the live-lease set: what claimExpired() returns for it. */
 const memberOf = ({ key, task }: LeaseRef): string => leaseMember(key, task.scope, task.taskId);
 
+/**
+ * A lease is `SET lease:<key> <holder> NX PX <ttl>`, renewed every ttl/3 by a script that extends it only while it still names this holder; release
+ * deletes it the same way and PUBLISHes a notice, which wakes the processes waiting for it (they also poll, with a bounded backoff, for a lease that
+ * expires because its holder died). Every held lease is also in one sorted set scored by its expiry, in Redis server time, so claimExpired() finds a
+ * dead holder's task without scanning keys; the claim removes it from the set inside one script, so exactly one caller across all processes gets
+ * each. With them, the tasks mid-turn that have no lease at all.
+ */
 export class RedisTaskLeases extends ExpiringLeases {
   readonly #client: RedisClient;
   readonly #keys: RedisKeys;

@@ -1,15 +1,13 @@
 /**
- * The write scripts of RedisTaskStore: each checks scope, version and terminal state, writes the
- * task and moves its listing, finished and mid-turn entries, and appends its event, in one script.
+ * The write scripts of RedisTaskStore: each checks scope, version and terminal state, writes the task and moves its listing, finished and mid-turn
+ * entries, and appends its event, in one script.
  */
 import { APPEND_EVENT_LUA, COMMITTED_LUA } from './redis-event-stream.js';
-import { RedisScript } from './redis-script.js';
+import { RedisScript } from './redis-client.js';
 
-// KEYS: task hash, then its four listing sets, its delta list, the finished-tasks set, the
-// mid-turn set, then the task's event stream when the event is appended. ARGV: scope, JSON,
-// terminal flag, listing member, finished member ('' unless terminal), mid-turn member and flag,
-// then (with the stream) the stream max length, retention ms and channel; the event is the task's
-// `{ task }`.
+// KEYS: task hash, then its four listing sets, its delta list, the finished-tasks set, the mid-turn set, then the task's event stream when the event
+// is appended. ARGV: scope, JSON, terminal flag, listing member, finished member ('' unless terminal), mid-turn member and flag, then (with the
+// stream) the stream max length, retention ms and channel; the event is the task's `{ task }`.
 export const CREATE = new RedisScript(`${APPEND_EVENT_LUA}${COMMITTED_LUA}
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('DEL', KEYS[6])
@@ -22,10 +20,9 @@ if KEYS[9] then append_event(KEYS[9], 1, committed('{"task":' .. ARGV[2] .. '}',
 return 1
 `);
 
-// As CREATE, with ARGV[6] the expected version, ARGV[7] and [8] the mid-turn member and flag, then
-// (with the stream) the event's JSON and the stream arguments. Replies
-// {1, new version}, {0} (not in this scope) or {2, stored version} (conflict: another version, or
-// a terminal task); only a write appends the event.
+// As CREATE, with ARGV[6] the expected version, ARGV[7] and [8] the mid-turn member and flag, then (with the stream) the event's JSON and the stream
+// arguments. Replies {1, new version}, {0} (not in this scope) or {2, stored version} (conflict: another version, or a terminal task); only a write
+// appends the event.
 export const UPDATE = new RedisScript(`${APPEND_EVENT_LUA}${COMMITTED_LUA}
 local stored = redis.call('HMGET', KEYS[1], 's', 'v', 't', 'm', 'i1', 'i2', 'i3', 'i4')
 if stored[1] ~= ARGV[1] then return {0} end
@@ -42,11 +39,10 @@ if KEYS[9] then append_event(KEYS[9], version + 1, committed(ARGV[9], ARGV[2], v
 return {1, version + 1}
 `);
 
-// An artifact event. KEYS: task hash, delta list, then (with the stream) the event stream. ARGV:
-// scope, expected version, the delta, then (with the stream) the event's JSON, the task's JSON
-// without its artifacts (the bus payload's task: an artifact event does not change the rest, and
-// the artifacts would make every payload as long as the task), max length, retention ms, channel.
-// Replies as UPDATE; the listing sets do not change (an artifact event leaves status and context).
+// An artifact event. KEYS: task hash, delta list, then (with the stream) the event stream. ARGV: scope, expected version, the delta, then (with the
+// stream) the event's JSON, the task's JSON without its artifacts (the bus payload's task: an artifact event does not change the rest, and the
+// artifacts would make every payload as long as the task), max length, retention ms, channel. Replies as UPDATE; the listing sets do not change (an
+// artifact event leaves status and context).
 export const APPEND_ARTIFACT = new RedisScript(`${APPEND_EVENT_LUA}${COMMITTED_LUA}
 local stored = redis.call('HMGET', KEYS[1], 's', 'v', 't')
 if stored[1] ~= ARGV[1] then return {0} end
@@ -58,12 +54,10 @@ if KEYS[3] then append_event(KEYS[3], version + 1, committed(ARGV[4], ARGV[5], v
 return {1, version + 1}
 `);
 
-// A status event: as UPDATE (the listing sets move with the state and timestamp) but the task's
-// JSON stays and the status joins the delta list. KEYS: task hash, four listing sets, delta list,
-// finished-tasks set, mid-turn set, then (with the stream) the event stream. ARGV: scope, terminal
-// flag, listing member, expected version, the delta, finished member, mid-turn member and flag, then
-// (with the stream) the event's JSON, the payload's task JSON, max length, retention ms, channel.
-// Replies as UPDATE.
+// A status event: as UPDATE (the listing sets move with the state and timestamp) but the task's JSON stays and the status joins the delta list. KEYS:
+// task hash, four listing sets, delta list, finished-tasks set, mid-turn set, then (with the stream) the event stream. ARGV: scope, terminal flag,
+// listing member, expected version, the delta, finished member, mid-turn member and flag, then (with the stream) the event's JSON, the payload's task
+// JSON, max length, retention ms, channel. Replies as UPDATE.
 export const APPEND_STATUS = new RedisScript(`${APPEND_EVENT_LUA}${COMMITTED_LUA}
 local stored = redis.call('HMGET', KEYS[1], 's', 'v', 't', 'm', 'i1', 'i2', 'i3', 'i4')
 if stored[1] ~= ARGV[1] then return {0} end

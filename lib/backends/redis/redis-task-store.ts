@@ -1,13 +1,6 @@
 /**
- * A TaskStore on Redis, shared by every replica. A task is one hash; each write is one Lua script
- * that checks the scope, the version and the terminal flag and then writes the task and its listing
- * entries together, so a stale writer or another scope never changes anything. Listing reads one
- * sorted set (all of a scope's tasks, or those of one context, one state, or both) whose members
- * sort in ListTasks order, so a page costs O(log n + page) and never loads the other tasks.
- * Given the backend's RedisTaskEventBus (`eventBus`), the same script also appends the committed
- * event to the task's stream and publishes it, so no event is stored without reaching the stream.
- * An artifact or status event is one RPUSH of the update to the task's delta list (the task's JSON
- * is not rewritten); a read folds the deltas into the task and writes the result back (compaction).
+ * A TaskStore on Redis, shared by every replica. A task is one hash; each write is one Lua script that checks the scope, the version and the terminal
+ * flag and then writes the task and its listing entries together, so a stale writer or another scope never changes anything.
  */
 import { z } from 'zod';
 import type { StreamResponse, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent } from '../../protocol/schemas.js';
@@ -27,15 +20,12 @@ import {
   type TaskStore,
   type VersionedTask,
 } from '../../engine/seams/task-store.js';
-import type { RedisClient } from './redis-client.js';
+import { type RedisClient, clientSchema, keyPrefixSchema, RedisScript } from './redis-client.js';
 import { RedisTaskEventBus, taskEventStreams } from './redis-event-bus.js';
 import type { TaskEventStreams } from './redis-event-stream.js';
 import { leaseMember, RedisKeys, scopeId } from './redis-keys.js';
-import { clientSchema, keyPrefixSchema } from './redis-options.js';
-import { RedisScript } from './redis-script.js';
 import { APPEND_ARTIFACT, APPEND_STATUS, CREATE, UPDATE } from './redis-task-scripts.js';
 import { finishedMember, removeFinishedTasks } from './redis-retention.js';
-import { loadTraceContext, saveTraceContext } from './redis-trace-context.js';
 import { taskKey } from '../../engine/task-key.js';
 
 export interface RedisTaskStoreOptions {
@@ -44,10 +34,9 @@ export interface RedisTaskStoreOptions {
   /** Put before every key. Default 'a2a:'. */
   readonly keyPrefix?: string;
   /**
-   * The event bus on the same Redis server (createRedisBackend links them): every write that
-   * records an event appends it to the bus's task stream and publishes it on the task's channel in
-   * the write's own script, so a replica killed right after a write has lost nothing, and the bus's
-   * publish() of that event costs nothing. Without it the engine's publish() does both, after the write.
+   * The event bus on the same Redis server (createRedisBackend links them): every write that records an event appends it to the bus's task stream and
+   * publishes it on the task's channel in the write's own script, so a replica killed right after a write has lost nothing, and the bus's publish()
+   * of that event costs nothing. Without it the engine's publish() does both, after the write.
    */
   readonly eventBus?: RedisTaskEventBus;
 }
@@ -58,8 +47,7 @@ const optionsSchema = z.strictObject({
   eventBus: z.custom<RedisTaskEventBus>((v) => v instanceof RedisTaskEventBus, { error: 'must be a RedisTaskEventBus' }).optional(),
 });
 
-// KEYS: task hash, delta list. ARGV: scope. Replies false when the task is not in that scope, else
-// {version, JSON, delta...}.
+// KEYS: task hash, delta list. ARGV: scope. Replies false when the task is not in that scope, else {version, JSON, delta...}.
 const GET = new RedisScript(`
 local stored = redis.call('HMGET', KEYS[1], 's', 'v', 'j')
 if stored[1] ~= ARGV[1] or not stored[2] or not stored[3] then return false end
@@ -68,8 +56,8 @@ for _, delta in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do out[#out + 1] = 
 return out
 `);
 
-// KEYS: task hash, delta list. ARGV: the version read, the task's JSON with its deltas folded in.
-// Replaces the JSON and drops the deltas unless the task was written since that read.
+// KEYS: task hash, delta list. ARGV: the version read, the task's JSON with its deltas folded in. Replaces the JSON and drops the deltas unless the
+// task was written since that read.
 const COMPACT = new RedisScript(`
 if redis.call('HGET', KEYS[1], 'v') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'j', ARGV[2])
@@ -77,9 +65,9 @@ redis.call('DEL', KEYS[2])
 return 1
 `);
 
-// KEYS: one listing set. ARGV: lex range start and end, how many, the task key prefix, the delta
-// list prefix. Replies {matches in the range from its start to the set's start, {JSON, delta...}...}. A member is the encoded
-// timestamp, ended by the bytes 255 254 (which occur nowhere else in it), then the task id.
+// KEYS: one listing set. ARGV: lex range start and end, how many, the task key prefix, the delta list prefix. Replies {matches in the range from its
+// start to the set's start, {JSON, delta...}...}. A member is the encoded timestamp, ended by the bytes 255 254 (which occur nowhere else in it),
+// then the task id.
 const LIST = new RedisScript(`
 local total
 if ARGV[2] == '+' then total = redis.call('ZCARD', KEYS[1]) else total = redis.call('ZLEXCOUNT', KEYS[1], '-', ARGV[2]) end
@@ -117,10 +105,9 @@ function materialize(json: string, deltas: readonly string[]): Task {
 }
 
 /**
- * The timestamp so that byte order is newest first: each byte inverted, a zero byte escaped as
- * 255 0, ended by 255 254 (the inverted form of an order-preserving, prefix-free encoding), so a
- * longer timestamp sorts before its own prefix, as in compareForListing. Byte order is UTF-8
- * order, which equals JavaScript's string order for every timestamp the engine writes.
+ * The timestamp so that byte order is newest first: each byte inverted, a zero byte escaped as 255 0, ended by 255 254 (the inverted form of an
+ * order-preserving, prefix-free encoding), so a longer timestamp sorts before its own prefix, as in compareForListing. Byte order is UTF-8 order,
+ * which equals JavaScript's string order for every timestamp the engine writes.
  */
 function newestFirst(timestamp: string): Buffer {
   const bytes = Buffer.from(timestamp, 'utf8');
@@ -140,6 +127,10 @@ function newestFirst(timestamp: string): Buffer {
 /** A listing member: ListTasks order is the members' byte order (then the id breaks ties). */
 const listingMember = (timestamp: string, taskId: string): Buffer => Buffer.concat([newestFirst(timestamp), Buffer.from(taskId, 'utf8')]);
 
+/**
+ * Listing reads one sorted set (a scope's tasks, or those of one context, one state, or both) in ListTasks order: a page costs O(log n + page). An
+ * artifact or status event is one RPUSH of the update to the task's delta list; a read folds the deltas in and writes the result back (compaction).
+ */
 export class RedisTaskStore implements TaskStore {
   readonly #client: RedisClient;
   readonly #keys: RedisKeys;
@@ -159,9 +150,8 @@ export class RedisTaskStore implements TaskStore {
   }
 
   /**
-   * Retention: up to `limit` finished tasks older than the cutoff, read from the finished-tasks set
-   * and removed with their listing entries, delta list, event stream and push keys in one script
-   * (see redis-retention.ts). Tasks that finished before this version kept the set are not in it.
+   * Retention: up to `limit` finished tasks older than the cutoff, read from the finished-tasks set and removed with their listing entries, delta
+   * list, event stream and push keys in one script (see redis-retention.ts). Tasks that finished before this version kept the set are not in it.
    */
   async removeFinished(finishedBefore: string, limit: number): Promise<number> {
     return removeFinishedTasks(this.#client, this.#keys, finishedBefore, limit);
@@ -204,8 +194,8 @@ export class RedisTaskStore implements TaskStore {
     return 1;
   }
 
-  // Only the change's event is used: the whole task is one JSON value, replaced in the same script.
-  // A write without an event (a follow-up joining the history) appends nothing.
+  // Only the change's event is used: the whole task is one JSON value, replaced in the same script. A write without an event (a follow-up joining the
+  // history) appends nothing.
   async update(scope: TaskScope, task: Task, expectedVersion: number, change?: TaskChange): Promise<number> {
     if (change?.kind === 'artifact') return this.#appendArtifact(scope, task, expectedVersion, change.update, change.event);
     if (change?.kind === 'status') return this.#appendStatus(scope, task, expectedVersion, change.update, change.event);
@@ -236,8 +226,7 @@ export class RedisTaskStore implements TaskStore {
   async list(scope: TaskScope, query: ListTasksQuery): Promise<TaskPage> {
     const cursor = query.pageToken ? decodePageToken(query.pageToken) : undefined;
     const start = cursor ? Buffer.concat([Buffer.from('('), listingMember(cursor.timestamp, cursor.id)]) : '-';
-    // Inclusive bound: every member of that timestamp is its encoding plus an id, whose UTF-8
-    // bytes are all below 255.
+    // Inclusive bound: every member of that timestamp is its encoding plus an id, whose UTF-8 bytes are all below 255.
     const end =
       query.statusTimestampAfter === undefined
         ? '+'
@@ -302,8 +291,8 @@ export class RedisTaskStore implements TaskStore {
     const append = event && this.#streams?.streamArgs(scope, task.id);
     if (append) {
       keys.push(append.stream);
-      // Subscribers take the task of a final or interrupted status as the turn's answer: it is whole
-      // then. Any other status leaves the artifacts out, like an artifact event.
+      // Subscribers take the task of a final or interrupted status as the turn's answer: it is whole then. Any other status leaves the artifacts out,
+      // like an artifact event.
       const payloadTask = endsTurn(task.status.state) || task.artifacts === undefined ? task : { ...task, artifacts: undefined };
       args.push(JSON.stringify(event), JSON.stringify(payloadTask), ...append.args);
     }
@@ -343,3 +332,19 @@ const midTurnArgs = (scope: TaskScope, task: Task): [string, string] => [
   leaseMember(taskKey(scope, task.id), scope, task.id),
   isTerminal(task.status.state) || isInterrupted(task.status.state) ? '0' : '1',
 ];
+
+// KEYS: task hash. ARGV: scope, traceparent.
+const SAVE = new RedisScript(`
+if redis.call('HGET', KEYS[1], 's') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'tp', ARGV[2])
+return 1
+`);
+
+async function saveTraceContext(client: RedisClient, taskHash: string, scopeId: string, traceparent: string): Promise<void> {
+  await SAVE.run<number>(client, [taskHash], [scopeId, traceparent]);
+}
+
+async function loadTraceContext(client: RedisClient, taskHash: string, scopeId: string): Promise<string | undefined> {
+  const [scope, traceparent] = await client.sendCommand<Array<string | null>>(['HMGET', taskHash, 's', 'tp']);
+  return scope === scopeId && traceparent ? traceparent : undefined;
+}

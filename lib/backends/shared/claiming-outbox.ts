@@ -1,9 +1,9 @@
 /**
- * The push outbox the Redis and PostgreSQL backends share: a task's events are delivered, in version
- * order per config, by the replica holding its claim; each config's cursor is moved by compare-and-set.
+ * The push outbox the Redis and PostgreSQL backends share: a task's events are delivered, in version order per config, by the replica holding its
+ * claim; each config's cursor is moved by compare-and-set.
  */
 import { randomUUID } from 'node:crypto';
-import type { Logger } from '../../logger.js';
+import type { Logger } from '../../options.js';
 import { lagging, liveSpan, OpenSpans, type ConfigCursor, type LoggedEvent, type Span } from '../../engine/push/push-cursors.js';
 import type { PushDelivery, PushOutbox } from '../../engine/seams/push-outbox.js';
 import type { TaskScope, TaskStore } from '../../engine/seams/task-store.js';

@@ -1,13 +1,7 @@
-/**
- * What the Redis and PostgreSQL task leases share: a lease is a record that expires unless renewed,
- * named by a holder unique per acquire. This base waits for a held lease (a release notice wakes
- * it; it also polls with a bounded backoff, for a holder that dies and lets its lease expire),
- * renews what it holds every third of the time to live, and gives leases back. A backend supplies
- * the four statements: take, renew, release, and the release notices.
- */
+/** What the Redis and PostgreSQL task leases share: a lease is a record that expires unless renewed, named by a holder unique per acquire. */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Logger } from '../../logger.js';
+import type { Logger } from '../../options.js';
 import type { LeasedTask, TaskLease, TaskLeases } from '../../engine/seams/task-leases.js';
 
 /** One acquire's lease as the backend's statements name it. */
@@ -45,6 +39,11 @@ interface Held {
   stop(): void;
 }
 
+/**
+ * This base waits for a held lease (a release notice wakes it; it also polls with a bounded backoff, for a holder that dies and lets its lease
+ * expire), renews what it holds every third of the time to live, and gives leases back. A backend supplies the four statements: take, renew, release,
+ * and the release notices.
+ */
 export abstract class ExpiringLeases implements TaskLeases {
   readonly sweepIntervalMs: number;
   protected readonly ttlMs: number;
@@ -106,8 +105,8 @@ export abstract class ExpiringLeases implements TaskLeases {
     const notices = this.listenForRelease(key, onNotice);
     this.#waiting.add(onNotice);
     try {
-      // Listening before the next attempt, so a release after it is never missed (bounded by
-      // waitMs: without a notice connection, polling still works).
+      // Listening before the next attempt, so a release after it is never missed (bounded by waitMs: without a notice connection, polling still
+      // works).
       await untilOrAfter(notices.ready, waitMs);
       for (let poll = FIRST_POLL_MS; ; poll = Math.min(poll * 2, LAST_POLL_MS)) {
         notified = false;
@@ -137,8 +136,8 @@ export abstract class ExpiringLeases implements TaskLeases {
   }
 
   /**
-   * Stops renewing every lease held here without releasing them (they expire, and another process
-   * settles their tasks), ends pending acquires (undefined), and gives back the notice connection.
+   * Stops renewing every lease held here without releasing them (they expire, and another process settles their tasks), ends pending acquires
+   * (undefined), and gives back the notice connection.
    */
   async close(): Promise<void> {
     if (this.#closed) return;
@@ -155,8 +154,8 @@ export abstract class ExpiringLeases implements TaskLeases {
   }
 
   /**
-   * A lease another statement took (a backend folding the take into a store write): held and
-   * renewed from now, as if take() had won it; given back at once after close() (undefined).
+   * A lease another statement took (a backend folding the take into a store write): held and renewed from now, as if take() had won it; given back at
+   * once after close() (undefined).
    */
   protected adopt(ref: LeaseRef): TaskLease | undefined {
     if (!this.#closed) return this.#hold(ref);

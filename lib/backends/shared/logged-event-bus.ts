@@ -1,8 +1,8 @@
 /**
- * What the Redis and PostgreSQL event buses share: a task's followers in this process, served in
- * version order from the backend's event log; cancel listeners; catching up after a reconnect.
+ * What the Redis and PostgreSQL event buses share: a task's followers in this process, served in version order from the backend's event log; cancel
+ * listeners; catching up after a reconnect.
  */
-import type { Logger } from '../../logger.js';
+import type { Logger } from '../../options.js';
 import type { CommittedEvent, CommittedEventListener, TaskEventBus } from '../../engine/seams/task-event-bus.js';
 
 /** The followers of one task in this process, and how far they have been served. */
@@ -29,8 +29,8 @@ export class Group {
 const MAX_REMEMBERED = 10_000;
 
 /**
- * The versions a store linked to the bus logged itself, in its write (so a replica that dies right
- * after a write loses no event): the bus's publish() of them then does nothing.
+ * The versions a store linked to the bus logged itself, in its write (so a replica that dies right after a write loses no event): the bus's publish()
+ * of them then does nothing.
  */
 export class AppendedVersions {
   /** Per task key, the highest version a linked store logged and the bus has not published yet. */

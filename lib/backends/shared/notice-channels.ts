@@ -1,5 +1,5 @@
 /** The handlers per channel of one notice connection (Redis SUBSCRIBE, PostgreSQL LISTEN), and who hears when it drops and is back. */
-import type { Logger } from '../../logger.js';
+import type { Logger } from '../../options.js';
 
 export type NoticeHandler = (payload: string) => void;
 

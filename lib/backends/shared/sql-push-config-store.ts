@@ -1,6 +1,6 @@
 /**
- * The push config store of SQLite and PostgreSQL: a row per config, scoped like its task, in the order added, with
- * the cursor its outbox moves. Credentials are stored as given (they are sent to the webhook) and never logged here.
+ * The push config store of SQLite and PostgreSQL: a row per config, scoped like its task, in the order added, with the cursor its outbox moves.
+ * Credentials are stored as given (they are sent to the webhook) and never logged here.
  */
 import { PushConfigLimitError, type PushConfigStore, type StoredPushConfig } from '../../engine/seams/push-config-store.js';
 import type { ConfigCursor } from '../../engine/push/push-cursors.js';

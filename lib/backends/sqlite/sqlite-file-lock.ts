@@ -1,6 +1,6 @@
 /**
- * One process per SQLite file: an exclusive SQLite lock on `<file>-a2a-lock`, held on a connection
- * of its own for as long as a store uses the file. The OS drops it when the process dies.
+ * One process per SQLite file: an exclusive SQLite lock on `<file>-a2a-lock`, held on a connection of its own for as long as a store uses the file.
+ * The OS drops it when the process dies.
  */
 import { resolve } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';

@@ -1,7 +1,6 @@
 /**
- * Group commit for SqliteTaskStore: the writes called in one event-loop turn commit in one
- * transaction, each still a compare-and-set in its own savepoint, each promise settled after the
- * commit that holds it.
+ * Group commit for SqliteTaskStore: the writes called in one event-loop turn commit in one transaction, each still a compare-and-set in its own
+ * savepoint, each promise settled after the commit that holds it.
  */
 import type BetterSqlite3 from 'better-sqlite3';
 
@@ -14,9 +13,8 @@ interface PendingWrite {
 type WriteOutcome = { readonly ok: true; readonly version: number } | { readonly ok: false; readonly error: unknown };
 
 /**
- * A commit costs far more than its statements (a WAL frame per dirty page, and the hot index pages
- * are the same for every task), so writes wait for the end of the turn and commit together.
- * Durability is unchanged: a promise settles only after its commit.
+ * A commit costs far more than its statements (a WAL frame per dirty page, and the hot index pages are the same for every task), so writes wait for
+ * the end of the turn and commit together. Durability is unchanged: a promise settles only after its commit.
  */
 export class GroupCommit {
   readonly #batchTx: (batch: readonly PendingWrite[], outcomes: WriteOutcome[]) => void;
@@ -25,8 +23,8 @@ export class GroupCommit {
   #flushScheduled = false;
 
   constructor(db: BetterSqlite3.Database) {
-    // Each write in its own savepoint (the writes are nested transactions), so one refused write
-    // undoes only itself; anything that ends the whole transaction fails the batch.
+    // Each write in its own savepoint (the writes are nested transactions), so one refused write undoes only itself; anything that ends the whole
+    // transaction fails the batch.
     this.#batchTx = db.transaction((batch: readonly PendingWrite[], outcomes: WriteOutcome[]) => {
       for (const write of batch) {
         try {

@@ -1,6 +1,6 @@
 /**
- * The SQLite file's schema and its set-up: the migration steps (PRAGMA user_version counts them),
- * and the pragmas the store needs on its connection (busy timeout, WAL, synchronous).
+ * The SQLite file's schema and its set-up: the migration steps (PRAGMA user_version counts them), and the pragmas the store needs on its connection
+ * (busy timeout, WAL, synchronous).
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import { FINISHED_INDEX_MIGRATION } from './sqlite-retention.js';
@@ -8,8 +8,8 @@ import { FINISHED_INDEX_MIGRATION } from './sqlite-retention.js';
 type Database = BetterSqlite3.Database;
 
 /**
- * Schema steps: step i takes `PRAGMA user_version` from i to i + 1. Append steps for later
- * versions; never edit a shipped one (files in the field already ran it).
+ * Schema steps: step i takes `PRAGMA user_version` from i to i + 1. Append steps for later versions; never edit a shipped one (files in the field
+ * already ran it).
  */
 const MIGRATIONS: readonly string[] = [
   `
@@ -116,14 +116,14 @@ function migrate(db: Database): void {
 }
 
 /**
- * Readies a connection for the store: busy timeout, WAL, synchronous, then the schema. Throws
- * when the file cannot run in WAL mode or holds a schema that is not (or no longer) the store's.
+ * Readies a connection for the store: busy timeout, WAL, synchronous, then the schema. Throws when the file cannot run in WAL mode or holds a schema
+ * that is not (or no longer) the store's.
  */
 export function prepareConnection(db: Database, busyTimeoutMs: number, synchronous: 'NORMAL' | 'FULL'): void {
   // Before WAL: switching the journal mode takes a lock another connection may hold briefly.
   db.pragma(`busy_timeout = ${busyTimeoutMs}`);
-  // WAL: readers never block the writer, and a commit is one append to the log (no rollback
-  // journal to write and delete), which is what per-chunk commits need.
+  // WAL: readers never block the writer, and a commit is one append to the log (no rollback journal to write and delete), which is what per-chunk
+  // commits need.
   const mode = String(db.pragma('journal_mode = WAL', { simple: true })).toLowerCase();
   if (mode !== 'wal' && !db.memory) {
     throw new Error(`SqliteTaskStore: ${db.name} could not switch to WAL (journal_mode is ${mode}); is it on a network file system?`);

@@ -1,6 +1,6 @@
 /**
- * openSqliteTaskStore: opens (or creates) a SQLite file and returns a SqliteTaskStore that owns the
- * connection. better-sqlite3 is loaded here, on first use (a dynamic import), never by the kit.
+ * openSqliteTaskStore: opens (or creates) a SQLite file and returns a SqliteTaskStore that owns the connection. better-sqlite3 is loaded here, on
+ * first use (a dynamic import), never by the kit.
  */
 import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
@@ -28,8 +28,8 @@ async function loadBetterSqlite3(): Promise<DatabaseConstructor> {
 }
 
 /**
- * Opens (or creates) the SQLite file at `path`, creating its parent directories, and returns a
- * store that owns the connection: its close() closes the file. One process per file.
+ * Opens (or creates) the SQLite file at `path`, creating its parent directories, and returns a store that owns the connection: its close() closes the
+ * file. One process per file.
  */
 export async function openSqliteTaskStore(options: OpenSqliteTaskStoreOptions): Promise<SqliteTaskStore> {
   const { path, ...connection } = parseOpenOptions(options);

@@ -1,6 +1,6 @@
 /**
- * The options of SqliteTaskStore and openSqliteTaskStore: their types, and the zod schemas that
- * check them and fill in the defaults (one connection shape shared by both).
+ * The options of SqliteTaskStore and openSqliteTaskStore: their types, and the zod schemas that check them and fill in the defaults (one connection
+ * shape shared by both).
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import { z } from 'zod';
@@ -11,15 +11,13 @@ type Database = BetterSqlite3.Database;
 /** How the store talks to the file; shared by the constructor and openSqliteTaskStore. */
 export interface SqliteConnectionOptions {
   /**
-   * How long a statement waits for a lock another connection holds (a backup, the sqlite3 shell)
-   * before failing, in ms. better-sqlite3 waits synchronously, blocking the event loop meanwhile,
-   * so this stays short. Default 1000.
+   * How long a statement waits for a lock another connection holds (a backup, the sqlite3 shell) before failing, in ms. better-sqlite3 waits
+   * synchronously, blocking the event loop meanwhile, so this stays short. Default 1000.
    */
   readonly busyTimeoutMs?: number;
   /**
-   * `PRAGMA synchronous`. 'NORMAL' (the default) in WAL mode loses nothing when the process dies
-   * (a crash, SIGKILL); only a power loss or OS crash can drop the last commits, and the file stays
-   * consistent. 'FULL' adds an fsync per commit (per artifact chunk) to survive those too.
+   * `PRAGMA synchronous`. 'NORMAL' (the default) in WAL mode loses nothing when the process dies (a crash, SIGKILL); only a power loss or OS crash
+   * can drop the last commits, and the file stays consistent. 'FULL' adds an fsync per commit (per artifact chunk) to survive those too.
    */
   readonly synchronous?: 'NORMAL' | 'FULL';
 }

@@ -1,6 +1,6 @@
 /**
- * SqlitePushConfigStore: the SQL push config store in the file of a SqliteTaskStore, on its
- * connection; logged events every config of a task has had go when its configs do.
+ * SqlitePushConfigStore: the SQL push config store in the file of a SqliteTaskStore, on its connection; logged events every config of a task has had
+ * go when its configs do.
  */
 import { preparer, type SqliteStatement } from './sqlite-statements.js';
 import type { TaskScope } from '../../engine/seams/task-store.js';

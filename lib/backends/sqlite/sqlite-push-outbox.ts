@@ -1,11 +1,4 @@
-/**
- * SqlitePushOutbox: a durable PushOutbox with nothing to write per delivery. SqliteTaskStore logs a
- * task's committed events in the transaction of the write itself while the task has configs, and
- * each config's cursor (the version delivered to it) sits in its row: a delivery done moves the
- * cursor (compare-and-set, so a gap is never skipped) and drops the events every config has had.
- * After a crash, pending() rebuilds what is owed from cursors and the log: an event committed just
- * before a SIGKILL is delivered after the restart.
- */
+/** SqlitePushOutbox: a durable PushOutbox with nothing to write per delivery. */
 import { randomUUID } from 'node:crypto';
 import type BetterSqlite3 from 'better-sqlite3';
 import { preparer } from './sqlite-statements.js';
@@ -14,15 +7,15 @@ import type { SqliteTaskStore } from './sqlite-task-store.js';
 import { isTerminal } from '../../engine/task-state.js';
 import type { PushOutbox, PushDelivery } from '../../engine/seams/push-outbox.js';
 import { lagging, liveSpan, OpenSpans, type LoggedEvent } from '../../engine/push/push-cursors.js';
-import type { SqlitePushConfigStore } from './sqlite-push-config-store.js';
+import { SqlitePushConfigStore } from './sqlite-push-config-store.js';
 
 function statements(db: BetterSqlite3.Database) {
   const prepare = preparer(db);
   const key = 'task_id = @taskId AND tenant = @tenant AND owner = @owner AND id = @configId';
   return {
     attempts: prepare<[Record<string, unknown>]>(`UPDATE a2a_push_configs SET attempts = @attempts WHERE ${key} AND delivered = @from`),
-    // Over the span the delivery covered, and the versions before it that are no events (none
-    // logged): a cursor behind a logged event stays, so no event is ever skipped.
+    // Over the span the delivery covered, and the versions before it that are no events (none logged): a cursor behind a logged event stays, so no
+    // event is ever skipped.
     advance: prepare<[Record<string, unknown>]>(
       `UPDATE a2a_push_configs SET delivered = @version, attempts = 0 WHERE ${key} AND delivered < @version
        AND NOT EXISTS (SELECT 1 FROM a2a_push_events e WHERE e.task_id = @taskId AND e.version > a2a_push_configs.delivered AND e.version <= @from)`,
@@ -44,6 +37,12 @@ function statements(db: BetterSqlite3.Database) {
   };
 }
 
+/**
+ * SqliteTaskStore logs a task's committed events in the transaction of the write itself while the task has configs, and each config's cursor (the
+ * version delivered to it) sits in its row: a delivery done moves the cursor (compare-and-set, so a gap is never skipped) and drops the events every
+ * config has had. After a crash, pending() rebuilds what is owed from cursors and the log: an event committed just before a SIGKILL is delivered
+ * after the restart.
+ */
 export class SqlitePushOutbox implements PushOutbox {
   readonly #tasks: SqliteTaskStore;
   readonly #configs: SqlitePushConfigStore;
@@ -115,4 +114,18 @@ export class SqlitePushOutbox implements PushOutbox {
   #params(span: { scope: { tenant: string; owner: string }; taskId: string; configId: string }) {
     return { taskId: span.taskId, tenant: span.scope.tenant, owner: span.scope.owner, configId: span.configId };
   }
+}
+
+export interface SqlitePushStores {
+  readonly configStore: SqlitePushConfigStore;
+  readonly outbox: SqlitePushOutbox;
+}
+
+/**
+ * `pushNotifications: { ...sqlitePushStores(taskStore), allow: [...] }`: configs and delivery progress in the task store's file, so what was
+ * committed is delivered after a restart.
+ */
+export function sqlitePushStores(taskStore: SqliteTaskStore): SqlitePushStores {
+  const configStore = new SqlitePushConfigStore(taskStore);
+  return { configStore, outbox: new SqlitePushOutbox(taskStore, configStore) };
 }

@@ -1,13 +1,13 @@
 /**
- * Retention for SqliteTaskStore: removes finished tasks older than a cutoff with every row kept for
- * them (body, artifacts, chunks, trace context, push configs and their logged events), one transaction per batch.
+ * Retention for SqliteTaskStore: removes finished tasks older than a cutoff with every row kept for them (body, artifacts, chunks, trace context,
+ * push configs and their logged events), one transaction per batch.
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import { preparer } from './sqlite-statements.js';
 
 /**
- * The terminal states as the partial index a2a_tasks_finished names them: the query repeats the
- * index's WHERE word for word, which is what lets SQLite use a partial index.
+ * The terminal states as the partial index a2a_tasks_finished names them: the query repeats the index's WHERE word for word, which is what lets
+ * SQLite use a partial index.
  */
 const FINISHED = "state IN ('TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED')";
 
@@ -22,9 +22,8 @@ export const FINISHED_INDEX_MIGRATION = `
 export const FINISHED_BEFORE_SQL = `SELECT seq, id, tenant, owner FROM a2a_tasks WHERE ${FINISHED} AND status_ts < ? ORDER BY status_ts LIMIT ?`;
 
 /**
- * A function removing up to `limit` finished tasks older than the cutoff in one IMMEDIATE
- * transaction (the listing row and the task go together: no reader sees one without the other).
- * Freed pages go to SQLite's free list and are reused by later writes, so the file stops growing.
+ * A function removing up to `limit` finished tasks older than the cutoff in one IMMEDIATE transaction (the listing row and the task go together: no
+ * reader sees one without the other). Freed pages go to SQLite's free list and are reused by later writes, so the file stops growing.
  */
 export function finishedTaskRemover(db: BetterSqlite3.Database): (finishedBefore: string, limit: number) => number {
   const prepare = preparer(db);

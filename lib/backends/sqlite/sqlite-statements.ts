@@ -1,6 +1,6 @@
 /**
- * The prepared statements of SqliteTaskStore's reads and writes, and the one way every SQLite
- * store of the kit prepares a statement (numbers as numbers).
+ * The prepared statements of SqliteTaskStore's reads and writes, and the one way every SQLite store of the kit prepares a statement (numbers as
+ * numbers).
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import type { HeadRow, StoredArtifact } from './sqlite-task-rows.js';
@@ -8,8 +8,8 @@ import type { HeadRow, StoredArtifact } from './sqlite-task-rows.js';
 const UNFINISHED_STATES = "('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING')";
 
 /**
- * What the stores use of a prepared statement taking `P` and reading rows `R`: written out, since
- * better-sqlite3's own Statement type cannot be named in the declarations this package ships.
+ * What the stores use of a prepared statement taking `P` and reading rows `R`: written out, since better-sqlite3's own Statement type cannot be named
+ * in the declarations this package ships.
  */
 export interface SqliteStatement<P extends unknown[], R = unknown> {
   run(...params: P): BetterSqlite3.RunResult;

@@ -1,6 +1,6 @@
 /**
- * ListTasks on SQLite: one prepared statement per combination of filters (so each uses its index),
- * a keyset page after the cursor, and the count of every match, read in one snapshot.
+ * ListTasks on SQLite: one prepared statement per combination of filters (so each uses its index), a keyset page after the cursor, and the count of
+ * every match, read in one snapshot.
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Task } from '../../protocol/schemas.js';
@@ -29,9 +29,8 @@ interface ListStatements {
 }
 
 /**
- * The SQL of a listing: the page (keyset after the cursor) or the count of every match. Text
- * compares bytewise (UTF-8), so pages follow one consistent order; it matches compareForListing's
- * for every id but those mixing characters above U+FFFF with ones in U+E000-U+FFFF.
+ * The SQL of a listing: the page (keyset after the cursor) or the count of every match. Text compares bytewise (UTF-8), so pages follow one
+ * consistent order; it matches compareForListing's for every id but those mixing characters above U+FFFF with ones in U+E000-U+FFFF.
  */
 function listingSql(shape: ListShape, kind: 'page' | 'count'): string {
   const where = ['tenant = @tenant', 'owner = @owner'];
@@ -84,8 +83,8 @@ export class SqliteTaskListing {
       const totalSize = count.get(countParams)?.n ?? 0;
       const tasks: Task[] = [];
       let more = false;
-      // iterate(), not all(): arrays better-sqlite3 builds belong to Node's main realm, which
-      // deepStrictEqual under a test runner's VM context tells apart from its own.
+      // iterate(), not all(): arrays better-sqlite3 builds belong to Node's main realm, which deepStrictEqual under a test runner's VM context tells
+      // apart from its own.
       for (const row of page.iterate(params)) {
         if (tasks.length === query.pageSize) more = true;
         else tasks.push(loadTask(this.#s, row.seq, this.#s.body.get(row.seq)!.body, row.artifact_count));

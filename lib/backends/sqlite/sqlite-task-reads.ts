@@ -1,6 +1,6 @@
 /**
- * Reading a task back from its rows (the body, then each artifact's head with its chunks joined)
- * and compaction: an artifact a read joined from many chunks is written back as one.
+ * Reading a task back from its rows (the body, then each artifact's head with its chunks joined) and compaction: an artifact a read joined from many
+ * chunks is written back as one.
  */
 import type { Artifact, Task } from '../../protocol/schemas.js';
 import { COMPACT_AT, joinChunks, type ArtifactText, type JoinedArtifact } from './sqlite-task-rows.js';

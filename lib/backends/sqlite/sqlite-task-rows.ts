@@ -1,6 +1,6 @@
 /**
- * How a task maps to SQLite rows and back as text: the row types, the JSON of a task body and an
- * artifact head, the texts an update is turned into at the call, and the join of chunk texts.
+ * How a task maps to SQLite rows and back as text: the row types, the JSON of a task body and an artifact head, the texts an update is turned into at
+ * the call, and the join of chunk texts.
  */
 import type { Artifact, Task, TaskArtifactUpdateEvent, TaskState } from '../../protocol/schemas.js';
 
@@ -33,8 +33,8 @@ export interface ArtifactWrite {
   readonly parts: string;
   readonly partCount: number;
   /**
-   * What the task passed says the result is, as far as a few numbers tell (the task is not
-   * serialized): a change that does not fit the stored task falls back to writing the whole task.
+   * What the task passed says the result is, as far as a few numbers tell (the task is not serialized): a change that does not fit the stored task
+   * falls back to writing the whole task.
    */
   readonly fit: {
     readonly state: TaskState;
@@ -77,9 +77,8 @@ export interface ArtifactText {
 }
 
 /**
- * A copy of what a caller passed to a write: the write commits later in the event-loop turn
- * (group commit), and the store must keep the task as it was at the call (the contract: stores
- * copy on the way in). JSON, since that is what the store keeps anyway.
+ * A copy of what a caller passed to a write: the write commits later in the event-loop turn (group commit), and the store must keep the task as it
+ * was at the call (the contract: stores copy on the way in). JSON, since that is what the store keeps anyway.
  */
 export const snapshot = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 

@@ -1,11 +1,4 @@
-/**
- * SqliteTaskStore: the TaskStore in one SQLite file through better-sqlite3, for an agent one process
- * serves. A small row per task carries the version and the listing keys; the task's JSON and its
- * artifacts live in their own tables, so an artifact chunk appends one row (from the chunk alone:
- * the task is not serialized) and a read joins the chunks, folding them into one row as it goes.
- * This class is the seam's surface; the schema, statements, writes, reads, listing and group
- * commit each live in a sqlite-*.ts file of their own.
- */
+/** SqliteTaskStore: the TaskStore in one SQLite file through better-sqlite3, for an agent one process serves. */
 import type BetterSqlite3 from 'better-sqlite3';
 import { optionsError } from '../../options.js';
 import type { Task } from '../../protocol/schemas.js';
@@ -24,6 +17,11 @@ import { SqliteTraceContexts } from './sqlite-trace-context.js';
 
 type Database = BetterSqlite3.Database;
 
+/**
+ * A small row per task carries the version and the listing keys; the task's JSON and its artifacts live in their own tables, so an artifact chunk
+ * appends one row (from the chunk alone: the task is not serialized) and a read joins the chunks, folding them into one row as it goes. This class is
+ * the seam's surface; the schema, statements, writes, reads, listing and group commit each live in a sqlite-*.ts file of their own.
+ */
 export class SqliteTaskStore implements TaskStore {
   readonly #db: Database;
   #traces: SqliteTraceContexts | undefined;
@@ -88,8 +86,8 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   /**
-   * Group commit (sqlite-group-commit.ts): the write commits with the others called in this
-   * event-loop turn, and is turned into text now, so what is stored is the task as it was at the call.
+   * Group commit (sqlite-group-commit.ts): the write commits with the others called in this event-loop turn, and is turned into text now, so what is
+   * stored is the task as it was at the call.
    */
   async update(scope: TaskScope, task: Task, expectedVersion: number, change?: TaskChange): Promise<number> {
     this.#assertOpen();
@@ -111,9 +109,8 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   /**
-   * Commits the writes called so far now instead of at the end of this event-loop turn. Reads
-   * call it first, so a caller reads its own writes even when it did not await them; the push
-   * stores too, before their own transactions on this connection.
+   * Commits the writes called so far now instead of at the end of this event-loop turn. Reads call it first, so a caller reads its own writes even
+   * when it did not await them; the push stores too, before their own transactions on this connection.
    */
   flushWrites(): void {
     this.#commits.flush();
@@ -135,8 +132,8 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   /**
-   * Retention: up to `limit` finished tasks older than the cutoff, with their rows and their push
-   * configs and logged events, in one transaction (see sqlite-retention.ts).
+   * Retention: up to `limit` finished tasks older than the cutoff, with their rows and their push configs and logged events, in one transaction (see
+   * sqlite-retention.ts).
    */
   async removeFinished(finishedBefore: string, limit: number): Promise<number> {
     this.#assertOpen();
@@ -176,7 +173,6 @@ export class SqliteTaskStore implements TaskStore {
     return this.#db;
   }
 
-  /** Whether close() was called. */
   get closed(): boolean {
     return this.#closed;
   }

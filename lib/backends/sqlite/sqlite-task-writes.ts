@@ -1,9 +1,6 @@
 /**
- * The write path of SqliteTaskStore, each write an IMMEDIATE transaction (a savepoint inside a
- * group commit): create, a whole-task update, and the delta writes (an artifact chunk appends one
- * row, a status change rewrites the body and the listing columns). Every write is a compare-and-set
- * on the version that refuses a terminal task and another scope, and logs its event for push
- * delivery in the same transaction while the task has configs.
+ * The write path of SqliteTaskStore, each write an IMMEDIATE transaction (a savepoint inside a group commit): create, a whole-task update, and the
+ * delta writes (an artifact chunk appends one row, a status change rewrites the body and the listing columns).
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Artifact, Task } from '../../protocol/schemas.js';
@@ -15,6 +12,10 @@ import type { TaskStatements } from './sqlite-statements.js';
 
 type Event = string | undefined;
 
+/**
+ * Every write is a compare-and-set on the version that refuses a terminal task and another scope, and logs its event for push delivery in the same
+ * transaction while the task has configs.
+ */
 export class SqliteTaskWrites {
   readonly #s: TaskStatements;
   /** Stores a new task at version 1; throws TaskExistsError when its id is taken in any scope. */
@@ -77,8 +78,8 @@ export class SqliteTaskWrites {
   }
 
   /**
-   * An artifact event, from the update alone: a new artifact row, one appended chunk row, or the
-   * replaced artifact. The indexed listing columns do not change; only the version and the count.
+   * An artifact event, from the update alone: a new artifact row, one appended chunk row, or the replaced artifact. The indexed listing columns do
+   * not change; only the version and the count.
    */
   #writeArtifactUpdate(scope: TaskScope, taskId: string, expectedVersion: number, write: ArtifactWrite, event: Event): number {
     const head = this.#writableHead(scope, taskId, expectedVersion);

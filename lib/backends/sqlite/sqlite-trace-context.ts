@@ -1,7 +1,6 @@
 /**
- * The trace context a task was started in (tracing), for SqliteTaskStore: one row per task in
- * a2a_task_traces, beside the task (never in its JSON), keyed by its a2a_tasks row and removed with
- * it by retention. The table is made when first needed, so a file that never traces has none.
+ * The trace context a task was started in (tracing), for SqliteTaskStore: one row per task in a2a_task_traces, beside the task (never in its JSON),
+ * keyed by its a2a_tasks row and removed with it by retention. The table is made when first needed, so a file that never traces has none.
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import type { TaskScope } from '../../engine/seams/task-store.js';

@@ -3,7 +3,7 @@
  * CANCELED unless another end won, the answer) and one routed here from another process.
  */
 import { A2AError, taskNotCancelable, taskNotFound } from '../../errors.js';
-import type { Logger } from '../../logger.js';
+import type { Logger } from '../../options.js';
 import type { StreamResponse, Task } from '../../protocol/schemas.js';
 import type { EngineEvents } from '../engine-events.js';
 import type { AgentExecutor, CancelContext } from '../executor.js';

@@ -3,7 +3,7 @@
  * turns, a handed-off turn following the bus, and cancels routed between processes.
  */
 import { A2AError, busyElsewhere } from '../../errors.js';
-import type { Logger } from '../../logger.js';
+import type { Logger } from '../../options.js';
 import type { Task } from '../../protocol/schemas.js';
 import type { CommittedEvent, TaskEventBus } from '../seams/task-event-bus.js';
 import type { TaskLease, TaskLeases } from '../seams/task-leases.js';

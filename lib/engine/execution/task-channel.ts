@@ -3,7 +3,7 @@
  * compare-and-set through TaskWriter, fan out (direct observer, bus, engine hooks), in publish order.
  */
 import type { A2AError } from '../../errors.js';
-import type { Logger } from '../../logger.js';
+import type { Logger } from '../../options.js';
 import type { Message, StreamResponse, Task } from '../../protocol/schemas.js';
 import type { EngineEvents } from '../engine-events.js';
 import type { TaskEventBus } from '../seams/task-event-bus.js';

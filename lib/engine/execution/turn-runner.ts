@@ -3,7 +3,7 @@
  * resume()) under its deadline, and checks what it publishes (LiveSink) in front of the task channel.
  */
 import { A2AError, acceptsNoMoreMessages, busyElsewhere } from '../../errors.js';
-import type { Logger } from '../../logger.js';
+import type { Logger } from '../../options.js';
 import type { Message, StreamResponse, Task } from '../../protocol/schemas.js';
 import { runWithA2AContext } from '../../context/carrier.js';
 import { InvalidAgentEventError } from '../agent-event-error.js';

@@ -1,5 +1,5 @@
 /** Push deliveries per (task, config): in version order, one at a time, each in its event's async context. */
-import type { Logger } from '../../logger.js';
+import type { Logger } from '../../options.js';
 import type { PushDelivery, PushOutbox } from '../seams/push-outbox.js';
 import type { TaskScope } from '../seams/task-store.js';
 import { taskKey } from '../task-key.js';

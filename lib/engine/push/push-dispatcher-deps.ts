@@ -1,5 +1,5 @@
 /** What the push dispatcher and its deliverer are built from, apart so that neither imports the other for types. */
-import type { Logger } from '../../logger.js';
+import type { Logger } from '../../options.js';
 import type { PushConfigStore } from '../seams/push-config-store.js';
 import type { PushOutbox } from '../seams/push-outbox.js';
 import type { SsrfGuard } from './ssrf-guard.js';

@@ -1,7 +1,7 @@
 /** The router's `pushNotifications` option: its zod schema (defaults in one place) and the factory of what it describes. */
 import { z } from 'zod';
 import { hasMethods } from '../../options.js';
-import type { Logger } from '../../logger.js';
+import type { Logger } from '../../options.js';
 import type { TaskStore } from '../seams/task-store.js';
 import { InMemoryPushConfigStore } from '../../backends/memory/in-memory-push-config-store.js';
 import type { PushConfigStore } from '../seams/push-config-store.js';

@@ -3,7 +3,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { A2AError, invalidParams, taskNotFound, type FieldViolation } from '../../errors.js';
-import type { Logger } from '../../logger.js';
+import type { Logger } from '../../options.js';
 import type {
   CreateTaskPushNotificationConfigRequest,
   DeleteTaskPushNotificationConfigRequest,

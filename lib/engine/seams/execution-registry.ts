@@ -1,7 +1,6 @@
 /**
- * The registry seam: which tasks have a live execution in this process, by task key (scope + id).
- * An entry exists only while a turn or a cancel runs. A registry for several replicas adds a
- * per-task lease behind the same interface.
+ * The registry seam: which tasks have a live execution in this process, by task key (scope + id). An entry exists only while a turn or a cancel runs.
+ * A registry for several replicas adds a per-task lease behind the same interface.
  */
 export interface ExecutionRegistry<E> {
   get(key: string): E | undefined;

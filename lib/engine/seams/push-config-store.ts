@@ -1,8 +1,6 @@
 /**
- * The push config store contract: the webhooks registered for tasks, partitioned like tasks by
- * scope (tenant, owner), so a config of another scope looks exactly like a missing one. Configs
- * hold credentials in full: a store keeps them as secrets (never logged); the service masks them
- * in every answer. Implementations clone on the way in and out.
+ * The push config store contract: the webhooks registered for tasks, partitioned like tasks by scope (tenant, owner), so a config of another scope
+ * looks exactly like a missing one.
  */
 import type { TaskScope } from './task-store.js';
 
@@ -36,13 +34,16 @@ export class PushConfigLimitError extends Error {
 }
 
 /**
- * Errors: `put` rejects with PushConfigLimitError over the bound; anything else a method rejects
- * with means the store is unavailable (the client gets -32603 / HTTP 503, the cause is logged).
+ * Errors: `put` rejects with PushConfigLimitError over the bound; anything else a method rejects with means the store is unavailable (the client gets
+ * -32603 / HTTP 503, the cause is logged).
+ *
+ * Configs hold credentials in full: a store keeps them as secrets (never logged); the service masks them in every answer. Implementations clone on
+ * the way in and out.
  */
 export interface PushConfigStore {
   /**
-   * Stores `config` for its task in `scope`. A config with the same id is replaced in place (same
-   * position in `list`); a new one is appended, unless the task already has `maxPerTask`.
+   * Stores `config` for its task in `scope`. A config with the same id is replaced in place (same position in `list`); a new one is appended, unless
+   * the task already has `maxPerTask`.
    */
   put(scope: TaskScope, config: StoredPushConfig, maxPerTask: number): Promise<void>;
   /** The config, or undefined when missing or in another scope. */

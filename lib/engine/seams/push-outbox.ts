@@ -1,8 +1,6 @@
 /**
- * The push outbox seam: deliveries recorded before they are attempted and removed once done
- * (delivered, given up, or their config gone), so a durable implementation (SQLite, Redis) lets a
- * restarted process resume what the previous one had not finished. The in-memory one keeps
- * nothing once a delivery is done.
+ * The push outbox seam: deliveries recorded before they are attempted and removed once done (delivered, given up, or their config gone), so a durable
+ * implementation (SQLite, Redis) lets a restarted process resume what the previous one had not finished.
  */
 import type { TaskScope } from './task-store.js';
 
@@ -24,11 +22,11 @@ export interface PushDelivery {
   readonly attempts: number;
 }
 
+/** The in-memory one keeps nothing once a delivery is done. */
 export interface PushOutbox {
   /**
-   * Records the deliveries of one event (one per config); they are durable once it resolves. An
-   * outbox shared by replicas may answer the list to queue instead: these, each preceded by the
-   * events its config is still owed (a replica died before delivering them).
+   * Records the deliveries of one event (one per config); they are durable once it resolves. An outbox shared by replicas may answer the list to
+   * queue instead: these, each preceded by the events its config is still owed (a replica died before delivering them).
    */
   add(deliveries: readonly PushDelivery[]): Promise<void | readonly PushDelivery[]>;
   /** Records that `attempts` attempts of a delivery were made. */
@@ -38,9 +36,8 @@ export interface PushOutbox {
   /** Deliveries not yet removed, ordered by version within each (task, config): what a restart resumes. */
   pending(): Promise<PushDelivery[]>;
   /**
-   * Optional, for an outbox several processes share (Redis): from now on, calls `take` with the
-   * deliveries this process took over from one that stopped before finishing them. Returns what
-   * stops it (router.close()).
+   * Optional, for an outbox several processes share (Redis): from now on, calls `take` with the deliveries this process took over from one that
+   * stopped before finishing them. Returns what stops it (router.close()).
    */
   watch?(take: (deliveries: PushDelivery[]) => void): () => void | Promise<void>;
 }

@@ -1,7 +1,6 @@
 /**
- * The event bus seam: where committed task events are published and followed, and where a cancel
- * is requested of whichever process runs a task's turn. The in-process bus serves one process; a
- * bus for several replicas (Redis Streams) implements the same interface.
+ * The event bus seam: where committed task events are published and followed, and where a cancel is requested of whichever process runs a task's
+ * turn. The in-process bus serves one process; a bus for several replicas (Redis Streams) implements the same interface.
  */
 import type { StreamResponse, Task } from '../../protocol/schemas.js';
 
@@ -17,9 +16,8 @@ export type CommittedEventListener = (committed: CommittedEvent) => void;
 
 export interface TaskEventBus {
   /**
-   * Delivers `committed` to every subscriber of `key` (on every process sharing the bus), in
-   * publication order per key; a subscriber never sees a version lower than one it saw. The
-   * engine does not wait for a returned promise (a rejection is logged).
+   * Delivers `committed` to every subscriber of `key` (on every process sharing the bus), in publication order per key; a subscriber never sees a
+   * version lower than one it saw. The engine does not wait for a returned promise (a rejection is logged).
    */
   publish(key: string, committed: CommittedEvent): void | Promise<void>;
   /** Follows `key`'s committed events until the returned function is called. */
@@ -31,9 +29,8 @@ export interface TaskEventBus {
   /** Subscribers held, all keys together (a gauge for tests and operators). */
   readonly subscriberCount: number;
   /**
-   * For resuming a stream (SSE Last-Event-ID): the committed events of `key` with a version above
-   * `afterVersion`, oldest first, when the bus still holds all of them; undefined when it keeps no
-   * history or some are gone (the engine then sends the task as it stands instead).
+   * For resuming a stream (SSE Last-Event-ID): the committed events of `key` with a version above `afterVersion`, oldest first, when the bus still
+   * holds all of them; undefined when it keeps no history or some are gone (the engine then sends the task as it stands instead).
    */
   history?(key: string, afterVersion: number): Promise<CommittedEvent[] | undefined>;
   /** Releases connections and listeners (router.close()). */
@@ -43,10 +40,7 @@ export interface TaskEventBus {
 /** What get() answers for a key nobody listens to (publishing on it, the common case, allocates nothing). */
 const NONE: readonly never[] = Object.freeze([]);
 
-/**
- * Listeners per key; an entry exists only while someone listens. One listener (the common case: one
- * subscriber per task) is held as it is, several in a set.
- */
+/** Listeners per key, only while someone listens: one (the common case) held as it is, several in a set. */
 class ListenerMap<L extends object> {
   readonly #byKey = new Map<string, L | Set<L>>();
   size = 0;
@@ -90,8 +84,7 @@ export class InProcessTaskEventBus implements TaskEventBus {
   }
 
   subscribe(key: string, listener: CommittedEventListener): () => void {
-    // Never a version at or below one this listener has seen (two writers of one task may publish
-    // out of order).
+    // Never a version at or below one this listener has seen (two writers of one task may publish out of order).
     let last = 0;
     return this.#subscribers.add(key, (committed) => {
       if (committed.version <= last) return;
