@@ -35,9 +35,8 @@ export interface ExecutionObserver {
 
 /** What a message brings to its turn. */
 export interface TurnRequest {
-  /** The incoming message with taskId/contextId filled in. */
+  /** The incoming message with taskId/contextId filled in, and the call that brought it (a resumed turn's: the task's owner). */
   readonly message: Message;
-  /** The call that brought it: its request's record (a resumed turn's: the task's owner). */
   readonly call: CallContext;
   /** SendMessage's configuration and metadata (none for a resumed turn). */
   readonly params?: Pick<SendMessageRequest, 'configuration' | 'metadata'>;
@@ -269,7 +268,6 @@ export class TurnQueue {
 
 /** A resumed turn's request: its call is the task's owner and tenant, its last message stands in for one. */
 export function resumeRequest(scope: TaskScope, task: Task, taskId: string, contextId: string): TurnRequest {
-  // Never read for a resume (the task exists; no history is joined).
   const message = task.history?.at(-1) ?? { role: 'ROLE_USER' as const, parts: [], messageId: `resume-${taskId}`, taskId, contextId };
   return { message, call: ownerCall(scope.owner, scope.tenant) };
 }
