@@ -29,7 +29,7 @@ interface MessageIntakeDeps {
 
 export const scopeOf = (call: CallContext): TaskScope => ({ tenant: call.tenant, owner: call.caller.id });
 
-export interface FollowUpDeps {
+interface FollowUpDeps {
   readonly executions: Executions;
   /** Several replicas: the execution waits for the task's lease and decides then. */
   readonly leased: boolean;
@@ -40,7 +40,7 @@ export interface FollowUpDeps {
  * scope. The stored copy may be old by now; its version makes the first write (the message joining
  * the history) fail if so, and the execution then decides on a fresh one.
  */
-export async function routeFollowUp(
+async function routeFollowUp(
   deps: FollowUpDeps,
   scope: TaskScope,
   _taskId: string,

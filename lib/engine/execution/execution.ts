@@ -32,7 +32,7 @@ const noop = (): void => {};
  *   idle -> turn | cancelling | settling | closed     turn -> idle | cancelling
  *   cancelling -> turn (its turn still runs) | idle    settling -> turn (resumed) | idle
  */
-export type Phase = 'idle' | 'turn' | 'cancelling' | 'settling' | 'closed';
+type Phase = 'idle' | 'turn' | 'cancelling' | 'settling' | 'closed';
 
 export class Execution {
   readonly key: string;

@@ -14,13 +14,13 @@ import type { OwedWrites } from '../owed-writes.js';
 import { GENERIC_FAILURE_TEXT, engineStatus, isTerminal } from '../task-state.js';
 import { TaskWriter, writeFailure, type Commit } from '../task-writer.js';
 
-export interface AnnounceDeps {
+interface AnnounceDeps {
   readonly bus: TaskEventBus;
   readonly logger: Logger;
   readonly events?: EngineEvents;
 }
 
-export interface AnnouncedTask {
+interface AnnouncedTask {
   readonly key: string;
   readonly scope: TaskScope;
   readonly taskId: string;
@@ -33,7 +33,7 @@ interface StoredEvent {
 }
 
 /** Publishes a stored event on the bus and to the engine's listeners; returns the bus's promise if any (its failure logged here). */
-export function announceCommit(deps: AnnounceDeps, of: AnnouncedTask, stored: StoredEvent): void | Promise<void> {
+function announceCommit(deps: AnnounceDeps, of: AnnouncedTask, stored: StoredEvent): void | Promise<void> {
   const { key, scope, taskId } = of;
   const { event, task, version } = stored;
   const published = deps.bus.publish(key, { event, task, version });

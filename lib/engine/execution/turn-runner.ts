@@ -160,7 +160,7 @@ async function endUnfinished(host: TurnHost, turn: Turn, returned: string | unde
 }
 
 /** The live execution, as its sinks see it. */
-export interface LiveTask {
+interface LiveTask {
   readonly taskId: string;
   readonly contextId: string;
   readonly scope: TaskScope;
@@ -173,7 +173,7 @@ export interface LiveTask {
 }
 
 /** Appends a follow-up's message (a versioned write); resolves with the task before it, or undefined when the turn was refused. */
-export async function joinHistory(live: LiveTask, turn: Turn): Promise<Task | undefined> {
+async function joinHistory(live: LiveTask, turn: Turn): Promise<Task | undefined> {
   let result: Commit;
   try {
     // After a conflict the task was changed elsewhere: run only if it is still waiting for input.
