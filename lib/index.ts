@@ -11,7 +11,7 @@ export type { AgentExecutor, ExecutionContext, CancelContext, ResumeContext, Res
 export { TaskEvents } from './engine/task-events.js';
 export type { ArtifactInput, MessageContent, HandOff } from './engine/task-events.js';
 export type { TaskPublisher } from './engine/task-publisher.js';
-export { InvalidAgentEventError } from './engine/agent-event-error.js';
+export { InvalidAgentEventError } from './engine/task-events.js';
 export { A2ARequestHandler } from './engine/request-handler.js';
 export type { CallContext, ExtendedAgentCardProvider } from './engine/request-handler.js';
 export { InMemoryTaskStore } from './backends/memory/in-memory-task-store.js';

@@ -10,7 +10,7 @@ import type { StreamResponse, Task, TaskScope } from 'a2a-express-kit';
 import { silentLogger } from 'a2a-express-kit';
 import { migratePostgres, POSTGRES_SCHEMA_VERSION, PostgresPushConfigStore, PostgresTaskEventBus, PostgresTaskStore } from 'a2a-express-kit/postgres';
 import { Pool } from 'pg';
-import { taskKey } from '../../lib/engine/task-key';
+import { taskKey } from '../../lib/engine/seams/task-store';
 import { finishedBeforeSql } from '../../lib/backends/postgres/postgres-retention';
 import { startAgent } from '../helpers/fixtures';
 import { rpc, userMessage } from '../helpers/http';

@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { startAgent } from '../helpers/fixtures';
 import { rpc, userMessage } from '../helpers/http';
 import { spyOnStatements, useTestPostgres } from '../helpers/postgres';
-import { taskKey } from '../../lib/engine/task-key';
+import { taskKey } from '../../lib/engine/seams/task-store';
 
 const pg = useTestPostgres();
 const scope = { tenant: 't', owner: 'o' };

@@ -8,7 +8,7 @@ import type { StreamResponse, Task, TaskScope } from 'a2a-express-kit';
 import { RedisPushConfigStore, RedisPushOutbox, RedisTaskEventBus, RedisTaskStore } from 'a2a-express-kit/redis';
 import { describePushConfigStoreContract } from 'a2a-express-kit/testing';
 import type { RedisClient } from '../../lib/backends/redis/redis-client';
-import { taskKey } from '../../lib/engine/task-key';
+import { taskKey } from '../../lib/engine/seams/task-store';
 import { useTestRedis } from '../helpers/redis';
 import { takeoverRace, type SweepStep } from './takeover-race';
 

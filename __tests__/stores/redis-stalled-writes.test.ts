@@ -10,7 +10,7 @@ import { deferred } from '../helpers/async';
 import { startAgent, type TestServer } from '../helpers/fixtures';
 import { rpc, userMessage } from '../helpers/http';
 import { useTestRedis } from '../helpers/redis';
-import { taskKey } from '../../lib/engine/task-key';
+import { taskKey } from '../../lib/engine/seams/task-store';
 
 const redis = useTestRedis();
 

@@ -12,7 +12,7 @@ import { startAgent } from '../helpers/fixtures';
 import { rpc, userMessage } from '../helpers/http';
 import { useTestRedis } from '../helpers/redis';
 import type { RedisClient } from '../../lib/backends/redis/redis-client';
-import { taskKey } from '../../lib/engine/task-key';
+import { taskKey } from '../../lib/engine/seams/task-store';
 
 const redis = useTestRedis();
 const scope = { tenant: 't', owner: 'o' };

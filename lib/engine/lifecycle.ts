@@ -11,7 +11,7 @@ import { OwedWrites, type OwedWrite } from './owed-writes.js';
 import type { ExecutionRegistry } from './seams/execution-registry.js';
 import type { LeasedTask, TaskLeases } from './seams/task-leases.js';
 import type { TaskStore, TaskScope, VersionedTask } from './seams/task-store.js';
-import { taskKey } from './task-key.js';
+import { taskKey } from './seams/task-store.js';
 
 /** The executions live in this process, by task key; one is forgotten as soon as it goes idle. */
 export class Executions {

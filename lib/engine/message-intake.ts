@@ -4,17 +4,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import { A2AError, acceptsNoMoreMessages, busyElsewhere, invalidParams } from '../errors.js';
+import type { CallContext } from '../context/request-state.js';
 import type { Message, StreamResponse } from '../protocol/schemas.js';
 import type { SendMessageRequest } from '../protocol/requests.js';
 import type { Execution } from './execution/execution.js';
 import type { ExecutionObserver, Turn, TurnOutcome } from './execution/turn.js';
 import type { EngineLifecycle, Executions, TaskReader } from './lifecycle.js';
-import type { MediaTypeFilter } from './media-types.js';
 import type { PushNotificationService } from './push/push-service.js';
-import type { TaskScope, VersionedTask } from './seams/task-store.js';
+import { taskKey, type TaskScope, type VersionedTask } from './seams/task-store.js';
 import { isInterrupted, isTerminal } from './task-state.js';
-import { taskKey } from './task-key.js';
-import type { CallContext } from './call-context.js';
 
 interface MessageIntakeDeps {
   readonly executions: Executions;
@@ -176,4 +174,38 @@ export class BlockingAnswer implements ExecutionObserver {
   onEnd(outcome: TurnOutcome): void {
     this.#settle(outcome);
   }
+}
+
+/** Matches a part's media type against the modes an agent card declares (with type/* and * /* wildcards). */
+export class MediaTypeFilter {
+  readonly #exact = new Set<string>();
+  readonly #prefixes = new Set<string>();
+  #any = false;
+
+  constructor(modes: readonly string[]) {
+    for (const mode of modes) {
+      const normalized = mode.split(';')[0].trim().toLowerCase();
+      if (normalized === '*/*' || normalized === '*') this.#any = true;
+      else if (normalized.endsWith('/*')) this.#prefixes.add(normalized.slice(0, -1));
+      else this.#exact.add(normalized);
+    }
+    // A card that declares no input modes restricts nothing.
+    if (modes.length === 0) this.#any = true;
+  }
+
+  accepts(mediaType: string): boolean {
+    if (this.#any) return true;
+    const normalized = mediaType.split(';')[0].trim().toLowerCase();
+    if (this.#exact.has(normalized)) return true;
+    const slash = normalized.indexOf('/');
+    return slash > 0 && this.#prefixes.has(normalized.slice(0, slash + 1));
+  }
+}
+
+/** Receives a stream's events; `onEnd` closes it. */
+export interface StreamObserver extends ExecutionObserver {
+  /** `closed`: the stream ends without a final state (a subscription ended by a shutdown). */
+  onEnd(outcome: TurnOutcome | { readonly kind: 'closed' }): void;
+  /** Opens the stream with nothing to send yet (a resumed subscription that missed nothing). */
+  begin?(): void;
 }

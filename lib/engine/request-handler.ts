@@ -3,9 +3,7 @@
  * Every method resolves the task through the store with the caller's scope before it touches a
  * live execution, so another owner's or tenant's task is indistinguishable from a missing one.
  */
-import { A2AError } from '../errors.js';
 import type { AgentCard, Task, TaskPushNotificationConfig } from '../protocol/schemas.js';
-import type { AgentCardInput } from '../protocol/card.js';
 import type {
   CancelTaskRequest,
   GetTaskRequest,
@@ -22,27 +20,29 @@ import type {
 } from '../protocol/requests.js';
 import type { Execution } from './execution/execution.js';
 import { answerFinished } from './execution/cancel.js';
-import type { CallContext, StreamObserver } from './call-context.js';
-import { extendedAgentCard } from './extended-card.js';
+import type { CallContext } from '../context/request-state.js';
+import type { StreamObserver } from './message-intake.js';
 import { Deadlines, deadlineHook, DEFAULT_STORE_TIMEOUT_MS } from './deadlines.js';
 import { interceptSeams } from './seams/intercept.js';
 import { StoreOutage } from './store-outage.js';
 import { EngineLifecycle, Executions, TaskReader } from './lifecycle.js';
-import { BlockingAnswer, MessageIntake, scopeOf } from './message-intake.js';
-import type { RequestHandlerOptions } from './request-handler-options.js';
+import { BlockingAnswer, MediaTypeFilter, MessageIntake, scopeOf } from './message-intake.js';
+import type { ExtendedAgentCardProvider, RequestHandlerOptions } from './request-handler-options.js';
 import { listTasks } from './task-listing.js';
 import { subscribeToTask } from './task-subscription.js';
 import { LocalExecutionRegistry } from './seams/execution-registry.js';
-import type { TaskScope } from './seams/task-store.js';
+import { taskKey, type TaskScope } from './seams/task-store.js';
 import { InProcessTaskEventBus, type TaskEventBus } from './seams/task-event-bus.js';
-import { taskKey } from './task-key.js';
 import { isTerminal, withHistoryLength } from './task-state.js';
 import { openTaskPublisher, type TaskPublisher } from './task-publisher.js';
-import { MediaTypeFilter } from './media-types.js';
 import type { PushNotificationService } from './push/push-service.js';
 import type { PushProtocol } from './seams/push-config-store.js';
+import type { A2ACaller } from '../context/carrier.js';
+import { A2AError } from '../errors.js';
+import type { AgentCardInput } from '../protocol/card.js';
 
-export type { CallContext, StreamObserver } from './call-context.js';
+export type { CallContext } from '../context/request-state.js';
+export type { StreamObserver } from './message-intake.js';
 export type { ExtendedAgentCardProvider } from './request-handler-options.js';
 
 export class A2ARequestHandler {
@@ -216,4 +216,19 @@ export class A2ARequestHandler {
       throw new A2AError('UnsupportedOperation', 'This agent does not declare streaming support');
     }
   }
+}
+
+/** GetExtendedAgentCard: the card an authenticated caller gets; the interfaces it leaves out are the public card's. */
+export async function extendedAgentCard(
+  card: AgentCard,
+  provider: ExtendedAgentCardProvider | undefined,
+  caller: A2ACaller,
+): Promise<AgentCardInput> {
+  if (card.capabilities.extendedAgentCard !== true) {
+    throw new A2AError('UnsupportedOperation', 'This agent does not declare an extended agent card');
+  }
+  if (!caller.authenticated) throw new A2AError('Unauthenticated', 'The extended agent card requires an authenticated caller');
+  if (!provider) throw new A2AError('ExtendedAgentCardNotConfigured');
+  const extended = typeof provider === 'function' ? await provider(caller) : provider;
+  return extended.supportedInterfaces ? extended : { ...extended, supportedInterfaces: card.supportedInterfaces };
 }

@@ -6,7 +6,6 @@ import { randomUUID } from 'node:crypto';
 import type { Artifact, Message, Part, StreamResponse, TaskState, TaskStatus } from '../protocol/schemas.js';
 import { StreamResponseSchema } from '../protocol/schemas.js';
 import { now } from './task-state.js';
-import { InvalidAgentEventError } from './agent-event-error.js';
 import type { TaskScope } from './seams/task-store.js';
 
 /** Text, or parts, for a message. */
@@ -170,5 +169,13 @@ export class TaskEvents {
         ? { state, timestamp: now() }
         : { state, timestamp: now(), message: { messageId: randomUUID(), role: 'ROLE_AGENT', parts: toParts(content), contextId, taskId } };
     return this.#sink.accept({ statusUpdate: { taskId, contextId, status } });
+  }
+}
+
+/** Raised to an executor whose event the engine refused (wrong task, after the end, illegal transition). */
+export class InvalidAgentEventError extends Error {
+  constructor(message: string) {
+    super(`Invalid agent event: ${message}`);
+    this.name = 'InvalidAgentEventError';
   }
 }

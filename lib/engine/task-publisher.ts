@@ -7,7 +7,7 @@
  */
 import type { Logger } from '../options.js';
 import type { StreamResponse, Task } from '../protocol/schemas.js';
-import { InvalidAgentEventError } from './agent-event-error.js';
+import { InvalidAgentEventError } from './task-events.js';
 import { TaskChannel, type ChannelDeps, type ChannelListener, type ChannelWording, type Committed } from './execution/task-channel.js';
 import type { TaskScope, VersionedTask } from './seams/task-store.js';
 import { TaskEvents, type EventSink } from './task-events.js';

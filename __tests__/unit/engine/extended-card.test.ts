@@ -1,5 +1,5 @@
 /** GetExtendedAgentCard without HTTP: who may have it, from a value or a function, with the public card's interfaces by default. */
-import { extendedAgentCard } from '../../../lib/engine/extended-card';
+import { extendedAgentCard } from '../../../lib/engine/request-handler';
 import type { AgentCard } from '../../../lib/protocol/schemas';
 
 const publicCard = {

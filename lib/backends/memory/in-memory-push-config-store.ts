@@ -1,5 +1,5 @@
 /** The default PushConfigStore: a map per task key, dropped with the task's last config. */
-import { taskKey } from '../../engine/task-key.js';
+import { taskKey } from '../../engine/seams/task-store.js';
 import type { TaskScope } from '../../engine/seams/task-store.js';
 import { PushConfigLimitError, type PushConfigStore, type StoredPushConfig } from '../../engine/seams/push-config-store.js';
 

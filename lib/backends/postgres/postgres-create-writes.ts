@@ -3,7 +3,7 @@
  * such statement is in flight go together in the next (postgres-statement-batch.ts; alone, a create goes at once).
  */
 import { TaskExistsError, type TaskScope } from '../../engine/seams/task-store.js';
-import { taskKey } from '../../engine/task-key.js';
+import { taskKey } from '../../engine/seams/task-store.js';
 import { wireKey, type PostgresDatabase } from './postgres-client.js';
 import { committedPayloadSql, type PostgresEventLog } from './postgres-event-log.js';
 import { StatementBatch } from './postgres-statement-batch.js';

@@ -3,7 +3,7 @@
  * event for both, so the payload is the same.
  */
 import type { TaskScope } from '../../engine/seams/task-store.js';
-import { taskKey } from '../../engine/task-key.js';
+import { taskKey } from '../../engine/seams/task-store.js';
 import { AppendedVersions } from '../shared/logged-event-bus.js';
 import { channelName, wireKey, type PostgresDatabase } from './postgres-client.js';
 

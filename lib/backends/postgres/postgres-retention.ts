@@ -3,7 +3,7 @@
  * kept for them in one transaction.
  */
 import type { PostgresDatabase } from './postgres-client.js';
-import { taskKey } from '../../engine/task-key.js';
+import { taskKey } from '../../engine/seams/task-store.js';
 import { TERMINAL_STATES } from '../../engine/task-state.js';
 
 /** The terminal states as the partial index names them: the sweep repeats this WHERE word for word, so the planner can prove the index covers it. */

@@ -16,7 +16,7 @@ import { endsTurn } from '../../engine/task-state.js';
 import type { WriteLeases } from './postgres-write-leases.js';
 import { RowWrites, type RowOutcome } from './postgres-row-writes.js';
 import { CreateWrites } from './postgres-create-writes.js';
-import { taskKey } from '../../engine/task-key.js';
+import { taskKey } from '../../engine/seams/task-store.js';
 import { ARTIFACT_RECORD, artifactRecords, headJson, headValues, joinChunks } from './postgres-task-rows.js';
 
 /** What a single-statement write reports: the new version, or why there is none. */

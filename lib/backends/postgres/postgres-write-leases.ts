@@ -4,7 +4,7 @@
  */
 import type { LeasedTask, LeasesOnWrites, TaskLease } from '../../engine/seams/task-leases.js';
 import type { TaskScope, TaskStore } from '../../engine/seams/task-store.js';
-import { taskKey } from '../../engine/task-key.js';
+import { taskKey } from '../../engine/seams/task-store.js';
 import type { HeldLease, LeaseRef } from '../shared/expiring-leases.js';
 
 /** What the linked leases do for this bridge (PostgresTaskLeases supplies it). */

@@ -3,7 +3,7 @@
  * payload, trimming and expiry are the same.
  */
 import type { TaskScope } from '../../engine/seams/task-store.js';
-import { taskKey } from '../../engine/task-key.js';
+import { taskKey } from '../../engine/seams/task-store.js';
 import { AppendedVersions } from '../shared/logged-event-bus.js';
 import type { RedisKeys } from './redis-keys.js';
 

@@ -4,7 +4,7 @@
  */
 import type { TaskState } from '../../protocol/schemas.js';
 import type { TaskScope } from '../../engine/seams/task-store.js';
-import { taskKey } from '../../engine/task-key.js';
+import { taskKey } from '../../engine/seams/task-store.js';
 
 export const DEFAULT_KEY_PREFIX = 'a2a:';
 

@@ -4,7 +4,7 @@ import { parseOptions } from '../../options.js';
 import { PushConfigLimitError, type PushConfigStore, type StoredPushConfig } from '../../engine/seams/push-config-store.js';
 import type { ConfigCursor } from '../../engine/push/push-cursors.js';
 import type { TaskScope } from '../../engine/seams/task-store.js';
-import { taskKey } from '../../engine/task-key.js';
+import { taskKey } from '../../engine/seams/task-store.js';
 import { type RedisClient, clientSchema, keyPrefixSchema, RedisScript } from './redis-client.js';
 import { RedisKeys, scopeId } from './redis-keys.js';
 

@@ -8,7 +8,7 @@ import type { StreamResponse } from '../../protocol/schemas.js';
 import type { LoggedEvent, Span } from '../../engine/push/push-cursors.js';
 import type { PushDelivery } from '../../engine/seams/push-outbox.js';
 import type { TaskStore } from '../../engine/seams/task-store.js';
-import { taskKey } from '../../engine/task-key.js';
+import { taskKey } from '../../engine/seams/task-store.js';
 import type { CommittedEvent } from '../../engine/seams/task-event-bus.js';
 import { ClaimingOutbox } from '../shared/claiming-outbox.js';
 import { type RedisClient, clientSchema, keyPrefixSchema, loggerSchema, millisecondsSchema, RedisScript } from './redis-client.js';

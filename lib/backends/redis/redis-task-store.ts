@@ -26,7 +26,7 @@ import type { TaskEventStreams } from './redis-event-stream.js';
 import { leaseMember, RedisKeys, scopeId } from './redis-keys.js';
 import { APPEND_ARTIFACT, APPEND_STATUS, CREATE, UPDATE } from './redis-task-scripts.js';
 import { finishedMember, removeFinishedTasks } from './redis-retention.js';
-import { taskKey } from '../../engine/task-key.js';
+import { taskKey } from '../../engine/seams/task-store.js';
 
 export interface RedisTaskStoreOptions {
   /** A connected node-redis client; the store does not close it. */

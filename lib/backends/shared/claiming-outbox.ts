@@ -7,7 +7,7 @@ import type { Logger } from '../../options.js';
 import { lagging, liveSpan, OpenSpans, type ConfigCursor, type LoggedEvent, type Span } from '../../engine/push/push-cursors.js';
 import type { PushDelivery, PushOutbox } from '../../engine/seams/push-outbox.js';
 import type { TaskScope, TaskStore } from '../../engine/seams/task-store.js';
-import { taskKey } from '../../engine/task-key.js';
+import { taskKey } from '../../engine/seams/task-store.js';
 
 interface CursorSource {
   cursors(scope: TaskScope, taskId: string): Promise<ConfigCursor[]>;

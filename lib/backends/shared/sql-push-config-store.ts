@@ -5,7 +5,7 @@
 import { PushConfigLimitError, type PushConfigStore, type StoredPushConfig } from '../../engine/seams/push-config-store.js';
 import type { ConfigCursor } from '../../engine/push/push-cursors.js';
 import type { TaskScope } from '../../engine/seams/task-store.js';
-import { taskKey } from '../../engine/task-key.js';
+import { taskKey } from '../../engine/seams/task-store.js';
 
 /** Named parameters (`@name` in the SQL); a statement ignores those it does not name. */
 export type SqlParams = Record<string, string | number | boolean>;

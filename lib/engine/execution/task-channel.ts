@@ -7,7 +7,7 @@ import type { Logger } from '../../options.js';
 import type { Message, StreamResponse, Task } from '../../protocol/schemas.js';
 import type { EngineEvents } from '../engine-events.js';
 import type { TaskEventBus } from '../seams/task-event-bus.js';
-import { InvalidAgentEventError } from '../agent-event-error.js';
+import { InvalidAgentEventError } from '../task-events.js';
 import type { TaskScope, TaskStore, VersionedTask } from '../seams/task-store.js';
 import type { TaskEvent } from '../task-reducer.js';
 import type { OwedWrites } from '../owed-writes.js';

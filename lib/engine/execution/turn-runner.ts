@@ -6,7 +6,7 @@ import { A2AError, acceptsNoMoreMessages, busyElsewhere } from '../../errors.js'
 import type { Logger } from '../../options.js';
 import type { Message, StreamResponse, Task } from '../../protocol/schemas.js';
 import { runWithA2AContext } from '../../context/carrier.js';
-import { InvalidAgentEventError } from '../agent-event-error.js';
+import { InvalidAgentEventError } from '../task-events.js';
 import type { EngineEvents } from '../engine-events.js';
 import type { AgentExecutor, ResumeContext, ResumeReason } from '../executor.js';
 import type { TaskScope } from '../seams/task-store.js';

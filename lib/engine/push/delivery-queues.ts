@@ -2,7 +2,7 @@
 import type { Logger } from '../../options.js';
 import type { PushDelivery, PushOutbox } from '../seams/push-outbox.js';
 import type { TaskScope } from '../seams/task-store.js';
-import { taskKey } from '../task-key.js';
+import { taskKey } from '../seams/task-store.js';
 
 /** Runs `fn` in the async context captured with the event (AsyncLocalStorage.snapshot()). */
 export type RunIn = <R>(fn: () => R) => R;

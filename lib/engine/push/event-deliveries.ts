@@ -1,10 +1,10 @@
 /** One committed event as push deliveries: one per config, the body built once per protocol. */
 import { randomUUID } from 'node:crypto';
-import type { StreamResponse, Task } from '../../protocol/schemas.js';
 import type { PushProtocol, StoredPushConfig } from '../seams/push-config-store.js';
 import type { PushDelivery } from '../seams/push-outbox.js';
 import type { TaskScope } from '../seams/task-store.js';
-import { pushBody, pushContentType } from './push-body.js';
+import type { StreamResponse, Task } from '../../protocol/schemas.js';
+import { toV03Task } from '../../protocol/v0_3/translate.js';
 
 /** The task as of its commit: the arrays the writer appends to in place (artifacts, their parts, history) copied. */
 export function asCommitted(task: Task): Task {
@@ -42,3 +42,13 @@ export function eventDeliveries(
     attempts: 0,
   }));
 }
+
+const V1_CONTENT_TYPE = 'application/a2a+json';
+const V03_CONTENT_TYPE = 'application/json';
+
+/** The webhook body of a committed event for a config's protocol: v1.0 webhooks get the StreamResponse; v0.3 ones the Task itself, as both v0.3 SDK servers sent it. */
+export function pushBody(protocol: PushProtocol, event: StreamResponse, task: Task): string {
+  return JSON.stringify(protocol === '0.3' ? toV03Task(task) : event);
+}
+
+export const pushContentType = (protocol: PushProtocol): string => (protocol === '0.3' ? V03_CONTENT_TYPE : V1_CONTENT_TYPE);

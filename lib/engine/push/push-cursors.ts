@@ -1,11 +1,11 @@
 /** What the durable outboxes share: no delivery records, a cursor per config (version delivered) over the task's event log. */
 import type { StreamResponse } from '../../protocol/schemas.js';
 import type { TaskScope, VersionedTask } from '../seams/task-store.js';
-import { taskKey } from '../task-key.js';
+import { taskKey } from '../seams/task-store.js';
 import { isTerminal } from '../task-state.js';
 import type { StoredPushConfig } from '../seams/push-config-store.js';
 import type { PushDelivery } from '../seams/push-outbox.js';
-import { pushBody, pushContentType } from './push-body.js';
+import { pushBody, pushContentType } from './event-deliveries.js';
 
 /** A config with its cursor, as a durable config store holds it. */
 export interface ConfigCursor {

@@ -3,7 +3,7 @@
 import type { StreamResponse, Task } from '../../protocol/schemas.js';
 import type { PushDelivery } from '../seams/push-outbox.js';
 import type { TaskScope } from '../seams/task-store.js';
-import { taskKey } from '../task-key.js';
+import { taskKey } from '../seams/task-store.js';
 import { isTerminal } from '../task-state.js';
 import { interceptSeam, type SeamHook } from '../seams/intercept.js';
 import { DeliveryQueues, type RunIn } from './delivery-queues.js';

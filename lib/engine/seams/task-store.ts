@@ -195,3 +195,10 @@ export function isAfterCursor(key: ListingKey, cursor: ListingKey): boolean {
   if (key.timestamp !== cursor.timestamp) return key.timestamp < cursor.timestamp;
   return key.id > cursor.id;
 }
+
+/**
+ * A string key for (tenant, owner, taskId). The owner is part of it: a request of another owner can
+ * never reach a live execution or a subscription, even by a task id it guessed.
+ */
+export const taskKey = (scope: TaskScope, taskId: string): string =>
+  `${scope.tenant.length}:${scope.tenant}${scope.owner.length}:${scope.owner}${taskId}`;
