@@ -5,8 +5,8 @@
  * skipped with the reason.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
+import { freePort } from './local-stores.js';
 import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -36,18 +36,6 @@ function run(bin: string, tool: string, args: string[]): void {
     : spawnSync(path.join(bin, tool), args, { encoding: 'utf8' });
   if (result.status !== 0)
     throw new Error(`${tool} failed (${result.status ?? result.error?.message}): ${`${result.stdout}${result.stderr}`.trim().slice(-400)}`);
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 export async function startLocalPostgres(): Promise<LocalPostgres> {

@@ -13,17 +13,15 @@
  * loopback port (skipped when redis-server is not on the PATH); PostgreSQL: a throwaway cluster of its
  * own (bench/local-postgres.ts; skipped when PostgreSQL is not installed). Writes bench/results/long-stream.md.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
-import os from 'node:os';
+import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import express from 'express';
 import { startLocalPostgres } from './local-postgres.js';
+import { kitStore, startRedis, STORES, type StoreId } from './local-stores.js';
 
 const ROOT = path.resolve(__dirname, '..');
-const STORES = ['memory', 'sqlite', 'redis', 'postgres'] as const;
-type StoreId = (typeof STORES)[number];
 
 interface CellResult {
   readonly store: StoreId;
@@ -47,28 +45,7 @@ interface CellResult {
 async function runCell(store: StoreId, size: number, count: number): Promise<CellResult> {
   const kit = await import('../lib/index.js');
   const chunk = 'x'.repeat(size);
-  let close = async (): Promise<void> => {};
-  let options: Record<string, unknown> = {};
-  if (store === 'sqlite') {
-    const { openSqliteTaskStore } = await import('../lib/sqlite.js');
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'a2a-long-stream-'));
-    const taskStore = await openSqliteTaskStore({ path: path.join(dir, 'tasks.sqlite') });
-    options = { taskStore };
-    close = async () => {
-      await taskStore.close();
-      rmSync(dir, { recursive: true, force: true });
-    };
-  } else if (store === 'redis') {
-    const { createRedisBackend } = await import('../lib/redis.js');
-    const backend = await createRedisBackend({ url: process.env.LONG_STREAM_REDIS_URL!, keyPrefix: `ls${process.pid}:` });
-    options = { ...backend.options };
-    close = () => backend.close();
-  } else if (store === 'postgres') {
-    const { createPostgresBackend } = await import('../lib/postgres.js');
-    const backend = await createPostgresBackend({ connectionString: process.env.LONG_STREAM_PG_URL!, schema: `ls_${process.pid}` });
-    options = { ...backend.options };
-    close = () => backend.close();
-  }
+  const { options, close } = await kitStore(store, 'ls', { redis: process.env.LONG_STREAM_REDIS_URL, postgres: process.env.LONG_STREAM_PG_URL });
   const router = kit.createA2ARouter({
     agentCard: {
       name: 'long stream',
@@ -187,45 +164,6 @@ async function stream(url: string, count: number): Promise<{ events: number; tas
 // ---------------------------------------------------------------------------------------------
 // The runner
 // ---------------------------------------------------------------------------------------------
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
-async function startRedis(): Promise<{ url: string; stop: () => void } | undefined> {
-  if (spawnSync('which', ['redis-server']).status !== 0) return undefined;
-  const port = await freePort();
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'a2a-long-stream-redis-'));
-  const child: ChildProcess = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
-  await new Promise<void>((resolve, reject) => {
-    let seen = '';
-    child.stdout!.on('data', (data: Buffer) => {
-      seen += data.toString();
-      if (seen.includes('Ready to accept connections')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`redis-server exited (${code})`)));
-  });
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    stop: () => {
-      child.kill('SIGTERM');
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
 
 function runChild(store: StoreId, size: number, count: number, env: NodeJS.ProcessEnv): Promise<CellResult> {
   return new Promise((resolve) => {

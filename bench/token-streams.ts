@@ -15,9 +15,9 @@
  * the client subtracts it from its own clock when it parses the frame (one machine, one clock).
  * Writes bench/results/token-streams.md.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import express from 'express';
@@ -25,10 +25,9 @@ import { Pool } from 'pg';
 import { createClient } from 'redis';
 import { processTreeCpuMicros } from './db-cpu.js';
 import { startLocalPostgres } from './local-postgres.js';
+import { kitStore, startRedis, STORES, type StoreId } from './local-stores.js';
 
 const ROOT = path.resolve(__dirname, '..');
-const STORES = ['memory', 'sqlite', 'redis', 'postgres'] as const;
-type StoreId = (typeof STORES)[number];
 const clock = () => performance.timeOrigin + performance.now();
 
 // ---------------------------------------------------------------------------------------------
@@ -36,28 +35,7 @@ const clock = () => performance.timeOrigin + performance.now();
 
 async function serve(store: StoreId): Promise<void> {
   const kit = await import('../lib/index.js');
-  let close = async (): Promise<void> => {};
-  let options: Record<string, unknown> = {};
-  if (store === 'sqlite') {
-    const { openSqliteTaskStore } = await import('../lib/sqlite.js');
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'a2a-token-streams-'));
-    const taskStore = await openSqliteTaskStore({ path: path.join(dir, 'tasks.sqlite') });
-    options = { taskStore };
-    close = async () => {
-      await taskStore.close();
-      rmSync(dir, { recursive: true, force: true });
-    };
-  } else if (store === 'redis') {
-    const { createRedisBackend } = await import('../lib/redis.js');
-    const backend = await createRedisBackend({ url: process.env.TOKEN_STREAMS_REDIS_URL!, keyPrefix: `ts${process.pid}:` });
-    options = { ...backend.options };
-    close = () => backend.close();
-  } else if (store === 'postgres') {
-    const { createPostgresBackend } = await import('../lib/postgres.js');
-    const backend = await createPostgresBackend({ connectionString: process.env.TOKEN_STREAMS_PG_URL!, schema: `ts_${process.pid}` });
-    options = { ...backend.options };
-    close = () => backend.close();
-  }
+  const { options, close } = await kitStore(store, 'ts', { redis: process.env.TOKEN_STREAMS_REDIS_URL, postgres: process.env.TOKEN_STREAMS_PG_URL });
   const router = kit.createA2ARouter({
     agentCard: {
       name: 'token streams',
@@ -237,42 +215,6 @@ async function measure(store: StoreId, env: NodeJS.ProcessEnv, dbPid: number | u
     child.stdin!.end();
     await new Promise((resolve) => (child.exitCode === null ? child.once('exit', resolve) : resolve(undefined)));
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
-async function startRedis(): Promise<{ url: string; pid: number; stop: () => void } | undefined> {
-  if (spawnSync('which', ['redis-server']).status !== 0) return undefined;
-  const port = await freePort();
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'a2a-token-streams-redis-'));
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    let seen = '';
-    child.stdout!.on('data', (data: Buffer) => {
-      seen += data.toString();
-      if (seen.includes('Ready to accept connections')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`redis-server exited (${code})`)));
-  });
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    pid: child.pid!,
-    stop: () => {
-      child.kill('SIGTERM');
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
 }
 
 const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
