@@ -7,7 +7,6 @@ import type { StoreOutage } from './store-outage.js';
 
 export { SeamTimeoutError };
 
-/** The default deadline of a request's seam calls. */
 export const DEFAULT_STORE_TIMEOUT_MS = 5_000;
 
 interface Pending {
@@ -16,7 +15,7 @@ interface Pending {
   readonly reject: (error: Error) => void;
   settled: boolean;
   readonly request: object | undefined;
-  /** Its own timer (a call with extra time), cleared when it settles. */
+  /** Its own timer (a call with extra time). */
   timer?: NodeJS.Timeout;
 }
 
@@ -27,7 +26,7 @@ export class Deadlines {
   #queue: Pending[] = [];
   #head = 0;
   #timer: NodeJS.Timeout | undefined;
-  /** Calls in the queue not settled yet: at 0 the timer is cleared, so nothing is left behind when idle. */
+  /** Unsettled calls: at 0 the timer is cleared, so nothing is left behind when idle. */
   #unsettled = 0;
   /** When a call of a request (its context) timed out: its later calls within `ms` are refused unmade. */
   readonly #expired = new WeakMap<object, number>();
@@ -44,9 +43,8 @@ export class Deadlines {
   }
 
   /**
-   * A call under the request's deadline: after one of its calls timed out, its next ones (the FAILED
-   * after a hung create) fail unmade for `ms`, so its client waits one deadline in all. A release is
-   * always made (it stops the lease's renewals).
+   * After one of a request's calls timed out, its next ones fail unmade for `ms`, so its client waits
+   * one deadline in all. A release is always made (it stops the lease's renewals).
    */
   call(name: string, make: () => unknown, extraMs = 0, refusable = true): unknown {
     const request = this.#anyExpired && refusable ? tryGetA2ARequestContext() : undefined;
@@ -101,7 +99,7 @@ export class Deadlines {
     if (this.#timer === undefined) this.#arm(pending.at);
   }
 
-  /** A call with a longer deadline of its own (a lease wait) falls outside the FIFO order. */
+  /** A longer deadline of its own (a lease wait) falls outside the FIFO order. */
   #single(pending: Pending): void {
     pending.timer = setTimeout(() => this.#expire(pending), pending.at - performance.now());
     pending.timer.unref();
@@ -127,7 +125,6 @@ export class Deadlines {
       this.#head = 0;
       return;
     }
-    // Compact now and then so settled entries do not pile up in front.
     if (this.#head > 1024) {
       this.#queue = queue.slice(this.#head);
       this.#head = 0;

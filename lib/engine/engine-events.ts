@@ -1,7 +1,4 @@
-/**
- * What the engine reports as it works (metrics and lifecycle hooks, cheap and synchronous, never
- * throwing) and what it asks of tracing (a span per turn and per cancel, nothing when off).
- */
+/** What the engine reports as it works (cheap, synchronous, never throwing) and what it asks of tracing. */
 import type { StreamResponse, Task, TaskState } from '../protocol/schemas.js';
 import type { Logger } from '../options.js';
 import type { TaskScope } from './seams/task-store.js';
@@ -17,10 +14,7 @@ export interface EngineEvents {
     readonly outcome: 'message' | 'error' | TaskState;
     readonly durationMs: number;
   }): void;
-  /**
-   * An event was committed to the store (the `onTaskEvent` hook, push delivery). Called in the async
-   * context of the request whose message (or cancel) produced the event.
-   */
+  /** An event was committed, in the async context of the request that produced it. */
   taskEvent?(info: {
     readonly taskId: string;
     readonly tenant: string;
@@ -63,17 +57,16 @@ export function combineEngineEvents(listeners: readonly EngineEvents[], logger: 
   return combined as EngineEvents;
 }
 
-/** The task a turn or cancel works on. */
 export interface TracedTask {
   readonly taskId: string;
   readonly contextId: string;
   readonly scope: TaskScope;
 }
 
-/** Implemented by lib/observability/tracing.ts; absent when tracing is off, and then the engine makes no call at all. */
+/** Absent when tracing is off, and then the engine makes no call at all. */
 export interface EngineTracing {
-  /** Starts `turn`'s span and runs `start` (the whole turn: lease, history, execute()) inside it. */
+  /** Runs the whole turn (lease, history, execute()) inside its span. */
   startTurn(task: TracedTask, turn: Turn, resumed: string | undefined, start: (turn: Turn) => void): void;
-  /** Runs a cancel inside its span; `run` notes its steps: the cancel() hook returned, the grace period ran out. */
+  /** `run` notes its steps: the cancel() hook returned, the grace period ran out. */
   traceCancel<T>(task: TracedTask, run: (note: (step: 'hook' | 'grace') => void) => Promise<T>): Promise<T>;
 }

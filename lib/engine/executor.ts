@@ -1,7 +1,6 @@
 /**
- * What an agent implements: execute() for each incoming message; cancel() and resume() optionally.
- * The engine calls execute() and cancel() inside the AsyncLocalStorage context of the HTTP request
- * concerned; resume() in a context of its own (no request brought it).
+ * What an agent implements: execute() per message, optionally cancel() and resume(). execute() and
+ * cancel() run in the request's AsyncLocalStorage context, resume() in one of its own.
  */
 import type { A2ACaller, A2ARequestContext } from '../context/carrier.js';
 import type { Message, Task } from '../protocol/schemas.js';
@@ -45,46 +44,37 @@ export interface CancelContext {
   readonly requestContext: A2ARequestContext;
 }
 
-/** Why a task is resumed: the process restarted (one process on its store), or the replica running it was lost (its lease expired). */
+/** Why a task is resumed: a restart (one process on its store) or a lost replica (lease expired). */
 export type ResumeReason = 'restart' | 'replica-lost';
 
 /** What resume() knows: the task left mid-turn, as stored, and why it is resumed. */
 export interface ResumeContext {
-  /** Always true: this is a resume of a turn that died with its process, not a new message. */
   readonly resumed: true;
   readonly reason: ResumeReason;
   /** The task as stored: everything committed before the process died (history, artifacts, status). */
   readonly task: Task;
   readonly taskId: string;
   readonly contextId: string;
-  /** The task's owner (no credential was presented: nothing brought this call but the task). */
   readonly caller: A2ACaller;
   /** '' when the deployment is not multi-tenant. */
   readonly tenant: string;
-  /** Fires when the task is canceled, or the resumed turn times out or the server shuts down. */
+  /** Fires on cancel, on the resumed turn's timeout or on shutdown. */
   readonly signal: AbortSignal;
-  /** The context resume() runs in (getA2ARequestContext() returns it): the owner and tenant, no request id. */
+  /** What getA2ARequestContext() returns: the owner and tenant, no request id. */
   readonly requestContext: A2ARequestContext;
 }
 
 export interface AgentExecutor {
   /**
-   * Handles one message. The turn lasts until a Message reply, an interrupted state
-   * (input-required, auth-required) or a terminal state is published, or until this promise
-   * settles: returning without one of those fails the task; throwing fails it too.
+   * Handles one message. The turn ends on a Message reply, an interrupted or a terminal state;
+   * settling before one, or throwing, fails the task.
    */
   execute(context: ExecutionContext, events: TaskEvents): Promise<void> | void;
-  /**
-   * Optional hook for CancelTask, run before the AbortSignal fires. It may publish a final
-   * status (e.g. `events.canceled()`); if it does not, the engine writes CANCELED itself.
-   */
+  /** Optional CancelTask hook, run before the signal fires; with no final status the engine writes CANCELED. */
   cancel?(context: CancelContext, events: TaskEvents): Promise<void> | void;
   /**
-   * Optional hook for a task left mid-turn by a process that died (a restart on one store, a
-   * replica whose lease expired). Called once per such task, by the process that claims it, as a
-   * turn of its own: what it publishes is stored, streamed and pushed like execute()'s, CancelTask
-   * stops it, and it ends like a turn (a reply state: interrupted or terminal, or a hand-off).
-   * Throwing or returning before such a state fails the task, as it is without the hook.
+   * Optional hook for a task left mid-turn by a dead process, called once by the process that claims
+   * it. It runs as a turn: published, streamed, cancelable, and failed like execute() if it ends early.
    */
   resume?(context: ResumeContext, events: TaskEvents): Promise<void> | void;
 }

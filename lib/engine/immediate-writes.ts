@@ -6,14 +6,12 @@ import type { TaskChange, TaskScope, TaskStore, VersionedTask } from './seams/ta
 export const IMMEDIATE_WRITES: unique symbol = Symbol('a2a-express-kit.immediateWrites');
 
 export interface ImmediateWrites {
-  /** The store's own create and update these stand for (see immediateWritesOf). */
   readonly create: TaskStore['create'];
   readonly update: TaskStore['update'];
   /** create() done now: the version, or the error create() would reject with, thrown. */
   createNow(scope: TaskScope, task: Task): number;
   /** update() done now: the version, or the error update() would reject with, thrown. */
   updateNow(scope: TaskScope, task: Task, expectedVersion: number, change?: TaskChange): number;
-  /** The store's own get, when it offers getNow (see immediateReadOf). */
   readonly get?: TaskStore['get'];
   /** get() done now: what get() would resolve with, or its error, thrown. */
   getNow?(scope: TaskScope, taskId: string): VersionedTask | undefined;
@@ -21,10 +19,7 @@ export interface ImmediateWrites {
 
 type Offering = TaskStore & { readonly [IMMEDIATE_WRITES]?: ImmediateWrites };
 
-/**
- * The store's immediate writes, only while its create and update are still the ones they stand
- * for: a subclass or a wrapper that replaces either (latency, faults, a log) is called as it is.
- */
+/** Only while create and update are the ones they stand for: a subclass or wrapper replacing either is called as it is. */
 export function immediateWritesOf(store: TaskStore): ImmediateWrites | undefined {
   const writes = (store as Offering)[IMMEDIATE_WRITES];
   return writes && store.create === writes.create && store.update === writes.update ? writes : undefined;

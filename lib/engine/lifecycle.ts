@@ -1,7 +1,4 @@
-/**
- * The executions live in this process (Executions) and the engine's life around them: settlement of
- * orphaned tasks and owed final writes, reads that wait for start-up settlement, the graceful close.
- */
+/** The executions live in this process and the engine's life around them: settlement, owed writes, close. */
 import { A2AError, shuttingDown, taskNotFound } from '../errors.js';
 import type { Logger } from '../options.js';
 import { Execution, type ExecutionDeps } from './execution/execution.js';
@@ -13,11 +10,11 @@ import type { LeasedTask, TaskLeases } from './seams/task-leases.js';
 import type { TaskStore, TaskScope, VersionedTask } from './seams/task-store.js';
 import { taskKey } from './seams/task-store.js';
 
-/** The executions live in this process, by task key; one is forgotten as soon as it goes idle. */
+/** Executions by task key; one is forgotten as soon as it goes idle. */
 export class Executions {
   readonly #registry: ExecutionRegistry<Execution>;
   readonly #deps: ExecutionDeps;
-  /** The engine's final writes (FAILED, CANCELED) a store outage refused, tried again while the process lives. */
+  /** Final writes (FAILED, CANCELED) an outage refused, retried while the process lives. */
   readonly owed: OwedWrites;
   #drained: (() => void) | undefined;
 
@@ -39,7 +36,6 @@ export class Executions {
     return this.#registry.values();
   }
 
-  /** A new execution of the task, registered under `key` (`stored`: the task as read, absent for a new one). */
   open(key: string, scope: TaskScope, taskId: string, contextId: string, stored?: VersionedTask): Execution {
     const execution = new Execution(this.#deps, key, scope, taskId, contextId, stored);
     this.#registry.add(key, execution);
@@ -50,12 +46,10 @@ export class Executions {
     return this.#registry.get(key) ?? this.open(key, scope, taskId, contextId, stored);
   }
 
-  /** What the publishers of handed-off work write with (store, bus, logger, hooks). */
   get deps(): ExecutionDeps {
     return this.#deps;
   }
 
-  /** Resolves once no execution is live (at once when none is). */
   drained(): Promise<void> {
     if (this.#registry.size === 0) return Promise.resolve();
     return new Promise<void>((resolve) => (this.#drained = resolve));
@@ -66,7 +60,7 @@ export class Executions {
     if (this.#registry.size === 0) this.#drained?.();
   }
 
-  /** An owed write, made by a fresh execution unless one is live here (then still owed); rejects while the store fails. */
+  /** Made by a fresh execution unless one is live here (then still owed); rejects while the store fails. */
   async #settleOwed(write: OwedWrite): Promise<void> {
     const { key, scope, taskId, contextId, state, text } = write;
     if (this.#registry.get(key)) {
@@ -81,7 +75,6 @@ interface LifecycleDeps {
   readonly store: TaskStore;
   readonly executions: Executions;
   readonly logger: Logger;
-  /** Per-task leases (several replicas on one store); none for one process. */
   readonly leases?: TaskLeases;
 }
 
@@ -90,14 +83,12 @@ export const REPLICA_LOST_TEXT = 'The server running this task stopped before th
 
 export class EngineLifecycle {
   readonly #deps: LifecycleDeps;
-  /** Open SubscribeToTask streams (their end, by the key of the task they follow), so that close() can end them. */
+  /** Open SubscribeToTask streams' ends by task key, so close() can end them. */
   readonly #subscriptions = new Map<() => void, string>();
   #closing = false;
-  /** Start-up settlement of tasks a previous process left mid-turn; requests wait for it. */
   #recovering: Promise<void> | undefined;
   #sweeper: NodeJS.Timeout | undefined;
 
-  /** Starts the lease sweep (with leases) or the start-up settlement (a store that can find unfinished tasks). */
   constructor(deps: LifecycleDeps) {
     this.#deps = deps;
     const { leases, store } = deps;
@@ -115,7 +106,7 @@ export class EngineLifecycle {
     }
   }
 
-  /** The start-up settlement while it runs (requests await it first), else undefined. */
+  /** Requests await it first. */
   get recovering(): Promise<void> | undefined {
     return this.#recovering;
   }
@@ -124,7 +115,6 @@ export class EngineLifecycle {
     return this.#closing;
   }
 
-  /** Throws shuttingDown() once close() was called: no new turn or subscription. */
   refuseWhenClosing(): void {
     if (this.#closing) throw shuttingDown();
   }
@@ -140,7 +130,6 @@ export class EngineLifecycle {
     }
   }
 
-  /** Claims the tasks whose lease expired (their replica died) and settles them. */
   async sweepExpiredLeases(leases: TaskLeases): Promise<void> {
     let expired: LeasedTask[];
     try {
@@ -152,10 +141,7 @@ export class EngineLifecycle {
     for (const task of expired) await this.settleOrphan(task, REPLICA_LOST_TEXT, 'replica-lost');
   }
 
-  /**
-   * A task whose turn died with its process, unless parked or finished by now: resumed, or FAILED
-   * with `text` (see Execution.settleOrphan). Resolves once the resumed turn started, not ended.
-   */
+  /** Resumed or FAILED with `text` unless parked or finished by now; resolves once the resumed turn started. */
   async settleOrphan({ scope, taskId }: LeasedTask, text: string, reason: ResumeReason): Promise<void> {
     const key = taskKey(scope, taskId);
     const { store, executions, logger } = this.#deps;
@@ -168,7 +154,6 @@ export class EngineLifecycle {
     }
   }
 
-  /** Keeps an open stream's `end` (it follows the task under `key`) until it is forgotten: close() calls it. */
   trackSubscription(key: string, end: () => void): void {
     this.#subscriptions.set(end, key);
   }
@@ -177,7 +162,6 @@ export class EngineLifecycle {
     this.#subscriptions.delete(end);
   }
 
-  /** See A2ARequestHandler.close. */
   async close(graceMs: number): Promise<void> {
     this.#closing = true;
     clearInterval(this.#sweeper);
@@ -204,7 +188,7 @@ export class TaskReader {
   readonly #store: TaskStore;
   readonly #lifecycle: EngineLifecycle;
   readonly #logger: Logger;
-  /** The store's reads made within the call, when it has them: no deadline promise or timer per read. */
+  /** Reads within the call, when the store has them: no deadline promise or timer per read. */
   readonly #readNow: ((scope: TaskScope, taskId: string) => VersionedTask | undefined) | undefined;
 
   constructor(store: TaskStore, lifecycle: EngineLifecycle, logger: Logger) {
@@ -214,12 +198,11 @@ export class TaskReader {
     this.#readNow = immediateReadOf(store);
   }
 
-  /** Resolves once start-up settlement is over (undefined when there is none to wait for). */
   get recovering(): Promise<void> | undefined {
     return this.#lifecycle.recovering;
   }
 
-  /** The task if `scope` may see it; TaskNotFound otherwise (same answer as a missing id). */
+  /** TaskNotFound for another scope's task, the same answer as a missing id. */
   async read(scope: TaskScope, taskId: string): Promise<VersionedTask> {
     const recovering = this.#lifecycle.recovering;
     if (recovering) await recovering;
@@ -234,10 +217,9 @@ export class TaskReader {
     return stored;
   }
 
-  /** A store that failed: logged, and answered as unavailable (never its own text). */
   storeFailure(error: unknown): A2AError {
     if (error instanceof A2AError) return error;
-    // An outage is logged once by the engine's StoreOutage account; here one debug line per request.
+    // StoreOutage logs an outage once; here one debug line per request.
     this.#logger.debug({ err: error }, 'the task store failed');
     return new A2AError('Unavailable');
   }

@@ -1,7 +1,4 @@
-/**
- * Where an incoming message becomes a turn (checked, given its task: a new one, or an existing one's
- * execution here or a new one), and the observer a blocking SendMessage waits with.
- */
+/** Where an incoming message becomes a turn, and the observer a blocking SendMessage waits with. */
 import { randomUUID } from 'node:crypto';
 import { A2AError, acceptsNoMoreMessages, busyElsewhere, invalidParams } from '../errors.js';
 import type { CallContext } from '../context/request-state.js';
@@ -21,7 +18,6 @@ interface MessageIntakeDeps {
   readonly inputModes: MediaTypeFilter;
   /** Push configured, or PushNotificationNotSupported (inline configs included). */
   pushService(): PushNotificationService;
-  /** Several replicas share the store (leases). */
   readonly leased: boolean;
 }
 
@@ -34,9 +30,8 @@ interface FollowUpDeps {
 }
 
 /**
- * The execution that takes a message for task `taskId`; `read` resolves the task in the caller's
- * scope. The stored copy may be old by now; its version makes the first write (the message joining
- * the history) fail if so, and the execution then decides on a fresh one.
+ * The execution that takes a message for `taskId`. The stored copy may be old; its version makes
+ * the first write fail if so, and the execution then decides on a fresh one.
  */
 async function routeFollowUp(
   deps: FollowUpDeps,
@@ -60,9 +55,8 @@ async function routeFollowUp(
 }
 
 /**
- * The task was mid-turn when read, and no turn of it runs here now: read it again. Parked since
- * (the turn here ended meanwhile), it takes this message; still mid-turn, the turn runs in another
- * process, where this message cannot queue: it is refused rather than run beside that turn.
+ * Mid-turn when read and no turn runs here: re-read. Parked since, it takes this message; still
+ * mid-turn, the turn runs elsewhere, where this message cannot queue, so it is refused.
  */
 async function parkedNow(
   executions: Executions,
@@ -87,7 +81,6 @@ export class MessageIntake {
     this.#followUps = { executions: deps.executions, leased: deps.leased };
   }
 
-  /** Starts the message's turn, with an inline push config (SendMessageConfiguration) attached when one is given. */
   async begin(call: CallContext, params: SendMessageRequest, observer: ExecutionObserver): Promise<Turn> {
     const inline = params.configuration?.taskPushNotificationConfig;
     if (!inline) return this.#beginTurn(call, params, observer);
@@ -95,7 +88,7 @@ export class MessageIntake {
     return this.#deps.pushService().withInline(scopeOf(call), inline, taskId, () => this.#beginTurn(call, params, observer));
   }
 
-  /** Starts the turn: a new interaction reaches the submit within the call (no await before it); a follow-up awaits its read. */
+  /** A new interaction reaches the submit within the call (no await before it). */
   async #beginTurn(call: CallContext, params: SendMessageRequest, observer: ExecutionObserver): Promise<Turn> {
     this.#deps.lifecycle.refuseWhenClosing();
     const message = params.message;
@@ -110,7 +103,6 @@ export class MessageIntake {
     return this.#submit(execution, call, params, observer);
   }
 
-  /** A message to an existing task: to its live execution, or a new one (see routeFollowUp). */
   async #beginFollowUp(call: CallContext, params: SendMessageRequest, observer: ExecutionObserver, taskId: string): Promise<Turn> {
     const scope = scopeOf(call);
     const reader = this.#deps.reader;
@@ -133,13 +125,9 @@ export class MessageIntake {
   }
 }
 
-/**
- * The observer of a blocking SendMessage: it resolves `outcome` when the turn ends (or, with
- * returnImmediately, at the first task), and stops waiting when the client leaves.
- */
+/** The observer of a blocking SendMessage: resolves `outcome` when the turn ends (or at the first task with returnImmediately). */
 export class BlockingAnswer implements ExecutionObserver {
   readonly outcome: Promise<TurnOutcome>;
-  /** The turn answered, once submitted (the client leaving detaches it). */
   turn: Turn | undefined;
   #settle!: (outcome: TurnOutcome) => void;
   readonly #returnImmediately: boolean;
@@ -156,15 +144,13 @@ export class BlockingAnswer implements ExecutionObserver {
     if (!('task' in event)) return;
     if (this.#returnImmediately) this.#settle({ kind: 'task', task: event.task });
     else if (!this.#watching) {
-      // A task to wait for (a Message reply needs no watch): a client that leaves stops
-      // waiting, and the turn goes on without an observer.
+      // A client that leaves stops waiting; the turn goes on without an observer.
       this.#watching = true;
       const left = (): void => {
         this.turn?.detach();
         this.#settle({ kind: 'error', error: new A2AError('Internal', 'The client closed the request') });
       };
-      // The connection's close when the binding offers it: the request's AbortSignal (made on first
-      // use) costs an AbortController and an EventTarget listener per request.
+      // The connection's close when offered: the request's AbortSignal costs a controller and a listener.
       const call = this.#call;
       if (call.onClientClose) call.onClientClose(left);
       else call.signal?.addEventListener('abort', left, { once: true });
@@ -202,7 +188,6 @@ export class MediaTypeFilter {
   }
 }
 
-/** Receives a stream's events; `onEnd` closes it. */
 export interface StreamObserver extends ExecutionObserver {
   /** `closed`: the stream ends without a final state (a subscription ended by a shutdown). */
   onEnd(outcome: TurnOutcome | { readonly kind: 'closed' }): void;

@@ -1,7 +1,4 @@
-/**
- * The engine's final writes (FAILED, CANCELED) a store outage refused, retried with backoff while the
- * process lives; with leases each owed task stays leased between retries (if this process dies, another replica settles it).
- */
+/** The engine's final writes (FAILED, CANCELED) an outage refused, retried with backoff; with leases each stays leased between retries. */
 import type { Logger } from '../options.js';
 import type { TaskLease, TaskLeases } from './seams/task-leases.js';
 import type { TaskScope } from './seams/task-store.js';
@@ -16,14 +13,12 @@ export interface OwedWrite {
 }
 
 interface OwedWritesOptions {
-  /** Writes one; a failure owes it again (through owe()). */
   readonly settle: (owed: OwedWrite) => Promise<void>;
   readonly logger: Logger;
   /** At most this many tasks are owed at once; later ones are left to the start-up settlement. */
   readonly max?: number;
   readonly firstRetryMs?: number;
   readonly maxRetryMs?: number;
-  /** Several replicas: an owed task is kept leased between retries (none: one process). */
   readonly leases?: TaskLeases;
   /** How long to wait for the lease the failed execution is giving back. Default 5000 ms. */
   readonly leaseWaitMs?: number;
@@ -32,7 +27,6 @@ interface OwedWritesOptions {
 export class OwedWrites {
   readonly #options: OwedWritesOptions;
   readonly #owed = new Map<string, OwedWrite>();
-  /** The leases held for owed tasks between retries (or being acquired), by task key. */
   readonly #held = new Map<string, Promise<TaskLease | undefined>>();
   #timer: NodeJS.Timeout | undefined;
   #delayMs: number;
@@ -62,7 +56,7 @@ export class OwedWrites {
     this.#schedule();
   }
 
-  /** No more retries (shutdown): what is owed is left to the start-up settlement or, with leases, to their expiry. */
+  /** Shutdown: what is owed is left to the start-up settlement or, with leases, to their expiry. */
   close(): void {
     this.#closed = true;
     clearTimeout(this.#timer);
@@ -71,7 +65,7 @@ export class OwedWrites {
     this.#held.clear();
   }
 
-  /** Leases the owed task until its next retry (waiting for the failed execution to give it back); not leased, that retry finds out. */
+  /** Waits for the failed execution to give the lease back; not leased, the retry finds out. */
   #hold(write: OwedWrite): void {
     const leases = this.#options.leases;
     if (!leases || this.#held.has(write.key)) return;
@@ -82,7 +76,6 @@ export class OwedWrites {
     );
   }
 
-  /** Gives the held lease back just before a retry, whose execution leases the task to write. */
   async #letGo(key: string): Promise<void> {
     const held = this.#held.get(key);
     if (!held) return;

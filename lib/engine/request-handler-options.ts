@@ -32,14 +32,10 @@ export interface RequestHandlerOptions {
   readonly leases?: TaskLeases;
   /** How long a follow-up waits for a lease held by another replica. Default 30000 ms. */
   readonly leaseWaitMs?: number;
-  /** Metrics and lifecycle hooks. */
   readonly events?: EngineEvents;
   /** Push notification configs and delivery; absent: the push methods answer PushNotificationNotSupported. */
   readonly push?: PushNotificationService;
-  /**
-   * How long a request may wait for the task store, the bus's history, the leases (plus their wait)
-   * or the push stores before it answers unavailable (503 / -32603), in all. Default 5000 ms; 0: none.
-   */
+  /** How long a request may wait for the seams in all before it answers unavailable. Default 5000 ms; 0: none. */
   readonly storeTimeoutMs?: number;
   /** More hooks on the seams' calls (the router's metrics and traces), inside the deadline's. */
   readonly seamHooks?: readonly SeamHook[];

@@ -1,7 +1,6 @@
 /**
- * The protocol core, one small method per A2A operation, independent of Express.
- * Every method resolves the task through the store with the caller's scope before it touches a
- * live execution, so another owner's or tenant's task is indistinguishable from a missing one.
+ * The protocol core, one method per A2A operation. Each resolves the task in the caller's scope
+ * first, so another owner's or tenant's task is indistinguishable from a missing one.
  */
 import type { AgentCard, Task, TaskPushNotificationConfig } from '../protocol/schemas.js';
 import type {
@@ -54,8 +53,7 @@ export class A2ARequestHandler {
   readonly #bus: TaskEventBus;
 
   constructor(options: RequestHandlerOptions) {
-    // The one place the seams are wrapped: the deadline (which tells the outage account how each
-    // call ended) outermost, then the router's hooks.
+    // The one place the seams are wrapped: the deadline outermost, then the router's hooks.
     const deadlines = new Deadlines(options.storeTimeoutMs ?? DEFAULT_STORE_TIMEOUT_MS, new StoreOutage(options.logger));
     const hooks = [deadlineHook(deadlines), ...(options.seamHooks ?? [])];
     options = interceptSeams(options, hooks);
@@ -84,7 +82,7 @@ export class A2ARequestHandler {
     return this.#lifecycle.recovering ?? Promise.resolve();
   }
 
-  /** Executions currently live (0 when every task is parked or finished). */
+  /** Executions currently live. */
   get liveExecutions(): number {
     return this.#executions.size;
   }
@@ -97,10 +95,8 @@ export class A2ARequestHandler {
   }
 
   /**
-   * A publisher for the work execute() handed off (`events.handOff()`), for a queue worker in this
-   * process or in another one sharing the store and bus. `scope` is the task's tenant and owner
-   * (the HandOff carries it): a task not visible in it answers TaskNotFound and nothing is held.
-   * A task already terminal gets a closed publisher whose signal has fired.
+   * A publisher for work execute() handed off, in this process or another sharing the store and bus.
+   * A task not visible in `scope` answers TaskNotFound; a terminal one gets a closed publisher.
    */
   async openTaskPublisher(scope: TaskScope, taskId: string): Promise<TaskPublisher> {
     if (typeof scope?.tenant !== 'string' || typeof scope.owner !== 'string' || typeof taskId !== 'string') {
@@ -140,9 +136,8 @@ export class A2ARequestHandler {
   }
 
   /**
-   * CANCELED, or TaskNotCancelable when the task is (or meanwhile became) terminal otherwise.
-   * The decision is made by the task's execution on a fresh copy: the one read here only checks
-   * that the caller may see the task (a terminal state never changes, so it is final already).
+   * CANCELED, or TaskNotCancelable when the task is terminal otherwise. The execution decides on a
+   * fresh copy; the read here only checks the caller may see the task.
    */
   async cancelTask(call: CallContext, params: CancelTaskRequest): Promise<Task> {
     const scope = scopeOf(call);
@@ -155,9 +150,8 @@ export class A2ARequestHandler {
   }
 
   /**
-   * The current task first, then its committed events, until it reaches a terminal state or the
-   * subscriber leaves; interrupted states do not end it. Follows the bus, so it holds nothing but a
-   * subscription, and sees a follow-up started by any request (see task-subscription.ts).
+   * The current task, then its committed events, until a terminal state or the subscriber leaves.
+   * Follows the bus, so it sees a follow-up started by any request.
    */
   async subscribeToTask(call: CallContext, params: SubscribeToTaskRequest, observer: StreamObserver): Promise<() => void> {
     this.#requireStreaming();
@@ -173,9 +167,8 @@ export class A2ARequestHandler {
   }
 
   /**
-   * Graceful shutdown: refuses new messages and subscriptions from now on, lets running turns end
-   * within `graceMs`, then aborts the rest (their tasks FAILED with the reason), and ends every
-   * open subscription. Resolves when nothing runs. Reads and CancelTask are still served meanwhile.
+   * Graceful shutdown: refuses new messages and subscriptions, lets running turns end within
+   * `graceMs`, then fails the rest. Reads and CancelTask are served meanwhile.
    */
   close(graceMs: number): Promise<void> {
     return this.#lifecycle.close(graceMs);
@@ -205,7 +198,7 @@ export class A2ARequestHandler {
     return this.#pushService().delete(scopeOf(call), params);
   }
 
-  /** Push configured, or PushNotificationNotSupported (every push operation, inline configs included). */
+  /** Push configured, or PushNotificationNotSupported. */
   #pushService(): PushNotificationService {
     if (!this.#options.push) throw new A2AError('PushNotificationNotSupported');
     return this.#options.push;
@@ -218,7 +211,7 @@ export class A2ARequestHandler {
   }
 }
 
-/** GetExtendedAgentCard: the card an authenticated caller gets; the interfaces it leaves out are the public card's. */
+/** GetExtendedAgentCard: interfaces the extended card leaves out are the public card's. */
 export async function extendedAgentCard(
   card: AgentCard,
   provider: ExtendedAgentCardProvider | undefined,

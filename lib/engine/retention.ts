@@ -1,8 +1,4 @@
-/**
- * Retention: a timer that removes finished tasks older than a time to live through the store's
- * optional removeFinished(), in batches, never overlapping itself. Off unless started; one call
- * (startRetention) starts it and returns what stops it.
- */
+/** Retention: a timer that removes finished tasks past their time to live, in batches, never overlapping itself. */
 import { z } from 'zod';
 import { consoleLogger, type Logger } from '../options.js';
 import { hasMethods, optionsError, parseOptions } from '../options.js';
@@ -15,14 +11,11 @@ export interface RetentionOptions {
   readonly ttlMs: number;
   /** Time between sweeps, in ms (a sweep ends before the next is scheduled). Default 60000. */
   readonly intervalMs?: number;
-  /**
-   * Tasks removed per removeFinished() call: one SQLite transaction (the event loop waits) or one
-   * Redis script (Redis waits), a few ms each at 100. Default 100.
-   */
+  /** Tasks per removeFinished() call (one SQLite transaction or Redis script, a few ms at 100). Default 100. */
   readonly batchSize?: number;
   /** Counts at info (debug when nothing was removed); a failing store once per outage. */
   readonly logger?: Logger;
-  /** The clock the cutoff is taken from, ms since the epoch. Default Date.now (tests pass their own). */
+  /** The clock, ms since the epoch. Default Date.now. */
   readonly now?: () => number;
 }
 
@@ -49,9 +42,8 @@ const optionsSchema = z.strictObject({
 type Parsed = z.output<typeof optionsSchema>;
 
 /**
- * Sweeps now and then. The first sweep comes after a random part of one interval, so replicas
- * started together do not all sweep at the same moment (several at once is safe, only wasteful),
- * and a process restarted more often than the interval still sweeps.
+ * The first sweep comes after a random part of one interval, so replicas started together do not
+ * sweep at once, and a process restarted more often than the interval still sweeps.
  */
 export function startRetention(options: RetentionOptions): StopRetention {
   const parsed = parseOptions('startRetention', optionsSchema, options);
@@ -63,7 +55,6 @@ export function startRetention(options: RetentionOptions): StopRetention {
   return () => sweeper.close();
 }
 
-/** One sweeper: its timer, the sweep in progress, and whether the store is failing. */
 class RetentionSweeper {
   readonly #o: Parsed;
   readonly #removeFinished: (finishedBefore: string, limit: number) => Promise<number>;
@@ -98,7 +89,7 @@ class RetentionSweeper {
     await this.#running;
   }
 
-  /** Batches until one comes back short (nothing left before the cutoff) or close() is called. */
+  /** Until a batch comes back short or close() is called. */
   async #sweep(): Promise<void> {
     const { batchSize, logger, ttlMs } = this.#o;
     const finishedBefore = new Date(this.#o.now() - ttlMs).toISOString();
@@ -108,7 +99,7 @@ class RetentionSweeper {
         const batch = await this.#removeFinished(finishedBefore, batchSize);
         removed += batch;
         if (batch < batchSize || this.#closed) break;
-        // A store that works synchronously (SQLite) holds the event loop per batch: let requests in between.
+        // A synchronous store (SQLite) holds the event loop per batch: let requests in between.
         await new Promise<void>((resolve) => setImmediate(resolve));
       }
     } catch (error) {

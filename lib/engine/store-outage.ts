@@ -19,9 +19,7 @@ const SETTLE_MS = 1_000;
 
 export class StoreOutage {
   readonly #logger: Logger;
-  /** The seams' sides failing now (see sideOf). */
   readonly #failing = new Set<string>();
-  /** The start was logged and the end not yet. */
   #logged = false;
   #since = 0;
   #failures = 0;
@@ -36,7 +34,6 @@ export class StoreOutage {
     return this.#failing.size > 0;
   }
 
-  /** A seam call named `call` failed with `error`. */
   failed(call: string, error: unknown): void {
     if (!isStoreOutage(error)) return;
     this.#failures++;

@@ -1,7 +1,4 @@
-/**
- * The publisher handed to execute() and cancel(): typed helpers that build well-formed events,
- * so executors never hand-build status objects, plus `publish()` for raw StreamResponse events.
- */
+/** The publisher handed to execute() and cancel(): helpers that build well-formed events, plus `publish()`. */
 import { randomUUID } from 'node:crypto';
 import type { Artifact, Message, Part, StreamResponse, TaskState, TaskStatus } from '../protocol/schemas.js';
 import { StreamResponseSchema } from '../protocol/schemas.js';
@@ -23,11 +20,7 @@ export interface ArtifactInput {
   readonly lastChunk?: boolean;
 }
 
-/**
- * What execute() gets from `events.handOff()`: all a worker needs to open the task's publisher
- * (`router.openTaskPublisher(handOff.scope, handOff.taskId)`). Plain JSON, so it can travel in a
- * job queue to another process.
- */
+/** What `events.handOff()` returns: plain JSON a worker passes to `router.openTaskPublisher(scope, taskId)`. */
 export interface HandOff {
   readonly taskId: string;
   readonly contextId: string;
@@ -74,12 +67,9 @@ export class TaskEvents {
   }
 
   /**
-   * Hands the rest of this turn to other code (a job queue, another service): execute() may then
-   * return without a final state, and the turn stays open until a publisher opened with the returned
-   * HandOff (`router.openTaskPublisher`) parks or finishes the task, a CancelTask ends it, or
-   * `turnTimeoutMs` passes. A blocking SendMessage keeps waiting; `returnImmediately` callers have
-   * the task at once. Creates the task in TASK_STATE_WORKING if nothing was published yet.
-   * Only execute()'s own events can hand off.
+   * Hands the rest of this turn to other code (a job queue): execute() may return without a final
+   * state; the turn stays open until a publisher opened with the HandOff parks or ends the task, a
+   * CancelTask, or `turnTimeoutMs`. Creates the task in WORKING if nothing was published yet.
    */
   handOff(): Promise<HandOff> {
     if (!this.#sink.handOff) {
@@ -95,7 +85,7 @@ export class TaskEvents {
     const messageId = randomUUID();
     const parts = toParts(content);
     const contextId = this.contextId;
-    // Two literals rather than a spread of a conditional one (as status()).
+    // Two literals rather than a spread: no clone per event.
     const message: Message = metadata
       ? { messageId, role: 'ROLE_AGENT', parts, contextId, metadata }
       : { messageId, role: 'ROLE_AGENT', parts, contextId };
@@ -163,7 +153,7 @@ export class TaskEvents {
   status(state: TaskState, content?: MessageContent): Promise<void> {
     const taskId = this.taskId;
     const contextId = this.contextId;
-    // Two literals rather than a spread of a conditional one: no clone and no empty object per event.
+    // Two literals rather than a spread: no clone per event.
     const status: TaskStatus =
       content === undefined
         ? { state, timestamp: now() }

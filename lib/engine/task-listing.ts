@@ -1,7 +1,4 @@
-/**
- * ListTasks: one page of the caller's tasks from the store (after the start-up settlement), each
- * trimmed as asked; a page token this server did not issue is the caller's error.
- */
+/** ListTasks: one page of the caller's tasks; a page token this server did not issue is the caller's error. */
 import { invalidParams } from '../errors.js';
 import { LIST_TASKS_DEFAULT_PAGE_SIZE, type ListTasksRequest, type ListTasksResponse } from '../protocol/requests.js';
 import { InvalidPageTokenError, type TaskScope, type TaskStore } from './seams/task-store.js';

@@ -1,9 +1,6 @@
 /**
- * The publisher of handed-off work: what a queue worker (in this process or another one sharing
- * the store and bus) uses to publish a task's later events after execute() called `handOff()`.
- * It writes through a task channel, as a live execution does, and hears a CancelTask through the
- * bus. It holds a cancel listener until the task parks or ends, a cancel arrives, or close() is
- * called; nothing after.
+ * The publisher of handed-off work: a queue worker's way to publish a task's later events through a
+ * task channel. It holds a cancel listener (on the bus) until the task parks or ends, or it closes.
  */
 import type { Logger } from '../options.js';
 import type { StreamResponse, Task } from '../protocol/schemas.js';
@@ -20,7 +17,6 @@ interface TaskPublisherDeps extends ChannelDeps {
 
 const noop = (): void => {};
 
-/** Why a publisher's signal fired. */
 const abortReason = (why: string): Error => new Error(why);
 
 const WORDING: ChannelWording = {
@@ -29,17 +25,13 @@ const WORDING: ChannelWording = {
   endedBy: 'elsewhere',
 };
 
-/** What a TaskPublisher publishes into. */
 interface PublisherSink extends EventSink {
   readonly signal: AbortSignal;
   readonly closed: boolean;
   close(): void;
 }
 
-/**
- * The sink behind a TaskPublisher: a task channel of its own (the same chain as a live execution's),
- * in the publishing code's async context. It listens to its channel to know when to close.
- */
+/** The sink behind a TaskPublisher: its own task channel, in the publishing code's async context. */
 class HandedOffSink implements PublisherSink, ChannelListener {
   readonly taskId: string;
   readonly contextId: string;
@@ -71,7 +63,6 @@ class HandedOffSink implements PublisherSink, ChannelListener {
   }
 
   accept(event: StreamResponse): Promise<void> {
-    // Each step runs in the async context of the code that published.
     const applied = this.#channel.enqueue(() => this.#apply(event));
     applied.catch(noop); // not awaiting callers must not crash the process; awaiting ones still see it
     return applied;
@@ -81,7 +72,7 @@ class HandedOffSink implements PublisherSink, ChannelListener {
     this.#release();
   }
 
-  /** No more writes; the cancel listener is dropped; `reason`: the signal fires with it. */
+  /** `reason`: the signal fires with it. */
   #release(reason?: Error): void {
     this.#closed = true;
     this.#stopCancelListener?.();
@@ -104,8 +95,6 @@ class HandedOffSink implements PublisherSink, ChannelListener {
     }
   }
 
-  // What the channel tells this sink (ChannelListener).
-
   openingMessage(): undefined {
     return undefined;
   }
@@ -127,14 +116,12 @@ class HandedOffSink implements PublisherSink, ChannelListener {
 }
 
 /**
- * TaskEvents for handed-off work (progress, artifact, complete, fail, requireInput, ...), plus the
- * task's cancel signal and close(). Its writes are refused once the task parks or ends, a CancelTask
- * arrives, or it is closed. Open one with `router.openTaskPublisher(scope, taskId)`.
+ * TaskEvents for handed-off work, plus the cancel signal and close(). Writes are refused once the
+ * task parks or ends, a CancelTask arrives, or it is closed.
  */
 export class TaskPublisher extends TaskEvents {
   readonly #sink: PublisherSink;
 
-  /** Built by `openTaskPublisher()` (the router's, or A2ARequestHandler's). */
   constructor(sink: PublisherSink) {
     super(sink);
     this.#sink = sink;
@@ -145,12 +132,12 @@ export class TaskPublisher extends TaskEvents {
     return this.#sink.signal;
   }
 
-  /** True once writes are refused: the task parked or ended, a cancel arrived, or close() was called. */
+  /** True once writes are refused. */
   get closed(): boolean {
     return this.#sink.closed;
   }
 
-  /** Stops publishing and drops the cancel listener (idempotent). Call it when the work ends without a final event. */
+  /** Stops publishing (idempotent); call it when the work ends without a final event. */
   close(): void {
     this.#sink.close();
   }

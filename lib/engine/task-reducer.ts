@@ -1,9 +1,6 @@
 /**
- * The task reducer: `(task | undefined, event) → next task | refusal`, pure (no I/O, no clock but
- * for the timestamp of an engine-made WORKING status). The engine, stores, push delivery and the
- * protocol translations all fold events with it, so there is one definition of "what an event does".
- * foldTaskInPlace is the same fold for the one owner of a task copy (TaskWriter): an artifact event
- * changes that copy instead of copying its artifacts and parts, so an event costs what it carries.
+ * The task reducer, pure: the one definition of what an event does. foldTaskInPlace is the same fold
+ * for TaskWriter's own copy, so an artifact event costs what it carries, not what the task holds.
  */
 import type { Artifact, Message, StreamResponse, Task, TaskArtifactUpdateEvent, TaskStatus, TaskStatusUpdateEvent } from '../protocol/schemas.js';
 import type { TaskChange } from './seams/task-store.js';
@@ -16,7 +13,6 @@ export type TaskEvent =
   | { readonly artifactUpdate: TaskArtifactUpdateEvent }
   | { readonly userMessage: Message };
 
-/** The task the events belong to. */
 export interface ReduceContext {
   readonly taskId: string;
   readonly contextId: string;
@@ -37,10 +33,10 @@ export type Reduction =
 
 const REPLACE: TaskChange = { kind: 'replace' };
 
-/** Already in the stored form (what now() and the TaskEvents helpers produce): nothing to convert. */
+/** Already canonical (what now() produces): nothing to convert. */
 const CANONICAL_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-/** An RFC 3339 timestamp as `YYYY-MM-DDTHH:mm:ss.sssZ` (stores compare them as text); now when absent. */
+/** Stores compare timestamps as text, so all are `YYYY-MM-DDTHH:mm:ss.sssZ`; now when absent. */
 const utc = (timestamp: string | undefined): string =>
   !timestamp ? now() : CANONICAL_UTC.test(timestamp) ? timestamp : new Date(timestamp).toISOString();
 
@@ -72,16 +68,12 @@ export function reduceTask(current: Task | undefined, event: TaskEvent, ctx: Red
   return reduceTaskEvent(current, event.task, ctx);
 }
 
-/**
- * A follow-up joins the history and the task is WORKING again: the write that records the message
- * also claims the turn, so a second follow-up that read the parked task conflicts and sees it taken.
- */
+/** The write that records a follow-up also claims the turn, so a second follow-up conflicts. */
 function reduceUserMessage(current: Task | undefined, message: Message, ctx: ReduceContext): Reduction {
   if (!current) return refuse(`task ${ctx.taskId} does not exist yet`);
   const status: TaskStatus = { state: 'TASK_STATE_WORKING', timestamp: now() };
   const task: Task = { ...current, status, history: [...(current.history ?? []), message] };
-  // What subscribers and webhooks see: the return to WORKING (a stream's events after its first
-  // are status and artifact updates; status.message is the agent's, so the user's is not in it).
+  // Subscribers see the return to WORKING; status.message is the agent's, not the user's.
   return { ok: true, task, change: REPLACE, event: { statusUpdate: { taskId: ctx.taskId, contextId: ctx.contextId, status } } };
 }
 
@@ -123,7 +115,6 @@ function reduceArtifact(current: Task | undefined, update: TaskArtifactUpdateEve
   if (idError) return refuse(idError);
   if (update.artifact.parts.length === 0) return refuse('an artifact needs at least one part');
   if (!current) {
-    // An artifact before any status creates the task in WORKING, then adds the artifact to it.
     const working: TaskStatus = { state: 'TASK_STATE_WORKING', timestamp: now() };
     const task: Task = { id: ctx.taskId, contextId: ctx.contextId, status: working, history: openingHistory(ctx, working) };
     return created({ ...task, artifacts: [update.artifact] });
@@ -138,31 +129,21 @@ function reduceArtifact(current: Task | undefined, update: TaskArtifactUpdateEve
   return { ok: true, task: { ...current, artifacts }, change: { kind: 'artifact', update }, event: { artifactUpdate: update } };
 }
 
-/** An artifact the folded task owns: its parts array is appended to later, so it is not the event's. */
 const owned = (artifact: Artifact): Artifact => ({ ...artifact, parts: [...artifact.parts] });
 
-/**
- * The folder's own copy of a task a `{ task }` event carries (a created task, a joined follow-up):
- * the event keeps its object, so appending to the copy later never changes what was published.
- */
+/** The folder's own copy of a `{ task }` event's task: appending to it never changes what was published. */
 function detached(reduction: Reduction): Reduction {
   if (!reduction.ok || !('task' in reduction.event)) return reduction;
   const source = reduction.task;
   const task: Task = { ...source };
   if (source.artifacts) task.artifacts = source.artifacts.map(owned);
-  // A status message is appended to the history in place later.
   if (source.history) task.history = [...source.history];
   return { ...reduction, task };
 }
 
 /**
- * reduceTask for the single owner of `current`: an artifact event on an existing task changes
- * `current` itself (its artifacts array, and for an appended chunk the artifact's parts array) and
- * returns it, in time proportional to the event, not the task; a status update returns a shallow
- * copy with the new status, its message appended to the shared history (its change is
- * `{ kind: 'status' }`, where reduceTask's is a replace). Other events fold as reduceTask does. The owner must treat `current` as changed even when the write that follows fails: re-read
- * the task before folding on it again. Artifacts it adds are copied, so a later append never
- * changes an event that was published.
+ * reduceTask for the single owner of `current`: an artifact event changes `current` in place, in
+ * time proportional to the event. The owner must re-read the task after a failed write.
  */
 export function foldTaskInPlace(current: Task | undefined, event: TaskEvent, ctx: ReduceContext): Reduction {
   if (current && 'statusUpdate' in event && !isTerminal(current.status.state)) return foldStatusInPlace(current, event.statusUpdate, ctx);
@@ -179,12 +160,7 @@ export function foldTaskInPlace(current: Task | undefined, event: TaskEvent, ctx
   return { ok: true, task: current, change: { kind: 'artifact', update }, event: { artifactUpdate: update } };
 }
 
-/**
- * A status update on an existing task: a new task object (so each commit's task keeps its own
- * status: listeners read it after later events), sharing the artifacts and the history arrays, the
- * message appended to the history in place (reduceTask copies the history); the change names the
- * status alone.
- */
+/** A new task object per status (listeners read it later), sharing artifacts and history. */
 function foldStatusInPlace(current: Task, update: TaskStatusUpdateEvent, ctx: ReduceContext): Reduction {
   const idError = checkIds(update, ctx);
   if (idError) return refuse(idError);
@@ -203,7 +179,6 @@ function foldStatusInPlace(current: Task, update: TaskStatusUpdateEvent, ctx: Re
   return { ok: true, task, change: { kind: 'status', update: stored }, event: { statusUpdate: stored } };
 }
 
-/** `{ ...existing, ...chunk, parts: [...existing.parts, ...chunk.parts] }`, written into `existing`. */
 function appendInPlace(existing: Artifact, chunk: Artifact): void {
   const parts = existing.parts;
   for (const part of chunk.parts) parts.push(part);

@@ -1,7 +1,4 @@
-/**
- * The task lifecycle as an explicit state machine (terminal and interrupted sets, legal transitions),
- * the statuses the engine writes itself, and how a task is trimmed for an answer.
- */
+/** The task lifecycle as a state machine, the statuses the engine writes itself, and trimming for an answer. */
 import { randomUUID } from 'node:crypto';
 import type { Message, Task, TaskState, TaskStatus } from '../protocol/schemas.js';
 
@@ -30,10 +27,7 @@ export function canTransition(from: TaskState, to: TaskState): boolean {
 let lastMs = -1;
 let lastIso = '';
 
-/**
- * The current time as `YYYY-MM-DDTHH:mm:ss.sssZ`. The text is kept for the millisecond it names:
- * formatting a Date costs about 15 times reading the clock, and a task's events often share one.
- */
+/** The text is kept for the millisecond it names: formatting a Date costs ~15 clock reads. */
 export function now(): string {
   const ms = Date.now();
   if (ms !== lastMs) {
@@ -43,7 +37,6 @@ export function now(): string {
   return lastIso;
 }
 
-/** An agent-role message with one text part, tied to a task. */
 function agentMessage(text: string, task: Pick<Task, 'id' | 'contextId'>): Message {
   return {
     messageId: randomUUID(),
@@ -72,7 +65,6 @@ export function withHistoryLength(task: Task, historyLength: number | undefined)
   return task.history.length <= historyLength ? task : { ...task, history: task.history.slice(-historyLength) };
 }
 
-/** The task without its artifacts (ListTasks leaves them out unless includeArtifacts). */
 export function withoutArtifacts(task: Task): Task {
   if (task.artifacts === undefined) return task;
   const { artifacts: _omitted, ...rest } = task;

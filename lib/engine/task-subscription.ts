@@ -1,8 +1,4 @@
-/**
- * SubscribeToTask: the current task first (or, for a resumed stream, the events it missed), then
- * its committed events from the bus, until it reaches a terminal state, the subscriber leaves or
- * the server closes. It holds nothing but a bus subscription.
- */
+/** SubscribeToTask: the current task (or the events a resumed stream missed), then committed events from the bus. */
 import { A2AError, shuttingDown } from '../errors.js';
 import type { Logger } from '../options.js';
 import type { StreamResponse, Task } from '../protocol/schemas.js';
@@ -11,7 +7,6 @@ import type { CommittedEvent, TaskEventBus } from './seams/task-event-bus.js';
 import type { VersionedTask } from './seams/task-store.js';
 import { isTerminal } from './task-state.js';
 
-/** Who follows the task (the handler's StreamObserver). */
 interface SubscriptionObserver {
   onEvent(event: StreamResponse, version?: number): void;
   onEnd(outcome: { readonly kind: 'task'; readonly task: Task } | { readonly kind: 'closed' }): void;
@@ -31,9 +26,8 @@ function resumePoint(lastEventId: string | undefined): number | undefined {
 }
 
 /**
- * Follows the task under `key`; `read` resolves it in the caller's scope (TaskNotFound otherwise).
- * Events committed while the snapshot is read are held back and delivered after it, without the
- * ones the snapshot already includes. Resolves with the function that ends the subscription.
+ * Events committed while the snapshot is read are held back and delivered after it, minus those it
+ * includes. Resolves with the function that ends the subscription.
  */
 export async function subscribeToTask(
   deps: SubscriptionDeps,
@@ -78,8 +72,7 @@ export async function subscribeToTask(
     stop();
     throw error;
   }
-  // A resumed stream: the events after the client's last one, from the bus's history; else the
-  // task as it stands (it includes everything missed). Nothing at all when nothing was missed.
+  // A resumed stream gets the events it missed from the bus's history; otherwise the task itself.
   const resumeAfter = resumePoint(lastEventId);
   let missed: CommittedEvent[] | undefined;
   if (resumeAfter !== undefined && resumeAfter < stored.version && bus.history) {
