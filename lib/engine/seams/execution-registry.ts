@@ -1,7 +1,4 @@
-/**
- * The registry seam: which tasks have a live execution in this process, by task key (scope + id). An entry exists only while a turn or a cancel runs.
- * A registry for several replicas adds a per-task lease behind the same interface.
- */
+/** The registry seam: which tasks have a live execution in this process, by task key; an entry lives only while a turn or cancel runs. */
 export interface ExecutionRegistry<E> {
   get(key: string): E | undefined;
   add(key: string, execution: E): void;

@@ -16,20 +16,17 @@ const SEAM_METHODS = {
 
 export type SeamName = keyof typeof SEAM_METHODS;
 
-/** One method of one seam, as a hook sees its calls (made once per wrapped method). */
 export interface SeamCall {
   readonly seam: SeamName;
   readonly method: string;
   readonly name: string;
 }
 
-/** The rest of the chain: the hooks inside this one, then the seam itself. */
 export type SeamNext = (args: unknown[]) => unknown;
 
 export interface SeamHook {
   /** Whether the hook wraps `call`'s method (asked once, when a seam is wrapped). */
   wraps(call: SeamCall): boolean;
-  /** Makes one call through `next` and returns what it returns (a promise, or a plain value passed on). */
   around(call: SeamCall, args: unknown[], next: SeamNext): unknown;
   /** Writes and reads a store makes within the call (immediate-writes.ts) may skip this hook. */
   readonly skipsImmediate?: boolean;

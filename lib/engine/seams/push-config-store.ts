@@ -1,7 +1,4 @@
-/**
- * The push config store contract: the webhooks registered for tasks, partitioned like tasks by scope (tenant, owner), so a config of another scope
- * looks exactly like a missing one.
- */
+/** The push config store contract: webhooks registered for tasks, partitioned by scope like tasks. */
 import type { TaskScope } from './task-store.js';
 
 /** The protocol version a config was registered with: v0.3 webhooks get v0.3 bodies. */
@@ -9,7 +6,6 @@ export type PushProtocol = '1.0' | '0.3';
 
 /** A webhook of a task, as stored. */
 export interface StoredPushConfig {
-  /** Unique within its task. */
   readonly id: string;
   readonly taskId: string;
   readonly url: string;
@@ -34,17 +30,11 @@ export class PushConfigLimitError extends Error {
 }
 
 /**
- * Errors: `put` rejects with PushConfigLimitError over the bound; anything else a method rejects with means the store is unavailable (the client gets
- * -32603 / HTTP 503, the cause is logged).
- *
- * Configs hold credentials in full: a store keeps them as secrets (never logged); the service masks them in every answer. Implementations clone on
- * the way in and out.
+ * `put` rejects with PushConfigLimitError over the bound; any other rejection means the store is unavailable (-32603 / HTTP 503). Configs hold
+ * credentials: a store keeps them as secrets, never logged. Implementations clone on the way in and out.
  */
 export interface PushConfigStore {
-  /**
-   * Stores `config` for its task in `scope`. A config with the same id is replaced in place (same position in `list`); a new one is appended, unless
-   * the task already has `maxPerTask`.
-   */
+  /** A config with the same id is replaced in place (same position in `list`); a new one is appended unless at `maxPerTask`. */
   put(scope: TaskScope, config: StoredPushConfig, maxPerTask: number): Promise<void>;
   /** The config, or undefined when missing or in another scope. */
   get(scope: TaskScope, taskId: string, id: string): Promise<StoredPushConfig | undefined>;

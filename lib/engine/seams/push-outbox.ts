@@ -1,10 +1,6 @@
-/**
- * The push outbox seam: deliveries recorded before they are attempted and removed once done (delivered, given up, or their config gone), so a durable
- * implementation (SQLite, Redis) lets a restarted process resume what the previous one had not finished.
- */
+/** The push outbox seam: deliveries recorded before they are attempted, so a durable one lets a restarted process resume them. */
 import type { TaskScope } from './task-store.js';
 
-/** One committed event to deliver to one config. */
 export interface PushDelivery {
   /** Unique; the outbox's key. */
   readonly id: string;
@@ -13,7 +9,7 @@ export interface PushDelivery {
   readonly configId: string;
   /** The store version of the event: deliveries to a config go in this order. */
   readonly version: number;
-  /** The JSON body, already in the config's protocol shape. */
+  /** The JSON body, in the config's protocol shape. */
   readonly body: string;
   readonly contentType: string;
   /** The task's terminal event: its configs are removed once every final delivery is done. */
@@ -25,8 +21,8 @@ export interface PushDelivery {
 /** The in-memory one keeps nothing once a delivery is done. */
 export interface PushOutbox {
   /**
-   * Records the deliveries of one event (one per config); they are durable once it resolves. An outbox shared by replicas may answer the list to
-   * queue instead: these, each preceded by the events its config is still owed (a replica died before delivering them).
+   * Records one event's deliveries, durable once it resolves. A shared outbox may answer the list to queue instead: each preceded by the events
+   * its config is still owed by a replica that died.
    */
   add(deliveries: readonly PushDelivery[]): Promise<void | readonly PushDelivery[]>;
   /** Records that `attempts` attempts of a delivery were made. */
@@ -35,10 +31,7 @@ export interface PushOutbox {
   remove(id: string): Promise<void>;
   /** Deliveries not yet removed, ordered by version within each (task, config): what a restart resumes. */
   pending(): Promise<PushDelivery[]>;
-  /**
-   * Optional, for an outbox several processes share (Redis): from now on, calls `take` with the deliveries this process took over from one that
-   * stopped before finishing them. Returns what stops it (router.close()).
-   */
+  /** Optional, for a shared outbox (Redis): calls `take` with deliveries taken over from a process that stopped. Returns what stops it. */
   watch?(take: (deliveries: PushDelivery[]) => void): () => void | Promise<void>;
 }
 
@@ -46,7 +39,6 @@ export interface PushOutbox {
 export class InMemoryPushOutbox implements PushOutbox {
   readonly #deliveries = new Map<string, PushDelivery>();
 
-  /** Deliveries not yet done. */
   get size(): number {
     return this.#deliveries.size;
   }

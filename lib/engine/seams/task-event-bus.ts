@@ -1,7 +1,4 @@
-/**
- * The event bus seam: where committed task events are published and followed, and where a cancel is requested of whichever process runs a task's
- * turn. The in-process bus serves one process; a bus for several replicas (Redis Streams) implements the same interface.
- */
+/** The event bus seam: committed task events published and followed, and cancels sent to whichever process runs a task's turn. */
 import type { StreamResponse, Task } from '../../protocol/schemas.js';
 
 /** An event after its store write: the task as it now stands and the version that write made. */
@@ -16,8 +13,8 @@ export type CommittedEventListener = (committed: CommittedEvent) => void;
 
 export interface TaskEventBus {
   /**
-   * Delivers `committed` to every subscriber of `key` (on every process sharing the bus), in publication order per key; a subscriber never sees a
-   * version lower than one it saw. The engine does not wait for a returned promise (a rejection is logged).
+   * Delivers to every subscriber of `key` on every process, in publication order per key; never a version lower than one seen. The engine
+   * does not wait for a returned promise.
    */
   publish(key: string, committed: CommittedEvent): void | Promise<void>;
   /** Follows `key`'s committed events until the returned function is called. */
@@ -28,10 +25,7 @@ export interface TaskEventBus {
   onCancelRequest(key: string, listener: () => void): () => void;
   /** Subscribers held, all keys together (a gauge for tests and operators). */
   readonly subscriberCount: number;
-  /**
-   * For resuming a stream (SSE Last-Event-ID): the committed events of `key` with a version above `afterVersion`, oldest first, when the bus still
-   * holds all of them; undefined when it keeps no history or some are gone (the engine then sends the task as it stands instead).
-   */
+  /** Committed events of `key` above `afterVersion`, oldest first; undefined when the bus no longer holds all of them (then the task is sent). */
   history?(key: string, afterVersion: number): Promise<CommittedEvent[] | undefined>;
   /** Releases connections and listeners (router.close()). */
   close?(): Promise<void>;
@@ -63,7 +57,7 @@ class ListenerMap<L extends object> {
     this.size--;
   }
 
-  /** A copy, so a listener that unsubscribes while being called does not disturb the loop (no listener: one shared empty list). */
+  /** A copy, so a listener unsubscribing mid-loop does not disturb it. */
   get(key: string): readonly L[] {
     const held = this.#byKey.get(key);
     return held === undefined ? NONE : held instanceof Set ? [...held] : [held];

@@ -15,45 +15,31 @@ export interface TaskLease {
 }
 
 /**
- * The engine takes a task's lease before a turn runs (a follow-up that finds it held by another replica waits here, then runs in its own request's
- * context), holds it while the task's execution is live (the implementation renews it), and releases it when the execution goes idle. A replica that
- * dies stops renewing: once its lease expires, one replica claims the task through claimExpired() and the engine settles it. One process alone needs
- * no leases (the router's default).
+ * The engine takes a task's lease before a turn runs (a follow-up finding it held elsewhere waits), holds it while the execution is live (the
+ * implementation renews it) and releases it when idle. A dead replica's leases expire and claimExpired() hands its tasks to one replica.
  */
 export interface TaskLeases {
-  /**
-   * Takes `key`'s lease for this process. While another process holds it, waits until it is released or expires, at most `waitMs`; then resolves with
-   * undefined (the caller refuses the message). Rejects when the lease store fails.
-   */
+  /** Takes `key`'s lease; while another process holds it, waits up to `waitMs`, then resolves with undefined. Rejects when the lease store fails. */
   acquire(key: string, task: LeasedTask, waitMs: number): Promise<TaskLease | undefined>;
-  /**
-   * Tasks whose lease expired without being released (their process died), each returned to exactly one caller across all processes, which must
-   * settle it. [] when there are none.
-   */
+  /** Tasks whose lease expired unreleased, each returned to exactly one caller across all processes, which must settle it. */
   claimExpired(): Promise<LeasedTask[]>;
   /** How often the engine should call claimExpired() (about the lease's time to live). */
   readonly sweepIntervalMs: number;
-  /**
-   * Optional: whether any process holds `key`'s lease now (taken, not released, not expired): a turn of the task runs somewhere. A cancel() hook's
-   * `running` reads it.
-   */
+  /** Optional: whether any process holds `key`'s lease now (a cancel() hook's `running`). */
   isHeld?(key: string): Promise<boolean>;
   /** Optional: leases that ride on one task store's writes (see LeasesOnWrites). */
   readonly onWrites?: LeasesOnWrites;
 }
 
 /**
- * Optional, for a backend whose task store and leases share one database: the create of a task takes the lease given by leaseOnCreate() in its own
- * write, and a terminal write of a task through `store` gives back the lease this process holds for it (its release() then costs nothing). The engine
- * uses it only when it writes through `store` itself; everything else acquires and releases.
+ * Optional, when task store and leases share one database: a create takes the lease in its own write, and a terminal write gives it back
+ * (release() then costs nothing). Used only for writes through `store`.
  */
 export interface LeasesOnWrites {
-  /** The store whose writes take and give back these leases. */
   readonly store: TaskStore;
   /**
-   * `key`'s lease for a task this process is about to create through `store`. Nobody can see the task before its create, so nobody else can run its
-   * turns: the create's write takes the lease (renewed from then on; a create that finds it held elsewhere rejects). A task never created leaves
-   * nothing to give back; release() as for acquire()'s lease.
+   * The lease for a task about to be created through `store`: nobody sees the task before its create, whose write takes the lease (a create
+   * finding it held elsewhere rejects).
    */
   leaseOnCreate(key: string, task: LeasedTask): TaskLease;
 }

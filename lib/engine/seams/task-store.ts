@@ -1,7 +1,4 @@
-/**
- * The task store contract. Every call takes the caller's scope: a task is visible only to the (tenant, owner) that created it, and a task of another
- * scope looks exactly like a missing one.
- */
+/** The task store contract. Every call takes the caller's scope; a task of another scope looks exactly like a missing one. */
 import type { StreamResponse, Task, TaskArtifactUpdateEvent, TaskState, TaskStatusUpdateEvent } from '../../protocol/schemas.js';
 
 /** Who is asking: tasks are partitioned by tenant, then owned by one caller. */
@@ -18,35 +15,23 @@ export interface VersionedTask {
 }
 
 /**
- * The committed change a write records: how `task` differs from the stored version, and the event it is. The write produces version `expectedVersion
- * + 1`. A store may ignore it and replace the task; the stored result must equal `task` either way.
- *
- * For `kind: 'artifact'` a store should write only the update (an appended chunk is an append: a row, a list entry), never re-serialize or copy
- * `task`: the engine folds its own copy in place, so `task` is the very object that holds every earlier chunk too. A store that writes the update
- * alone materializes the task when it is read (compacting what it appended as it goes), so a write costs what the event costs, not what the task
- * holds.
+ * How `task` differs from the stored version, and the event the write records. A store may ignore it and replace the task; the result must equal
+ * `task` either way. For 'artifact' a store should write only the update, never copy `task` (the engine folds it in place), so a write costs what
+ * the event costs.
  */
 export type TaskChange =
-  /**
-   * An artifact (or a chunk of one) was added: the task's artifacts are the stored ones with this update folded in as reduceTask does (a new
-   * artifactId goes last; `append` adds the parts to the artifact with that id and its other fields replace the stored ones; otherwise it replaces
-   * it).
-   */
+  /** An artifact or chunk, folded in as reduceTask does (`append` adds parts to the artifact with that id; otherwise it replaces it or goes last). */
   (
     | { readonly kind: 'artifact'; readonly update: TaskArtifactUpdateEvent }
     /**
-     * The status moved to `update.status` (its timestamp in the stored form) and its message, when it has one, joined the end of the history; nothing
-     * else changed. A store may write this alone too (the listing keys change with it): the task's artifacts are as stored. Stores that know only
-     * 'artifact' treat it as 'replace', as every kind they do not know.
+     * The status moved to `update.status` and its message, if any, joined the history; nothing else changed. A store may write it alone
+     * too. Stores that know only 'artifact' treat it, as every kind they do not know, as 'replace'.
      */
     | { readonly kind: 'status'; readonly update: TaskStatusUpdateEvent }
-    /** Anything else (a created task, a follow-up joining the history): replace the task. */
+    /** A created task, a follow-up joining the history: replace the task. */
     | { readonly kind: 'replace' }
   ) & {
-    /**
-     * The committed event this write records, when the engine writes it. Optional: a store that keeps an event log (SQLite for durable push, Redis
-     * for the bus's streams) writes it in the same transaction or script; the others ignore it.
-     */
+    /** The committed event: a store with an event log (SQLite, Redis) writes it in the same transaction; others ignore it. */
     readonly event?: StreamResponse;
   };
 
@@ -72,56 +57,47 @@ export interface TaskPage {
 /**
  * Errors, and what the engine does with each:
  * - `TaskExistsError` from create(): the id is taken (in any scope). The client gets -32603.
- * - `TaskVersionConflictError` from update(): the task changed since `expectedVersion` was read, or it is terminal. The engine re-reads and decides
- *   again (never overwrites).
+ * - `TaskVersionConflictError` from update(): the task changed since `expectedVersion` or is terminal. The engine re-reads and decides again.
  * - `TaskNotFoundInStoreError` from update(): no such task in `scope`. The client gets TaskNotFound.
- * - Anything else (a lost connection, a timeout): the store is unavailable. The client gets -32603 (HTTP 503 on HTTP+JSON); nothing is half-written
- *   by the engine.
+ * - Anything else: the store is unavailable. The client gets -32603 (HTTP 503).
  *
- * Every stored task has a version; writes are compare-and-set on it, so a writer that acted on an old copy is refused instead of overwriting what
- * another request or process wrote (no last write wins). Implementations clone on the way in and out, so callers never share objects with the store.
+ * Writes are compare-and-set on the version, so a writer acting on an old copy is refused (no last write wins). Implementations clone on the way in
+ * and out.
  */
 export interface TaskStore {
-  /** The task and its version when it exists in `scope`; undefined when missing or in another scope. */
+  /** Undefined when missing or in another scope. */
   get(scope: TaskScope, taskId: string): Promise<VersionedTask | undefined>;
-  /** Stores a new task in `scope` at version 1. Rejects with TaskExistsError when the id is taken in any scope. */
+  /** At version 1. Rejects with TaskExistsError when the id is taken in any scope. */
   create(scope: TaskScope, task: Task): Promise<number>;
   /**
-   * Replaces the task of `scope` if its stored version is `expectedVersion` and its stored state is not terminal; resolves with the new version
-   * (`expectedVersion + 1`). Rejects with TaskVersionConflictError otherwise, and TaskNotFoundInStoreError when it is not in `scope`. With an
-   * artifact or status `change` the store may write only that change (see TaskChange); the caller does not change `task` before the returned promise
-   * settles.
+   * Writes if the stored version is `expectedVersion` and the state not terminal; resolves with `expectedVersion + 1`. Rejects with
+   * TaskVersionConflictError otherwise, TaskNotFoundInStoreError when not in `scope`. The caller does not change `task` before it settles.
    */
   update(scope: TaskScope, task: Task, expectedVersion: number, change?: TaskChange): Promise<number>;
   /** Tasks of `scope` matching the filters, newest status timestamp first, then by id. */
   list(scope: TaskScope, query: ListTasksQuery): Promise<TaskPage>;
   /**
-   * Optional, for a store one process owns (SQLite in a local file): every task in any scope whose state is SUBMITTED or WORKING. On start-up the
-   * engine settles them (their turns died with the previous process) as a shutdown would. Stores shared by several processes leave it out: their
-   * orphans are found through expired leases instead.
+   * Optional, for a store one process owns (SQLite): every task in SUBMITTED or WORKING, which the engine settles on start-up. Shared stores
+   * leave it out: their orphans are found through expired leases.
    */
   findUnfinished?(): Promise<Array<{ readonly scope: TaskScope; readonly taskId: string }>>;
   /**
-   * Optional, for retention (startRetention): removes up to `limit` terminal tasks, of every scope, whose status timestamp is before `finishedBefore`
-   * (UTC, `YYYY-MM-DDTHH:mm:ss.sssZ`; strictly before), oldest first, with everything the store keeps for them (artifact rows or deltas, event logs,
-   * push configs and cursors). A task leaves get() and list() (and totalSize) at the same moment. Resolves with how many it removed: fewer than
-   * `limit` means none is left before the cutoff, or another sweeper took some. Safe to run from several processes at once (each task is removed
-   * once, and counted by the call that removed it). A store without it keeps every task.
+   * Optional, for retention: removes up to `limit` terminal tasks of every scope whose status timestamp is strictly before `finishedBefore`,
+   * oldest first, with everything kept for them; a task leaves get() and list() at once. Resolves with the count (fewer than `limit`: none
+   * left, or another sweeper took some). Safe from several processes at once. Without it every task is kept.
    */
   removeFinished?(finishedBefore: string, limit: number): Promise<number>;
   /**
-   * Optional, for tracing (the router's `traces` option): keeps beside the task, never in its JSON, the W3C `traceparent` of the request that started
-   * it, so that a turn run by another replica (a follow-up, a resume) links to that trace. Called once per task, after create(); removed with the
-   * task. A store without it links within one process only.
+   * Optional, for tracing: keeps the `traceparent` of the request that started the task beside it (never in its JSON), so a turn on another
+   * replica links to that trace. Called once after create(); removed with the task.
    */
   saveTraceContext?(scope: TaskScope, taskId: string, traceparent: string): Promise<void>;
   /** Optional, with saveTraceContext: what it kept for the task of `scope`, undefined when nothing. */
   loadTraceContext?(scope: TaskScope, taskId: string): Promise<string | undefined>;
-  /** Optional: closes connections or files (router.close() does not call it; the owner does). */
+  /** Optional; router.close() does not call it, the owner does. */
   close?(): Promise<void>;
 }
 
-/** Base class of the store errors the engine understands. */
 export class TaskStoreError extends Error {}
 
 /** create(): the task id is already in use (in some scope). */
@@ -167,7 +143,7 @@ export interface ListingKey {
   readonly timestamp: string;
 }
 
-/** ListTasks order: newest status timestamp first, then id for a stable order. */
+/** Newest status timestamp first, then id for a stable order. */
 export function compareForListing(a: ListingKey, b: ListingKey): number {
   if (a.timestamp !== b.timestamp) return a.timestamp < b.timestamp ? 1 : -1;
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
@@ -196,9 +172,6 @@ export function isAfterCursor(key: ListingKey, cursor: ListingKey): boolean {
   return key.id > cursor.id;
 }
 
-/**
- * A string key for (tenant, owner, taskId). The owner is part of it: a request of another owner can
- * never reach a live execution or a subscription, even by a task id it guessed.
- */
+/** A key for (tenant, owner, taskId): with the owner in it, a guessed task id never reaches another owner's execution. */
 export const taskKey = (scope: TaskScope, taskId: string): string =>
   `${scope.tenant.length}:${scope.tenant}${scope.owner.length}:${scope.owner}${taskId}`;
