@@ -1,7 +1,4 @@
-/**
- * A task's cancel: the CancelTask's (executor.cancel() within the grace period, the turn's signal,
- * CANCELED unless another end won, the answer) and one routed here from another process.
- */
+/** A task's cancel: a CancelTask's (hook within the grace period, signal, CANCELED unless another end won) and one routed from elsewhere. */
 import { A2AError, taskNotCancelable, taskNotFound } from '../../errors.js';
 import type { Logger } from '../../options.js';
 import type { StreamResponse, Task } from '../../protocol/schemas.js';
@@ -16,7 +13,6 @@ import type { TaskChannel } from './task-channel.js';
 import { LiveSink, type TurnHost } from './turn-runner.js';
 import { CancelPublisher, copyOf, type Turn } from './turn.js';
 
-/** What a cancel() hook is told, less what the execution fills in. */
 export type CancelRequest = Omit<CancelContext, 'task' | 'running'>;
 
 export interface CancelDeps {
@@ -30,7 +26,7 @@ export interface CancelDeps {
 const GRACE_OVER = Symbol('grace over');
 const noop = (): void => {};
 
-/** Runs one cancel of `target`; resolves with the CANCELED task, rejects with TaskNotCancelable when another end won. */
+/** Rejects with TaskNotCancelable when another end won. */
 export function runCancel(target: TurnHost, deps: CancelDeps, request: CancelRequest, graceMs: number): Promise<Task> {
   const tracing = deps.events?.tracing;
   if (!tracing) return cancelOnce(target, deps, request, graceMs, noop);
@@ -57,8 +53,7 @@ async function cancelOnce(
     // Writes already under way land first: the decision is made on the task as it now stands.
     await channel.enqueue(noop);
     const turn = target.runningTurn();
-    // Nothing runs here, or the work was handed off (a worker writes on its own): decide on a
-    // fresh copy, not on one read before this request's awaits.
+    // Nothing runs here, or the work was handed off: decide on a fresh copy, not one read before this request's awaits.
     if (!turn || turn.handedOff) await channel.reload();
     const task = channel.task;
     if (!task) throw taskNotFound(target.taskId);
@@ -76,7 +71,7 @@ async function cancelOnce(
         }
       } catch (error) {
         const ended = channel.task?.status.state;
-        // A benign race: the task ended first, so the hook's event was refused; nothing is canceled.
+        // A benign race: the task ended first, so the hook's event was refused.
         if (error instanceof InvalidAgentEventError && ended && isTerminal(ended))
           logger.info({ taskId: target.taskId, state: ended }, endedFirst(ended));
         else logger.error({ err: error, taskId: target.taskId }, 'executor.cancel() threw; the task is canceled anyway');
@@ -87,7 +82,7 @@ async function cancelOnce(
       if (!turn.closed && (await Promise.race([turn.whenSettled(), graceOver])) === GRACE_OVER) note('grace');
       await channel.enqueue(() => commitCanceled(channel));
     } else {
-      // A turn may run in another process: asked only once CANCELED is committed, so its later writes are refused.
+      // Asked only once CANCELED is committed, so the remote turn's later writes are refused.
       await channel.enqueue(() => commitCanceled(channel)).finally(() => target.guard.routeCancel());
     }
     return cancelAnswer(channel.task!);
@@ -110,7 +105,6 @@ async function runsElsewhere(target: TurnHost, { leases, logger }: CancelDeps, t
   return !isInterrupted(task.status.state);
 }
 
-/** What is logged when the task ended before a cancel could. */
 function endedFirst(state: string): string {
   const name = state.replace('TASK_STATE_', '');
   return name === 'COMPLETED'
@@ -123,7 +117,6 @@ async function commitCanceled(channel: TaskChannel<unknown>): Promise<void> {
   if (!task || !isTerminal(task.status.state)) await channel.commitEngineStatus('TASK_STATE_CANCELED', CANCELED_TEXT);
 }
 
-/** CANCELED answers the CancelTask; any other end means something else won the race. */
 export function cancelAnswer(task: Task): Task {
   const state = task.status.state;
   if (state === 'TASK_STATE_CANCELED') return task;
@@ -132,7 +125,6 @@ export function cancelAnswer(task: Task): Task {
   throw new A2AError('Unavailable', `Task ${task.id} could not be canceled now; try again`);
 }
 
-/** Reports how `run` answered its CancelTask to the cancelAnswered hook, if there is one. */
 export function reportCancelAnswer(
   events: EngineEvents | undefined,
   info: { readonly taskId: string; readonly tenant: string },
@@ -147,17 +139,14 @@ export function reportCancelAnswer(
   );
 }
 
-/** The answer to a CancelTask for a task read terminal already (a terminal state never changes), reported to the hook. */
+/** A terminal state never changes, so a task read terminal is answered at once. */
 export function answerFinished(task: Task, events: EngineEvents | undefined, tenant: string): Task {
   const canceled = task.status.state === 'TASK_STATE_CANCELED';
   events?.cancelAnswered?.({ taskId: task.id, tenant, outcome: canceled ? 'canceled' : 'not-cancelable' });
   return cancelAnswer(task);
 }
 
-/**
- * Another process asked for a cancel (and writes CANCELED there): the turn here is aborted and ends
- * with the end as the bus brings it or as stored, or with CANCELED written here after the grace period.
- */
+/** A cancel asked elsewhere: the turn here is aborted and ends as the bus or store brings the end, or CANCELED after the grace period. */
 export function cancelRoutedHere(host: TurnHost): void {
   const turn = host.runningTurn();
   if (!turn || turn.canceled || turn.closed) return;
@@ -165,7 +154,7 @@ export function cancelRoutedHere(host: TurnHost): void {
   if (turn.handedOff) return;
   const channel = host.channel;
   host.guard.watchForEnd(
-    // In the channel's order: an event of the turn's own already on its way lands (or is refused) first.
+    // In the channel's order: an event already on its way lands (or is refused) first.
     ({ task, event, version }) => void channel.enqueue(() => endWith(host, turn, task, event, version)),
     // Nothing committed within the grace period: CANCELED is written here (or the end found stored ends the turn).
     () => void channel.enqueue(() => (turn.closed ? undefined : channel.commitEngineStatus('TASK_STATE_CANCELED', CANCELED_TEXT))).catch(noop),
@@ -183,7 +172,6 @@ export function cancelRoutedHere(host: TurnHost): void {
     .catch(noop);
 }
 
-/** The turn's observer hears the end committed elsewhere, and the turn ends with it. */
 function endWith(host: TurnHost, turn: Turn, task: Task, event: StreamResponse, version?: number): void {
   if (turn.closed) return;
   turn.notify(event, version);

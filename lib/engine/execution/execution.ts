@@ -1,7 +1,4 @@
-/**
- * One task's live execution in this process, as one state machine (Phase): its transitions are all
- * here; its turn queue, task channel, runner, cancel and replica guard act only when it says so.
- */
+/** One task's live execution in this process, as one state machine (Phase): all its transitions are here. */
 import { A2AError, acceptsNoMoreMessages, shuttingDown } from '../../errors.js';
 import type { Task } from '../../protocol/schemas.js';
 import type { ResumeReason } from '../executor.js';
@@ -15,7 +12,6 @@ import { runResume, runTurn, type TurnHost, type TurnRunnerDeps } from './turn-r
 import { TurnQueue, resumeRequest, type CancelState, type Turn, type TurnOutcome } from './turn.js';
 
 export interface ExecutionDeps extends ChannelDeps, ReplicaGuardDeps, TurnRunnerDeps, CancelDeps {
-  /** Called once the execution holds nothing live: the registry forgets it. */
   readonly onIdle: (execution: Execution) => void;
 }
 
@@ -24,10 +20,8 @@ const SHUTDOWN_TEXT = 'The server shut down before the agent finished this task.
 const noop = (): void => {};
 
 /**
- * Where a live execution is. idle: nothing runs (a submitted message starts a turn). turn: a turn
- * runs (others queue). cancelling: a CancelTask runs here, over a running turn or none; it decides
- * what follows. settling: an orphan or an owed write is settled (nothing starts meanwhile); a
- * resumed orphan goes on as a turn. closed: idle with nothing left; the registry forgot it.
+ * idle: nothing runs. turn: a turn runs (others queue). cancelling: a CancelTask runs here and decides
+ * what follows. settling: an orphan or an owed write is settled. closed: the registry forgot it.
  *
  *   idle -> turn | cancelling | settling | closed     turn -> idle | cancelling
  *   cancelling -> turn (its turn still runs) | idle    settling -> turn (resumed) | idle
@@ -43,7 +37,6 @@ export class Execution {
   readonly #channel: TaskChannel<Turn | undefined>;
   readonly #queue: TurnQueue;
   readonly #guard: ReplicaGuard;
-  /** What its runner, its sinks and its cancel see of it (built once, never written from outside). */
   readonly #host: TurnHost;
   #phase: Phase = 'idle';
   #cancel: Promise<Task> | undefined;
@@ -64,12 +57,11 @@ export class Execution {
     return this.#phase;
   }
 
-  /** Observers of the running turn and of queued ones. */
   get observerCount(): number {
     return this.#queue.observerCount;
   }
 
-  /** Runs `request` now, or after the turns and cancel already under way (in its own request context). */
+  /** Runs `request` now, or after what is under way, in its own request context. */
   submit(request: Turn['request']): Turn {
     // closed: a follow-up routed here just before the last turn ended still runs (as it always did).
     const start = this.#phase === 'idle' || this.#phase === 'closed';
@@ -77,7 +69,7 @@ export class Execution {
     return this.#queue.submit(request, start);
   }
 
-  /** See runCancel; concurrent calls share one run, a failed one (store unavailable) may be tried again. */
+  /** Concurrent calls share one run; a failed one (store unavailable) may be tried again. */
   cancel(request: CancelRequest, graceMs: number): Promise<Task> {
     if (!this.#cancel) {
       const run = this.#runCancel(request, graceMs);
@@ -99,7 +91,7 @@ export class Execution {
     }
   }
 
-  /** The task's turn died with its process (see ReplicaGuard.claimOrphan): resumed by executor.resume() if any, else FAILED with `text`. */
+  /** Resumed by executor.resume() if any, else FAILED with `text`. */
   async settleOrphan(text: string, reason: ResumeReason): Promise<void> {
     if (!this.#maySettle()) return;
     let resume = false;
@@ -121,7 +113,7 @@ export class Execution {
     }
   }
 
-  /** A final write the store refused (see OwedWrites), made now unless the task ended meanwhile (with leases, only holding its lease); rejects while the store fails. */
+  /** Made now unless the task ended meanwhile (with leases, only holding its lease); rejects while the store fails. */
   async settleOwed(state: 'TASK_STATE_FAILED' | 'TASK_STATE_CANCELED', text: string): Promise<void> {
     if (!this.#maySettle()) return;
     try {
@@ -140,14 +132,14 @@ export class Execution {
     }
   }
 
-  /** idle -> settling, for a fresh execution only (the registry makes one when none is live here). */
+  /** For a fresh execution only. */
   #maySettle(): boolean {
     if (this.#phase !== 'idle' || this.#guard.leased || this.#queue.waiting > 0) return false;
     this.#phase = 'settling';
     return true;
   }
 
-  /** Server shutdown: queued turns refused, the running one aborted and its task FAILED (nothing else would finish it). */
+  /** Shutdown: queued turns refused, the running one aborted and FAILED (nothing else would finish it). */
   async shutdown(): Promise<void> {
     this.#queue.refuseWaiting(shuttingDown);
     const turn = this.#queue.current;
@@ -169,13 +161,12 @@ export class Execution {
     this.#afterTurn();
   }
 
-  /** A cancel or a settlement is over: back to its turn if one still runs, else idle. */
   #toIdle(): void {
     this.#phase = this.#queue.current ? 'turn' : 'idle';
     this.#afterTurn();
   }
 
-  /** idle: starts the next queued turn (-> turn), or refuses the queue when the task is finished (-> closed). */
+  /** idle: starts the next queued turn, or refuses the queue when the task is finished. */
   #afterTurn(): void {
     if (this.#phase !== 'idle') return; // a running cancel decides what follows (it may still write CANCELED)
     const task = this.#channel.task;
@@ -190,13 +181,11 @@ export class Execution {
     this.#deps.onIdle(this);
   }
 
-  /** The cancel's state for `turn` (see finalWrite). */
   #cancelState(turn: Turn): CancelState {
     if (this.#phase === 'cancelling') return turn.canceled ? 'aborted-here' : 'running';
     return turn.canceled ? 'asked' : 'none';
   }
 
-  /** The running turn hears the channel's events first and may end with them. */
   #listener(): ChannelListener<Turn | undefined> {
     return {
       openingMessage: () => this.#queue.current?.request.message,
@@ -246,10 +235,7 @@ export class Execution {
   }
 }
 
-/**
- * How an execution starts its turns: `start` itself when tracing is off (nothing added per turn),
- * else each turn inside a span of its own. `resumed`: the reason of a turn run by executor.resume().
- */
+/** Without tracing, `start` itself (nothing added per turn); else each turn in its own span. */
 function tracedTurns(tracing: EngineTracing | undefined, task: TracedTask, start: (turn: Turn) => void, resumed?: string): (turn: Turn) => void {
   return tracing ? (turn) => tracing.startTurn(task, turn, resumed, start) : start;
 }

@@ -1,7 +1,4 @@
-/**
- * What keeps one task's execution right when other processes share the store: its lease, orphaned
- * turns, a handed-off turn following the bus, and cancels routed between processes.
- */
+/** What keeps one task's execution right when processes share the store: its lease, orphans, hand-offs, cross-process cancels. */
 import { A2AError, busyElsewhere } from '../../errors.js';
 import type { Logger } from '../../options.js';
 import type { Task } from '../../protocol/schemas.js';
@@ -15,11 +12,9 @@ import type { Turn } from './turn.js';
 export interface ReplicaGuardDeps {
   readonly bus: TaskEventBus;
   readonly logger: Logger;
-  /** Per-task leases when several replicas share the store; undefined for one process. */
   readonly leases?: TaskLeases;
-  /** How long a turn waits for a lease another replica holds. */
   readonly leaseWaitMs: number;
-  /** How long a turn canceled by another process may take to end before this one ends it (default 5 s). */
+  /** Before this process ends a turn canceled elsewhere (default 5 s). */
   readonly cancelGraceMs?: number;
 }
 
@@ -42,12 +37,11 @@ export class ReplicaGuard {
     this.#onCancelRequest = onCancelRequest;
   }
 
-  /** A turn must take the task's lease before it runs here. */
   get needsLease(): boolean {
     return this.#deps.leases !== undefined && this.#lease === undefined;
   }
 
-  /** Takes the task's lease if it is free now (true), or holds it already; true without leases. */
+  /** True when the lease is taken now or held already; true without leases. */
   async leaseNow(): Promise<boolean> {
     const leases = this.#deps.leases;
     if (!leases || this.#lease) return true;
@@ -59,11 +53,11 @@ export class ReplicaGuard {
     return this.#lease !== undefined;
   }
 
-  /** Takes the lease before the first turn here (waiting out another replica's turn), then re-reads a follow-up's task; resolves with a refusal or undefined. */
+  /** Waits out another replica's turn, then re-reads a follow-up's task; resolves with a refusal or undefined. */
   async takeLease(channel: TaskChannel<unknown>): Promise<A2AError | undefined> {
     const { leases, leaseWaitMs, logger } = this.#deps;
     const onWrites = leases!.onWrites;
-    // A task not created yet: its create takes the lease in the same write (no statement of its own).
+    // Its create takes the lease in the same write.
     if (onWrites && !channel.task) {
       this.#lease = onWrites.leaseOnCreate(this.#key, { scope: this.#scope, taskId: this.#taskId });
       return undefined;
@@ -85,15 +79,11 @@ export class ReplicaGuard {
       return error as A2AError; // reload() rejects with what the client hears
     }
     const state = channel.task.status.state;
-    // Still mid-turn although the lease is free: the replica running it died (its lease expired);
-    // the sweep settles it. Parked or finished: the follow-up's history write decides.
+    // Still mid-turn although the lease is free: its replica died; the sweep settles it.
     return !isInterrupted(state) && !isTerminal(state) ? busyElsewhere(this.#taskId) : undefined;
   }
 
-  /**
-   * Whether the task's turn died with its process and is to be resumed or FAILED (not when parked or
-   * finished by now); with leases only while holding its lease, taken at once or not at all.
-   */
+  /** Not when parked or finished by now; with leases only while holding its lease, taken at once or not at all. */
   async claimOrphan(channel: TaskChannel<unknown>): Promise<boolean> {
     const leases = this.#deps.leases;
     if (leases) {
@@ -107,23 +97,22 @@ export class ReplicaGuard {
     return true;
   }
 
-  /** From now until release(), a cancel asked by another process (through the bus) reaches this one. */
+  /** Until release(). */
   listenForCancel(): void {
     this.#stopCancelListener ??= this.#deps.bus.onCancelRequest(this.#key, this.#onCancelRequest);
   }
 
-  /** Aborts `turn` (its signal fires); handed-off work is told through the bus (its publisher may be elsewhere). */
+  /** Handed-off work is told through the bus (its publisher may be elsewhere). */
   abort(turn: Turn): void {
     turn.cancel();
     if (turn.handedOff) this.routeCancel();
   }
 
-  /** Asks whichever process runs the task's turn to stop it. */
   routeCancel(): void {
     this.#deps.bus.requestCancel(this.#key);
   }
 
-  /** A handed-off turn's observer hears the bus's committed events after version `seen`; one that parks or finishes the task ends it through `end`. */
+  /** One that parks or finishes the task ends it through `end`. */
   follow(turn: Turn, seen: number, end: (turn: Turn, task: Task) => void): void {
     this.#stopFollowing = this.#deps.bus.subscribe(this.#key, (committed) => {
       if (turn.closed || committed.version <= seen) return;
@@ -133,13 +122,12 @@ export class ReplicaGuard {
     });
   }
 
-  /** The handed-off turn is over: the bus subscription ends. */
   stopFollowing(): void {
     this.#stopFollowing?.();
     this.#stopFollowing = undefined;
   }
 
-  /** After a cancel asked elsewhere, until release(): a terminal event from the bus reaches `ended`; `graceOver` runs after the grace period. */
+  /** Until release(); `graceOver` runs after the grace period. */
   watchForEnd(ended: (committed: CommittedEvent) => void, graceOver: () => void): void {
     // A watch left by an earlier turn's cancel (that turn parked meanwhile) gives way to this one.
     this.#stopWatching?.();
@@ -154,7 +142,6 @@ export class ReplicaGuard {
     };
   }
 
-  /** The execution holds nothing live now: no cancel listener, and the lease is given back. */
   release(): void {
     this.#stopCancelListener?.();
     this.#stopCancelListener = undefined;

@@ -1,7 +1,4 @@
-/**
- * One task's serial write chain, for a live execution and a hand-off publisher alike: reduce, write
- * compare-and-set through TaskWriter, fan out (direct observer, bus, engine hooks), in publish order.
- */
+/** One task's serial write chain (live execution or hand-off publisher): reduce, write compare-and-set, fan out, in publish order. */
 import type { A2AError } from '../../errors.js';
 import type { Logger } from '../../options.js';
 import type { Message, StreamResponse, Task } from '../../protocol/schemas.js';
@@ -32,7 +29,7 @@ interface StoredEvent {
   readonly version: number;
 }
 
-/** Publishes a stored event on the bus and to the engine's listeners; returns the bus's promise if any (its failure logged here). */
+/** Returns the bus's promise if any (its failure logged here). */
 function announceCommit(deps: AnnounceDeps, of: AnnouncedTask, stored: StoredEvent): void | Promise<void> {
   const { key, scope, taskId } = of;
   const { event, task, version } = stored;
@@ -56,28 +53,23 @@ export interface ChannelDeps extends AnnounceDeps {
 export type Committed = Extract<Commit, { kind: 'committed' }>;
 
 /**
- * Who writes through the channel, told what its writes did. `committed` runs before the bus and the
- * engine's hooks hear the event (a direct observer hears it first); what it returns is handed to
- * `announced`, which runs after them (the event may end the writer's turn).
+ * `committed` runs before the bus and the engine's hooks hear the event (a direct observer hears it
+ * first); its result goes to `announced`, which runs after them (the event may end the turn).
  */
 export interface ChannelListener<Target = void> {
-  /** The message that opens the task when a write creates it (a method: a literal with a getter is a dictionary). */
+  /** A method: a literal with a getter is a dictionary-mode object. */
   openingMessage(): Message | undefined;
-  /** The task's first write (its creation) is stored. */
   created(): void;
   committed(commit: Committed): Target;
   announced(commit: Committed, published: void | Promise<void>, target: Target): void;
   /** Another request or process ended the task: the write was refused. */
   endedElsewhere(task: Task): void;
-  /** The engine's own FAILED or CANCELED could not be stored; the client is told `error`. */
+  /** The engine's own FAILED or CANCELED could not be stored. */
   engineWriteFailed(error: A2AError): void;
 }
 
-/** How a writer's refusals and failures are worded in logs and errors. */
 export interface ChannelWording {
-  /** Logged when an invalid event fails the task. */
   readonly refused: string;
-  /** Logged when the store fails a write (see writeFailure). */
   readonly storeFailed?: string;
   /** Who ended the task, in the refusal of a later event ("by another request", "elsewhere"). */
   readonly endedBy: string;
@@ -96,7 +88,7 @@ export class TaskChannel<Target = void> {
   readonly #listener: ChannelListener<Target>;
   readonly #wording: ChannelWording;
   readonly #announced: AnnouncedTask;
-  /** The last step queued: folding and writing keep generation order. */
+  /** Folding and writing keep generation order. */
   #tail: Promise<unknown> | undefined;
 
   constructor(
@@ -119,7 +111,6 @@ export class TaskChannel<Target = void> {
     this.#announced = { key, scope, taskId: ids.taskId };
   }
 
-  /** The task as last read or written here (undefined until created). */
   get task(): Task | undefined {
     return this.#writer.task;
   }
@@ -132,20 +123,20 @@ export class TaskChannel<Target = void> {
     return this.#tail;
   }
 
-  /** Runs `step` after every step queued before it (failed ones too), in the caller's async context. */
+  /** After every step queued before it (failed ones too), in the caller's async context. */
   enqueue<T>(step: () => T | Promise<T>): Promise<T> {
     const result = (this.#tail ?? RESOLVED).then(step, step);
     this.#tail = result;
     return result;
   }
 
-  /** Writes and fans out one event (call it inside a step); a refused event fails the task, an ended task refuses it. */
+  /** Call it inside a step; a refused event fails the task, an ended task refuses it. */
   async publish(event: TaskEvent): Promise<void> {
     let result: Commit;
     try {
       result = await this.commit(event);
     } catch (error) {
-      // The store failed: the publisher hears it; its turn goes on (its end decides what follows).
+      // The publisher hears it; its turn's end decides what follows.
       throw this.asClientError(error);
     }
     return this.#afterWrite(result);
@@ -170,7 +161,6 @@ export class TaskChannel<Target = void> {
     throw error;
   }
 
-  /** FAILED or CANCELED written by the engine itself, fanned out like any event. */
   async commitEngineStatus(state: 'TASK_STATE_FAILED' | 'TASK_STATE_CANCELED', text: string): Promise<void> {
     const status = engineStatus(state, { id: this.#taskId, contextId: this.#contextId }, text);
     let result: Commit;
@@ -189,7 +179,6 @@ export class TaskChannel<Target = void> {
     else if (result.kind === 'ended') this.#listener.endedElsewhere(result.task);
   }
 
-  /** Writes `event` without fanning it out (see TaskWriter.commit); store failures reject as the store's. */
   commit(event: TaskEvent, recheck?: (fresh: Task) => A2AError | undefined): Promise<Commit> {
     const created = this.#writer.task === undefined;
     const result = this.#writer.commit(event, created ? this.#listener.openingMessage() : undefined, recheck);
@@ -201,7 +190,7 @@ export class TaskChannel<Target = void> {
     return result;
   }
 
-  /** Reads the task as stored now; store failures become what the client hears. */
+  /** Store failures become what the client hears. */
   async reload(): Promise<void> {
     try {
       await this.#writer.reload();
@@ -210,12 +199,11 @@ export class TaskChannel<Target = void> {
     }
   }
 
-  /** What a client hears of a store failure (logged, never sent as such). */
   asClientError(error: unknown): A2AError {
     return writeFailure(error, this.#taskId, this.#deps.logger, this.#wording.storeFailed);
   }
 
-  /** Tells the bus and the engine's hooks of `commit` only (its writer told its own observer already). */
+  /** Its writer told its own observer already. */
   announce(commit: Committed): void {
     announceCommit(this.#deps, this.#announced, commit);
   }

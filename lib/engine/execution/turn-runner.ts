@@ -1,7 +1,4 @@
-/**
- * Runs one turn's agent code (execute() after the lease and the follow-up's history write, or
- * resume()) under its deadline, and checks what it publishes (LiveSink) in front of the task channel.
- */
+/** Runs one turn's agent code under its deadline, and checks what it publishes (LiveSink) in front of the task channel. */
 import { A2AError, acceptsNoMoreMessages, busyElsewhere } from '../../errors.js';
 import type { Logger } from '../../options.js';
 import type { Message, StreamResponse, Task } from '../../protocol/schemas.js';
@@ -18,31 +15,26 @@ import type { ReplicaGuard } from './replica-guard.js';
 import type { TaskChannel } from './task-channel.js';
 import { TurnExecutionContext, copyOf, finalWrite, type AgentEnd, type CancelState, type Publisher, type Turn, type TurnOutcome } from './turn.js';
 
-/** What running a turn needs of the agent and the engine. */
 export interface TurnRunnerDeps {
   readonly executor: AgentExecutor;
   readonly logger: Logger;
-  /** Metrics and lifecycle hooks (turnStarted here; turnEnded where the turn ends). */
   readonly events?: EngineEvents;
   /** A turn not ended after this long is failed; 0: no deadline. */
   readonly turnTimeoutMs: number;
 }
 
-/**
- * The execution as its runner, sinks and cancel see it (built once, never written from outside): its
- * parts, two queries (runningTurn, cancelState) and two events it hears (endTurn, follow).
- */
+/** The execution as its runner, sinks and cancel see it (built once, never written from outside). */
 export interface TurnHost extends LiveTask {
   readonly channel: TaskChannel<Turn | undefined>;
   readonly deps: TurnRunnerDeps;
   readonly guard: ReplicaGuard;
-  /** The cancel's state for `turn`, as the execution's state machine knows it (an input of finalWrite). */
+  /** An input of finalWrite. */
   cancelState(turn: Turn): CancelState;
 }
 
 const noop = (): void => {};
 
-/** A message's turn: the task's lease (several replicas), the follow-up's message joining the history, then execute(). */
+/** The task's lease (several replicas), the follow-up's history write, then execute(). */
 export async function runTurn(host: TurnHost, turn: Turn): Promise<void> {
   const channel = host.channel;
   let before: Task | undefined;
@@ -53,7 +45,7 @@ export async function runTurn(host: TurnHost, turn: Turn): Promise<void> {
     }
     if (channel.task) {
       host.guard.listenForCancel();
-      // A follow-up: its message joins the history (a versioned write) before the agent sees the task.
+      // The message joins the history (a versioned write) before the agent sees the task.
       const joined = await channel.enqueue(() => joinHistory(host, turn));
       if (!joined) return;
       before = joined;
@@ -67,13 +59,13 @@ export async function runTurn(host: TurnHost, turn: Turn): Promise<void> {
   } catch (error) {
     return agentFailed(host, turn, error, 'execute()', GENERIC_FAILURE_TEXT);
   }
-  // A class, not a spread literal with a signal getter (a dictionary-mode object per turn).
+  // A class, not a literal with a signal getter (a dictionary-mode object per turn).
   const context = new TurnExecutionContext(turn, before ? copyOf(before) : undefined);
   const executor = host.deps.executor;
   return runAgent(host, turn, () => executor.execute(context, new TaskEvents(new LiveSink(host, turn))), 'execute()', GENERIC_FAILURE_TEXT);
 }
 
-/** A resumed turn: executor.resume() with the task as stored, ended like execute()'s (unfinished: FAILED with `text`). */
+/** executor.resume() with the task as stored; unfinished: FAILED with `text`. */
 export async function runResume(host: TurnHost, turn: Turn, text: string, reason: ResumeReason): Promise<void> {
   host.guard.listenForCancel();
   startDeadline(host, turn);
@@ -94,7 +86,6 @@ export async function runResume(host: TurnHost, turn: Turn, text: string, reason
   const events = new TaskEvents(new LiveSink(host, turn));
   const executor = host.deps.executor;
   host.logger.warn({ taskId: host.taskId, reason }, 'a task left mid-turn is resumed by executor.resume()');
-  // Its writes run in the context it is called in (the channel's steps keep it).
   await runWithA2AContext(call, () => runAgent(host, turn, () => executor.resume!(context, events), 'resume()', text));
 }
 
@@ -103,7 +94,7 @@ function startDeadline(host: TurnHost, turn: Turn): void {
   if (timeoutMs > 0) turn.setDeadline(timeoutMs, () => timedOut(host, turn, timeoutMs));
 }
 
-/** Runs the agent's code for `turn` (`hook` names it in logs), then ends what it left unfinished: FAILED with `failureText`, or CANCELED. */
+/** Runs the agent's code, then ends what it left unfinished: FAILED with `failureText`, or CANCELED. */
 async function runAgent(host: TurnHost, turn: Turn, run: () => Promise<void> | void, hook: string, failureText: string): Promise<void> {
   const channel = host.channel;
   try {
@@ -112,7 +103,6 @@ async function runAgent(host: TurnHost, turn: Turn, run: () => Promise<void> | v
     return agentFailed(host, turn, error, hook, failureText);
   }
   turn.settle();
-  // Drain what the agent published without awaiting (nothing to wait for once the turn is over).
   const tail = channel.tail;
   if (!turn.closed && tail) await tail.catch(noop);
   // Handed off: the turn ends when the task parks or finishes, whoever writes that.
@@ -121,7 +111,7 @@ async function runAgent(host: TurnHost, turn: Turn, run: () => Promise<void> | v
 
 async function agentFailed(host: TurnHost, turn: Turn, error: unknown, hook: string, failureText: string): Promise<void> {
   if (!turn.closed && !turn.canceled) {
-    // The store's failure, passed through publish(): the outage is logged once elsewhere.
+    // The outage is logged once elsewhere.
     if (error instanceof A2AError && error.kind === 'Unavailable')
       host.logger.debug({ err: error, taskId: host.taskId }, `${hook} threw a store failure; the task is failed`);
     else host.logger.error({ err: error, taskId: host.taskId }, `${hook} threw; the task is failed`);
@@ -130,7 +120,6 @@ async function agentFailed(host: TurnHost, turn: Turn, error: unknown, hook: str
   if (!turn.closed) await host.channel.enqueue(() => endUnfinished(host, turn, undefined, failureText));
 }
 
-/** The turn's deadline passed: its signal fires and the task is FAILED with the reason. */
 function timedOut(host: TurnHost, turn: Turn, timeoutMs: number): void {
   if (turn.closed || finalWrite('timed-out', host.cancelState(turn)).by === 'cancel') return;
   host.logger.warn({ taskId: host.taskId, turnTimeoutMs: timeoutMs }, 'a turn did not end within turnTimeoutMs; the task is failed');
@@ -140,7 +129,7 @@ function timedOut(host: TurnHost, turn: Turn, timeoutMs: number): void {
   void channel.enqueue(() => (turn.closed ? undefined : channel.commitEngineStatus('TASK_STATE_FAILED', text))).catch(noop);
 }
 
-/** The agent's code settled without ending its turn (`returned`: the hook that returned; undefined: it threw). */
+/** `returned`: the hook that returned; undefined: it threw. */
 async function endUnfinished(host: TurnHost, turn: Turn, returned: string | undefined, failureText: string): Promise<void> {
   if (turn.closed) return;
   const end: AgentEnd = returned ? 'returned' : 'threw';
@@ -159,7 +148,6 @@ async function endUnfinished(host: TurnHost, turn: Turn, returned: string | unde
   await host.channel.commitEngineStatus(write.state, failureText).catch(noop);
 }
 
-/** The live execution, as its sinks see it. */
 interface LiveTask {
   readonly taskId: string;
   readonly contextId: string;
@@ -168,11 +156,10 @@ interface LiveTask {
   readonly channel: TaskChannel<Turn | undefined>;
   runningTurn(): Turn | undefined;
   endTurn(turn: Turn, outcome: TurnOutcome): void;
-  /** The turn was handed off: from now on its observer follows the bus. */
   follow(turn: Turn): void;
 }
 
-/** Appends a follow-up's message (a versioned write); resolves with the task before it, or undefined when the turn was refused. */
+/** Resolves with the task before it, or undefined when the turn was refused. */
 async function joinHistory(live: LiveTask, turn: Turn): Promise<Task | undefined> {
   let result: Commit;
   try {
@@ -215,8 +202,7 @@ export class LiveSink implements EventSink {
   accept(event: StreamResponse): Promise<void> {
     const applied: Promise<void> = this.#live.channel.enqueue(() => {
       // An agent that does not await publish() must not crash the process with an unhandled
-      // rejection; awaiting callers still see the error (refusals are logged by the channel). The
-      // handler is attached, before the step's promise settles, only when the step may fail.
+      // rejection; awaiting callers still see the error. Attached only when the step may fail.
       let result: void | Promise<void>;
       try {
         result = this.#apply(event);
@@ -236,7 +222,7 @@ export class LiveSink implements EventSink {
     return handed;
   }
 
-  /** Checks, stores and fans out one agent event (a Message reply needs no store: synchronous). */
+  /** A Message reply needs no store: synchronous. */
   #apply(event: StreamResponse): void | Promise<void> {
     const live = this.#live;
     if (this.#publisher.closed) {
@@ -268,9 +254,8 @@ export class LiveSink implements EventSink {
   }
 
   /**
-   * execute() hands the rest of its turn off: the turn stays open after it returns, and its
-   * observer follows the bus from now on, where a publisher in any process announces what it
-   * writes. A task not created yet is created in WORKING first, so there is one to publish into.
+   * The turn stays open after execute() returns; its observer follows the bus, where a publisher in
+   * any process announces what it writes. An uncreated task is created in WORKING first.
    */
   async #handOff(): Promise<HandOff> {
     const live = this.#live;

@@ -1,7 +1,4 @@
-/**
- * One message's turn (its observer, AbortSignal and end), the queue of a task's turns, and the pure
- * decision of who writes the end of a turn its agent left unfinished, and which.
- */
+/** One message's turn, the queue of a task's turns, and the pure decision of who ends a turn its agent left unfinished. */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { A2AError } from '../../errors.js';
 import type { A2ACaller } from '../../context/carrier.js';
@@ -11,39 +8,34 @@ import type { Message, StreamResponse, Task } from '../../protocol/schemas.js';
 import type { ExecutionContext } from '../executor.js';
 import type { TaskScope } from '../seams/task-store.js';
 
-/** The agent's own copy of the task: a JSON round trip (tasks are JSON data; faster than structuredClone in V8). */
+/** The agent's own copy: a JSON round trip is faster than structuredClone in V8. */
 export const copyOf = (task: Task): Task => JSON.parse(JSON.stringify(task)) as Task;
 
-/** How a turn ended, as seen by whoever waits on it. */
 export type TurnOutcome =
   | { readonly kind: 'message'; readonly message: Message }
   | { readonly kind: 'task'; readonly task: Task }
   | { readonly kind: 'error'; readonly error: A2AError };
 
-/** A turn's span, when tracing is on: it ends with the turn. */
 interface TurnTrace {
   end(outcome: TurnOutcome): void;
 }
 
 /** Follows a turn's committed events (a blocking send, an SSE stream). */
 export interface ExecutionObserver {
-  /** An event, after it was stored (`version`: the store version its write made); in generation order. */
+  /** In generation order, after the store write (`version`: the version it made). */
   onEvent(event: StreamResponse, version?: number): void;
-  /** The turn is over: parked, finished, replied to, or refused. Called once. */
+  /** Called once: parked, finished, replied to, or refused. */
   onEnd(outcome: TurnOutcome): void;
 }
 
-/** What a message brings to its turn. */
 export interface TurnRequest {
-  /** The incoming message with taskId/contextId filled in, and the call that brought it (a resumed turn's: the task's owner). */
+  /** A resumed turn's call is the task's owner. */
   readonly message: Message;
   readonly call: CallContext;
-  /** SendMessage's configuration and metadata (none for a resumed turn). */
   readonly params?: Pick<SendMessageRequest, 'configuration' | 'metadata'>;
   readonly observer?: ExecutionObserver;
 }
 
-/** The text parts of a message joined with newlines. */
 function textOf(message: Message): string {
   let text = '';
   for (const part of message.parts) {
@@ -52,12 +44,11 @@ function textOf(message: Message): string {
   return text;
 }
 
-/** Something that publishes events into a task; once closed, what it publishes is refused. */
+/** Once closed, what it publishes is refused. */
 export interface Publisher {
   readonly closed: boolean;
 }
 
-/** The publisher of a cancel() hook: open while its CancelTask runs. */
 export class CancelPublisher implements Publisher {
   closed = false;
 }
@@ -68,7 +59,7 @@ export class Turn implements Publisher {
   #ended = false;
   #canceled = false;
   #handedOff = false;
-  /** performance.now() when execute() was called, kept only when something measures turns. */
+  /** Kept only when something measures turns. */
   startedAt: number | undefined;
   trace: TurnTrace | undefined;
   #observer: ExecutionObserver | undefined;
@@ -90,7 +81,7 @@ export class Turn implements Publisher {
     return this.#observer;
   }
 
-  /** The task's AbortSignal, made on first use (most turns never ask for it). */
+  /** Made on first use: most turns never ask for it. */
   get signal(): AbortSignal {
     if (!this.#abort) {
       this.#abort = new AbortController();
@@ -99,7 +90,6 @@ export class Turn implements Publisher {
     return this.#abort.signal;
   }
 
-  /** A cancel asked for this turn to stop (its signal fires, now or when first read). */
   get canceled(): boolean {
     return this.#canceled;
   }
@@ -110,7 +100,7 @@ export class Turn implements Publisher {
     this.#abort?.abort(CANCELED());
   }
 
-  /** execute() handed the work off (events.handOff()): its return does not end the turn; its observer follows the bus. */
+  /** Its return does not end the turn; its observer follows the bus. */
   get handedOff(): boolean {
     return this.#handedOff;
   }
@@ -119,13 +109,12 @@ export class Turn implements Publisher {
     this.#handedOff = true;
   }
 
-  /** Calls `onExpiry` if the turn has not ended after `ms` (the timer never keeps the process alive). */
+  /** The timer never keeps the process alive. */
   setDeadline(ms: number, onExpiry: () => void): void {
     this.#deadline = setTimeout(onExpiry, ms);
     this.#deadline.unref();
   }
 
-  /** The client stopped following; the turn goes on. */
   detach(): void {
     this.#observer = undefined;
   }
@@ -134,7 +123,6 @@ export class Turn implements Publisher {
     this.#observer?.onEvent(event, version);
   }
 
-  /** Ends the turn once; the observer hears the outcome. */
   end(outcome: TurnOutcome): void {
     if (this.#ended) return;
     this.#ended = true;
@@ -151,7 +139,6 @@ export class Turn implements Publisher {
     this.#markSettled?.();
   }
 
-  /** Resolves when execute() has returned or thrown, or the turn ended. */
   whenSettled(): Promise<void> {
     if (this.#settled) return Promise.resolve();
     this.#whenSettled ??= new Promise<void>((resolve) => (this.#markSettled = resolve));
@@ -159,7 +146,7 @@ export class Turn implements Publisher {
   }
 }
 
-/** What execute() gets for `turn`, built from its message and call; a class: a literal with a getter is a dictionary per turn. */
+/** A class: a literal with a getter is a dictionary-mode object per turn. */
 export class TurnExecutionContext implements ExecutionContext {
   readonly userMessage: Message;
   readonly userText: string;
@@ -200,13 +187,12 @@ interface QueuedTurn {
   readonly runInRequestContext: <R>(fn: () => R) => R;
 }
 
-/** A task's turns in arrival order: one runs; the others wait and start in their request's AsyncLocalStorage snapshot. */
+/** A task's turns in arrival order: one runs; the others start later in their request's AsyncLocalStorage snapshot. */
 export class TurnQueue {
   #current: Turn | undefined;
   #pending: QueuedTurn[] = [];
   readonly #start: (turn: Turn) => void;
 
-  /** `start` runs a turn (in the async context it is called in); it is called once per turn. */
   constructor(start: (turn: Turn) => void) {
     this.#start = start;
   }
@@ -225,7 +211,7 @@ export class TurnQueue {
     return count;
   }
 
-  /** A turn for `request`: started now when nothing runs and `mayStart`, else queued in its request's context. */
+  /** Started now when nothing runs and `mayStart`, else queued in its request's context. */
   submit(request: TurnRequest, mayStart: boolean): Turn {
     const turn = new Turn(request);
     if (mayStart && this.#current === undefined && this.#pending.length === 0) {
@@ -237,7 +223,7 @@ export class TurnQueue {
     return turn;
   }
 
-  /** A turn for `request` started now with `run` instead of the usual start, ahead of any queued (nothing may run). */
+  /** Started now with `run` instead of the usual start (nothing may run). */
   startOwn(request: TurnRequest, run: (turn: Turn) => void): Turn {
     const turn = new Turn(request);
     this.#current = turn;
@@ -245,7 +231,7 @@ export class TurnQueue {
     return turn;
   }
 
-  /** Starts the oldest queued turn in its request's context; false when none waits. */
+  /** False when none waits. */
   startNext(): boolean {
     const next = this.#pending.shift();
     if (!next) return false;
@@ -266,19 +252,16 @@ export class TurnQueue {
   }
 }
 
-/** A resumed turn's request: its call is the task's owner and tenant, its last message stands in for one. */
 export function resumeRequest(scope: TaskScope, task: Task, taskId: string, contextId: string): TurnRequest {
   const message = task.history?.at(-1) ?? { role: 'ROLE_USER' as const, parts: [], messageId: `resume-${taskId}`, taskId, contextId };
   return { message, call: ownerCall(scope.owner, scope.tenant) };
 }
 
-/** How the agent's code left a turn that had not ended: it returned, it threw, or the turn's deadline passed. */
 export type AgentEnd = 'returned' | 'threw' | 'timed-out';
 
-/** A CancelTask runs here before (`running`) or after (`aborted-here`) aborting the turn, or a cancel from elsewhere aborted it (`asked`). */
+/** A CancelTask here before (`running`) or after (`aborted-here`) aborting the turn, or one from elsewhere (`asked`). */
 export type CancelState = 'none' | 'running' | 'aborted-here' | 'asked';
 
-/** Who writes the end of an unfinished turn: the turn (FAILED or CANCELED), or the cancel running here (CANCELED). */
 export type FinalWrite =
   | { readonly by: 'turn'; readonly state: 'TASK_STATE_FAILED' | 'TASK_STATE_CANCELED' }
   | { readonly by: 'cancel'; readonly state: 'TASK_STATE_CANCELED' };
@@ -288,9 +271,8 @@ const TURN_CANCELS: FinalWrite = { by: 'turn', state: 'TASK_STATE_CANCELED' };
 const CANCEL_CANCELS: FinalWrite = { by: 'cancel', state: 'TASK_STATE_CANCELED' };
 
 /**
- * Who writes the final state of an unfinished turn, and which: the CancelTask running here (CANCELED,
- * in its own request's context) once it aborted the turn or when the deadline passes meanwhile; the
- * turn CANCELED when a cancel from elsewhere aborted it; else the turn FAILED.
+ * The CancelTask running here writes CANCELED (in its own request's context) once it aborted the turn
+ * or when the deadline passes meanwhile; a cancel from elsewhere makes the turn write CANCELED; else FAILED.
  */
 export function finalWrite(end: AgentEnd, cancel: CancelState): FinalWrite {
   if (cancel === 'aborted-here') return CANCEL_CANCELS;
