@@ -4,7 +4,6 @@ import type { PushDelivery, PushOutbox } from '../seams/push-outbox.js';
 import type { TaskScope } from '../seams/task-store.js';
 import { taskKey } from '../seams/task-store.js';
 
-/** Runs `fn` in the async context captured with the event (AsyncLocalStorage.snapshot()). */
 export type RunIn = <R>(fn: () => R) => R;
 
 interface Queued {
@@ -26,7 +25,7 @@ interface DeliveryQueuesDeps {
   readonly owner: DeliveryQueuesOwner;
 }
 
-/** Deliveries of one (task, config), in version order; dropped when empty. */
+/** Dropped when empty. */
 interface ConfigQueue {
   readonly items: Queued[];
   draining: boolean;
@@ -42,7 +41,6 @@ export class DeliveryQueues {
     this.#deps = deps;
   }
 
-  /** Deliveries queued and not yet done. */
   get queued(): number {
     return this.#queued;
   }
@@ -77,7 +75,7 @@ export class DeliveryQueues {
     }
   }
 
-  /** Resolves once every running loop has ended (after a close, they end at once). */
+  /** After a close, loops end at once. */
   async settled(): Promise<void> {
     await Promise.allSettled([...this.#drains]);
   }

@@ -7,7 +7,6 @@ import type { StoredPushConfig } from '../seams/push-config-store.js';
 import type { PushDelivery } from '../seams/push-outbox.js';
 import { pushBody, pushContentType } from './event-deliveries.js';
 
-/** A config with its cursor, as a durable config store holds it. */
 export interface ConfigCursor {
   readonly config: StoredPushConfig;
   /** The task version delivered so far. */
@@ -21,7 +20,6 @@ export interface LoggedEvent {
   readonly event: StreamResponse;
 }
 
-/** What one delivery moves a cursor over: from `from` (exclusive) to the delivery's version. */
 export interface Span {
   readonly scope: TaskScope;
   readonly taskId: string;
@@ -35,10 +33,7 @@ const endsTask = (event: StreamResponse): boolean => {
   return status !== undefined && isTerminal(status.state);
 };
 
-/**
- * The deliveries a config still needs: the logged events after its cursor, or, once the log is trimmed
- * (`undefined`), the task as it stands as one `{ task }` event; v0.3 configs get only the latest task.
- */
+/** The logged events after the cursor, or once the log is trimmed the task itself; v0.3 configs get only the latest task. */
 export function lagging(
   scope: TaskScope,
   taskId: string,
@@ -101,7 +96,7 @@ export class OpenSpans {
     return this.#spans.get(id);
   }
 
-  /** Forgets a delivery; returns its span and whether it was its task's last one here. */
+  /** Returns its span and whether it was its task's last one here. */
   close(id: string): { span: Span; last: boolean } | undefined {
     const span = this.#spans.get(id);
     if (!span) return undefined;

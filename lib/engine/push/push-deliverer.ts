@@ -8,7 +8,7 @@ import { postWebhook, type AttemptOutcome } from './webhook-client.js';
 
 const TOKEN_HEADER = 'X-A2A-Notification-Token';
 
-/** One webhook request's span (the router's `traces` option): its `traceparent` goes with the request. */
+/** Its `traceparent` goes with the request. */
 export interface PushAttemptTrace {
   readonly traceparent: string | undefined;
   end(outcome: AttemptOutcome['kind'] | 'refused', status: number | undefined, host: string | undefined): void;
@@ -19,7 +19,7 @@ export interface PushAttemptTracing {
   traceAttempt?(info: { readonly taskId: string; readonly configId: string; readonly attempt: number }): PushAttemptTrace | undefined;
 }
 
-/** Delivers one queued delivery at a time (the dispatcher keeps the order); stops when `signal` aborts. */
+/** One delivery at a time (the dispatcher keeps the order); stops when `signal` aborts. */
 export class PushDeliverer {
   readonly #deps: PushDispatcherDeps;
   readonly #hosts: HostLimiter;
@@ -31,7 +31,7 @@ export class PushDeliverer {
     this.#signal = signal;
   }
 
-  /** Until delivered, given up or the config is gone; health logged when it changes, not per event (a busy dead receiver). */
+  /** Health logged when it changes, not per event (a busy dead receiver). */
   async deliver(delivery: PushDelivery): Promise<void> {
     const { configs, settings, logger, observer } = this.#deps;
     const signal = this.#signal;
@@ -139,7 +139,6 @@ export class PushDeliverer {
   }
 }
 
-/** The request headers of a delivery: the config's credentials and token, the body's type, the attempt's trace. */
 function headersOf(config: StoredPushConfig, contentType: string, traceparent: string | undefined): Record<string, string> {
   const headers: Record<string, string> = { 'content-type': contentType };
   if (traceparent) headers.traceparent = traceparent;
@@ -171,7 +170,6 @@ function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
   });
 }
 
-/** Why an attempt failed, in a few words for the log: an HTTP status, a socket error code, the deadline. */
 function causeOf(result: AttemptOutcome, timeoutMs: number): string {
   switch (result.kind) {
     case 'delivered':

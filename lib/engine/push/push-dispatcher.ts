@@ -1,5 +1,4 @@
 /** Committed events to webhooks: per task in commit order, one outbox delivery per config, in the event's async context. */
-// What a durable outbox holds is queued first; a task's configs go after its terminal event; empty per-task state is dropped.
 import type { StreamResponse, Task } from '../../protocol/schemas.js';
 import type { PushDelivery } from '../seams/push-outbox.js';
 import type { TaskScope } from '../seams/task-store.js';
@@ -32,7 +31,7 @@ export class PushDispatcher {
   /** Resolves once resume() queued what the outbox held: later events queue behind it, in version order. */
   #ready: Promise<void> = Promise.resolve();
   #stopWatching: (() => void | Promise<void>) | undefined;
-  /** Tasks with a v0.3 config (whose body is the whole task): a copy as committed, as the writer appends in place. */
+  /** Tasks with a v0.3 config (the body is the whole task): a copy as committed, since the writer appends in place. */
   readonly #v03Tasks = new Set<string>();
 
   constructor(deps: PushDispatcherDeps) {
@@ -53,19 +52,18 @@ export class PushDispatcher {
     this.#v03Tasks.add(taskKey(scope, taskId));
   }
 
-  /** Fan-outs and deliveries not yet done in this process (0 when nothing is held). */
   get pending(): number {
     let steps = 0;
     for (const entry of this.#tasks.values()) steps += entry.steps;
     return steps + this.#queues.queued;
   }
 
-  /** Structures held (task chains, config queues, busy hosts): 0 once every delivery is done. */
+  /** 0 once every delivery is done. */
   get held(): number {
     return this.#tasks.size + this.#queues.size + this.#hosts.size;
   }
 
-  /** A committed event, in its request's context: after `before` (an inline config stored), one delivery per config. */
+  /** After `before` (an inline config stored), one delivery per config. */
   eventCommitted(
     scope: TaskScope,
     taskId: string,
@@ -173,7 +171,7 @@ export class PushDispatcher {
     this.#checkIdle();
   }
 
-  /** One final delivery done; after the last, the task's configs go (the task has ended). */
+  /** After the last, the task's configs go (the task has ended). */
   async #finalDone(scope: TaskScope, taskId: string): Promise<void> {
     const key = taskKey(scope, taskId);
     const entry = this.#tasks.get(key);

@@ -1,5 +1,4 @@
-/** Push notification configs (§3.1.7–3.1.10), each read through the caller's scope, and the listener feeding the dispatcher. */
-// Another caller's task or config is TaskNotFound, as a missing one; credentials are masked in answers and never logged.
+/** Push notification configs (§3.1.7–3.1.10), each read through the caller's scope; credentials masked in answers and never logged. */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { A2AError, invalidParams, taskNotFound, type FieldViolation } from '../../errors.js';
@@ -32,11 +31,10 @@ interface PushServiceDeps {
   readonly maxConfigsPerTask: number;
 }
 
-/** An inline config (SendMessageConfiguration) waiting for its task's first committed event. */
 interface InlineClaim {
   readonly scope: TaskScope;
   readonly config: StoredPushConfig;
-  /** The task it is for: a follow-up's; undefined for a new task (known at its first event). */
+  /** A follow-up's task; undefined for a new task (known at its first event). */
   readonly taskId: string | undefined;
   claimed: boolean;
 }
@@ -54,7 +52,7 @@ export class PushNotificationService {
   #deps: PushServiceDeps;
   readonly #hinted = new Set<string>();
   readonly #inline = new AsyncLocalStorage<InlineClaim>();
-  /** The engine listener: every committed event goes to the dispatcher, in its request's context. */
+  /** Every committed event goes to the dispatcher, in its request's context. */
   readonly events: EngineEvents;
 
   constructor(deps: PushServiceDeps) {
@@ -70,7 +68,6 @@ export class PushNotificationService {
     };
   }
 
-  /** Puts every push store and task store call through the engine's seam hooks. */
   useSeamHooks(hooks: readonly SeamHook[]): void {
     const deps = this.#deps;
     this.#deps = {
@@ -81,10 +78,7 @@ export class PushNotificationService {
     deps.dispatcher.useSeamHooks(hooks);
   }
 
-  /**
-   * Accepted in any task state, as both SDKs do (§3.1.7 lists no other error); on an ended task it receives
-   * nothing (§4.3.3), and a store may drop it on its own schedule.
-   */
+  /** Accepted in any task state, as both SDKs do; on an ended task it receives nothing (§4.3.3). */
   async create(
     scope: TaskScope,
     request: CreateTaskPushNotificationConfigRequest,
@@ -114,7 +108,7 @@ export class PushNotificationService {
     return present(config, scope.tenant);
   }
 
-  /** Every config of the task (bounded by maxConfigsPerTask), a page at a time when pageSize asks for it. */
+  /** A page at a time when pageSize asks for it. */
   async list(scope: TaskScope, request: ListTaskPushNotificationConfigsRequest): Promise<ListTaskPushNotificationConfigsResponse> {
     await this.#visibleTask(scope, request.taskId);
     const configs = await this.#store(() => this.#deps.configs.list(scope, request.taskId));
@@ -131,7 +125,7 @@ export class PushNotificationService {
     await this.#store(() => this.#deps.configs.delete(scope, request.taskId, request.id));
   }
 
-  /** Runs `begin` with an inline config, checked first, that is stored before its task's first event fans out. */
+  /** Stored before its task's first event fans out. */
   async withInline<T>(scope: TaskScope, inline: TaskPushNotificationConfig, taskId: string | undefined, begin: () => T | Promise<T>): Promise<T> {
     const protocol: PushProtocol = registeredByV03(inline) ? '0.3' : '1.0';
     const config = await this.#validated(inline, taskId ?? '', protocol, 'configuration.taskPushNotificationConfig.');
@@ -142,7 +136,7 @@ export class PushNotificationService {
     return this.#deps.dispatcher.close(graceMs);
   }
 
-  /** The inline config of this context, claimed by the first event of its task: the store write to make first. */
+  /** Claimed by the first event of its task: the store write to make first. */
   #claimInline(scope: TaskScope, taskId: string): (() => Promise<void>) | undefined {
     const claim = this.#inline.getStore();
     if (!claim || claim.claimed || claim.scope.tenant !== scope.tenant || claim.scope.owner !== scope.owner) return undefined;
@@ -162,7 +156,7 @@ export class PushNotificationService {
     };
   }
 
-  /** A config as stored: checked, with its server-assigned id (a client-given one is kept). */
+  /** With its server-assigned id (a client-given one is kept). */
   async #validated(input: TaskPushNotificationConfig, taskId: string, protocol: PushProtocol, prefix: string): Promise<StoredPushConfig> {
     const violations: FieldViolation[] = [];
     const id = input.id || randomUUID();
@@ -208,7 +202,6 @@ export class PushNotificationService {
     );
   }
 
-  /** The task if the caller may see it; TaskNotFound otherwise (the answer for a missing id). */
   async #visibleTask(scope: TaskScope, taskId: string): Promise<VersionedTask> {
     const stored = await this.#store(() => this.#deps.taskStore.get(scope, taskId));
     if (!stored) throw taskNotFound(taskId);
@@ -223,7 +216,6 @@ export class PushNotificationService {
     }
   }
 
-  /** A store that failed: answered as unavailable (never its own text). */
   #storeFailure(error: unknown): A2AError {
     if (error instanceof A2AError) return error;
     this.#deps.logger.debug({ err: error }, 'push notifications: a store failed');

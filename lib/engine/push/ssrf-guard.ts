@@ -1,22 +1,19 @@
 /**
- * The SSRF guard for webhook URLs (§13.2): http(s) only, no userinfo, and every address a host
- * resolves to must be public (not loopback, private, CGNAT, link-local, multicast, unspecified,
- * reserved or a cloud metadata address) unless the allow-list names the host or the address.
+ * The SSRF guard for webhook URLs (§13.2): http(s), no userinfo, every resolved address public unless allow-listed.
  * Checked at Create on the URL, and again at delivery on the address actually connected to.
  */
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 
-/** One resolved address of a host. */
 export interface ResolvedAddress {
   readonly address: string;
   readonly family: 4 | 6;
 }
 
-/** Resolves a host name to all its addresses (node's dns.lookup by default; tests inject their own). */
+/** node's dns.lookup by default; tests inject their own. */
 export type WebhookLookup = (hostname: string) => Promise<readonly ResolvedAddress[]>;
 
-/** The class of a refused address, named to the client and in the log (never the address a name resolved to). */
+/** Named to the client and in the log (never the address a name resolved to). */
 type AddressClass = 'loopback' | 'private' | 'shared (CGNAT)' | 'link-local' | 'multicast' | 'unspecified' | 'reserved';
 
 /** A webhook URL the guard refuses: `message` is for the client (no credentials, no server configuration). */
@@ -33,10 +30,9 @@ export class WebhookRefusedError extends Error {
   }
 }
 
-/** Where a delivery connects: the parsed URL and the one checked address to connect to. */
 export interface WebhookTarget {
   readonly url: URL;
-  /** The host as written, without IPv6 brackets (Host header, TLS server name). */
+  /** Without IPv6 brackets (Host header, TLS server name). */
   readonly hostname: string;
   readonly address: string;
   readonly family: 4 | 6;
@@ -74,7 +70,7 @@ const BLOCKED_V6: ReadonlyArray<readonly [string, number, AddressClass]> = [
   ['ff00::', 8, 'multicast'],
 ];
 
-/** One list per range, in order: consulted only to name a refusal, never on the path that allows. */
+/** Consulted only to name a refusal, never on the path that allows. */
 const CLASSIFIED: ReadonlyArray<readonly [BlockList, AddressClass]> = [
   ...BLOCKED_V4.map(([network, prefix, cls]) => [rangeList(network, prefix, 'ipv4'), cls] as const),
   ...BLOCKED_V6.map(([network, prefix, cls]) => [rangeList(network, prefix, 'ipv6'), cls] as const),
@@ -86,7 +82,6 @@ function rangeList(network: string, prefix: number, family: 'ipv4' | 'ipv6'): Bl
   return list;
 }
 
-/** The class of a blocked address ('reserved' if no range names it more precisely). */
 function addressClassOf(address: string, family: 4 | 6): AddressClass {
   const name = familyName(family);
   return CLASSIFIED.find(([list]) => list.check(address, name))?.[1] ?? 'reserved';
@@ -102,14 +97,13 @@ function defaultBlockList(): BlockList {
 
 const familyName = (family: 4 | 6): 'ipv4' | 'ipv6' => (family === 4 ? 'ipv4' : 'ipv6');
 
-/** The allow-list: host names (exact, or `*.example.com`), IP addresses and CIDR ranges. */
 interface ParsedAllowList {
   readonly hosts: ReadonlySet<string>;
   readonly suffixes: readonly string[];
   readonly addresses: BlockList;
 }
 
-/** Parses allow-list entries; throws a TypeError naming a bad entry (the router reports it as an options error). */
+/** Throws a TypeError naming a bad entry (the router reports it as an options error). */
 export function parseAllowList(entries: readonly string[]): ParsedAllowList {
   const hosts = new Set<string>();
   const suffixes: string[] = [];
@@ -168,7 +162,7 @@ export class SsrfGuard {
     this.#publicAddresses = options.publicAddresses ?? true;
   }
 
-  /** The URL parsed, if its form is acceptable (scheme, no userinfo); WebhookRefusedError otherwise. */
+  /** WebhookRefusedError for a bad scheme or userinfo. */
   parse(text: string): URL {
     let url: URL;
     try {
@@ -183,10 +177,7 @@ export class SsrfGuard {
     return url;
   }
 
-  /**
-   * Resolves the URL's host once and checks every address: the one returned is the address to
-   * connect to, so a name that resolves differently a moment later (DNS rebinding) changes nothing.
-   */
+  /** The address returned is the one to connect to, so a name resolving differently a moment later (DNS rebinding) changes nothing. */
   async resolve(text: string): Promise<WebhookTarget> {
     const url = this.parse(text);
     const hostname = unbracket(url.hostname).replace(/\.$/, '');
@@ -211,13 +202,12 @@ export class SsrfGuard {
     return { url, hostname, address: addresses[0].address, family: addresses[0].family };
   }
 
-  /** Whether the server may connect to `address`: allow-listed, or public (unless publicAddresses is off). */
   addressAllowed(address: string, family: 4 | 6): boolean {
     if (this.#allow.addresses.check(address, familyName(family))) return true;
     return this.#publicAddresses && !this.#blocked.check(address, familyName(family));
   }
 
-  /** The kind of address, for the client; the entry to allow-list, as the client wrote the host, for the log. */
+  /** The kind of address for the client; the entry to allow-list, for the log. */
   #refusal(address: string, family: 4 | 6, host: string): WebhookRefusedError {
     if (!this.#publicAddresses && !this.#blocked.check(address, familyName(family))) {
       return new WebhookRefusedError('is not on the allow-list of webhook hosts', 'not allow-listed', host);
