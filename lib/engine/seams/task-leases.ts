@@ -39,7 +39,7 @@ export interface LeasesOnWrites {
   readonly store: TaskStore;
   /**
    * The lease for a task about to be created through `store`: nobody sees the task before its create, whose write takes the lease (a create
-   * finding it held elsewhere rejects).
+   * finding it held elsewhere rejects); release() as for acquire()'s lease.
    */
   leaseOnCreate(key: string, task: LeasedTask): TaskLease;
 }
