@@ -47,15 +47,7 @@ async function runCell(store: StoreId, size: number, count: number): Promise<Cel
   const chunk = 'x'.repeat(size);
   const { options, close } = await kitStore(store, 'ls', { redis: process.env.LONG_STREAM_REDIS_URL, postgres: process.env.LONG_STREAM_PG_URL });
   const router = kit.createA2ARouter({
-    agentCard: {
-      name: 'long stream',
-      description: 'streams one long artifact',
-      version: '1.0.0',
-      capabilities: { streaming: true },
-      defaultInputModes: ['text/plain'],
-      defaultOutputModes: ['text/plain'],
-      skills: [{ id: 'stream', name: 'stream', description: 'stream', tags: ['bench'] }],
-    },
+    agentCard: kit.defineAgentCard({ name: 'long stream', description: 'streams one long artifact' }),
     executor: {
       async execute(ctx, events) {
         const n = Number(ctx.userText);

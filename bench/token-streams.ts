@@ -37,15 +37,7 @@ async function serve(store: StoreId): Promise<void> {
   const kit = await import('../lib/index.js');
   const { options, close } = await kitStore(store, 'ts', { redis: process.env.TOKEN_STREAMS_REDIS_URL, postgres: process.env.TOKEN_STREAMS_PG_URL });
   const router = kit.createA2ARouter({
-    agentCard: {
-      name: 'token streams',
-      description: 'streams tokens',
-      version: '1.0.0',
-      capabilities: { streaming: true },
-      defaultInputModes: ['text/plain'],
-      defaultOutputModes: ['text/plain'],
-      skills: [{ id: 'stream', name: 'stream', description: 'stream', tags: ['bench'] }],
-    },
+    agentCard: kit.defineAgentCard({ name: 'token streams', description: 'streams tokens' }),
     executor: {
       async execute(ctx, events) {
         const [chunks, intervalMs] = ctx.userText.split(',').map(Number);
